@@ -1,0 +1,71 @@
+package progress
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestTrackerETAAndConcurrentAdd(t *testing.T) {
+	tr := NewTracker()
+	now := time.Unix(0, 0)
+	tr.now = func() time.Time { return now }
+	tr.Start("edges", 100)
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 5; i++ {
+				tr.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	now = now.Add(10 * time.Second)
+	s := tr.Snapshot()
+	if s.Done != 20 || s.Fraction != 0.2 {
+		t.Fatalf("done %d fraction %v, want 20, 0.2", s.Done, s.Fraction)
+	}
+	// 20 % in 10 s → 40 s remain.
+	if s.ETA != 40*time.Second {
+		t.Fatalf("ETA %v, want 40s", s.ETA)
+	}
+	tr.Add(1000)
+	if s := tr.Snapshot(); s.Done != 100 || s.Fraction != 1 || s.ETA != 0 {
+		t.Fatalf("overshoot not clamped: %+v", s)
+	}
+}
+
+func TestDisplayPlainLines(t *testing.T) {
+	var buf bytes.Buffer
+	d := NewDisplay(&buf)
+	d.Start("load", 4)
+	d.Add(4)
+	d.Note("dropped 3 voxels with zero variance")
+	d.Start("edges", 10)
+	d.Add(5)
+	d.Close(false)
+	out := buf.String()
+	for _, want := range []string{"load: 100% (4/4)", "dropped 3 voxels", "edges: 50% (5/10)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "edges: 100%") {
+		t.Errorf("a failed stage was shown complete:\n%s", out)
+	}
+	if strings.Contains(out, "\r") {
+		t.Errorf("plain output contains carriage returns:\n%q", out)
+	}
+}
+
+func TestFormatBar(t *testing.T) {
+	s := Snapshot{Stage: "histogram", Done: 1, Total: 2, Fraction: 0.5, Elapsed: 2 * time.Second, ETA: 2 * time.Second}
+	got := FormatBar(s, 10)
+	if !strings.Contains(got, "[#####.....]") || !strings.Contains(got, "50%") || !strings.Contains(got, "ETA 2.0s") {
+		t.Fatalf("bar %q", got)
+	}
+}

@@ -1,0 +1,160 @@
+package progress
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Display shows a Tracker's progress on w: a redrawn bar with ETA when w is a terminal, plain
+// lines (one per stage change and at most one per Interval) otherwise, so logs stay readable.
+type Display struct {
+	*Tracker
+	w        io.Writer
+	tty      bool
+	Interval time.Duration // plain-line period (default 5 s)
+	stop     chan struct{}
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	lastLine time.Time
+	width    int
+}
+
+// IsTerminal reports whether f is a character device (a terminal), without cgo or x/term.
+func IsTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0 && os.Getenv("TERM") != "dumb"
+}
+
+// NewDisplay starts a display on w (os.Stderr usually). Call Close when the work ends.
+func NewDisplay(w io.Writer) *Display {
+	d := &Display{Tracker: NewTracker(), w: w, Interval: 5 * time.Second, stop: make(chan struct{}), width: 28}
+	if f, ok := w.(*os.File); ok {
+		d.tty = IsTerminal(f)
+	}
+	d.Tracker.OnStart = func(prev Snapshot) { d.finish(prev) }
+	d.Tracker.OnNote = func(msg string) { d.println(msg) }
+	d.wg.Add(1)
+	go d.loop()
+	return d
+}
+
+func (d *Display) loop() {
+	defer d.wg.Done()
+	period := 100 * time.Millisecond
+	if !d.tty {
+		period = 250 * time.Millisecond
+	}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		select {
+		case <-d.stop:
+			return
+		case <-t.C:
+			d.draw(false)
+		}
+	}
+}
+
+func (d *Display) draw(final bool) {
+	s := d.Snapshot()
+	if s.Stage == "" {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.tty {
+		fmt.Fprintf(d.w, "\r\033[K%s", FormatBar(s, d.width))
+		if final {
+			fmt.Fprintln(d.w)
+		}
+		return
+	}
+	if final || time.Since(d.lastLine) >= d.Interval {
+		fmt.Fprintln(d.w, FormatLine(s))
+		d.lastLine = time.Now()
+	}
+}
+
+// finish prints the final state of a stage that has just ended.
+func (d *Display) finish(prev Snapshot) {
+	if prev.Total > 0 {
+		prev.Done, prev.Fraction, prev.ETA = prev.Total, 1, 0
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.tty {
+		fmt.Fprintf(d.w, "\r\033[K%s\n", FormatBar(prev, d.width))
+	} else {
+		fmt.Fprintln(d.w, FormatLine(prev))
+	}
+	d.lastLine = time.Time{}
+}
+
+func (d *Display) println(msg string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.tty {
+		fmt.Fprintf(d.w, "\r\033[K%s\n", msg)
+	} else {
+		fmt.Fprintln(d.w, msg)
+	}
+}
+
+// Close stops redrawing and prints the last stage's final state. ok=false (failed or
+// cancelled work) leaves the stage as it stood instead of showing it complete.
+func (d *Display) Close(ok bool) {
+	close(d.stop)
+	d.wg.Wait()
+	s := d.Snapshot()
+	if s.Stage == "" {
+		return
+	}
+	if ok {
+		d.finish(s)
+		return
+	}
+	d.draw(true)
+}
+
+// FormatBar renders "stage  [#####.....]  45%  12.3s  ETA 15s".
+func FormatBar(s Snapshot, width int) string {
+	if s.Total <= 0 {
+		return fmt.Sprintf("%-12s %s", s.Stage, fmtDur(s.Elapsed))
+	}
+	filled := int(s.Fraction*float64(width) + 0.5)
+	bar := strings.Repeat("#", filled) + strings.Repeat(".", width-filled)
+	line := fmt.Sprintf("%-12s [%s] %3.0f%%  %s", s.Stage, bar, 100*s.Fraction, fmtDur(s.Elapsed))
+	if s.ETA > 0 {
+		line += "  ETA " + fmtDur(s.ETA)
+	}
+	return line
+}
+
+// FormatLine renders a plain log line "stage: 45% (120/266) 12.3s, ETA 15s".
+func FormatLine(s Snapshot) string {
+	if s.Total <= 0 {
+		return fmt.Sprintf("%s: %s", s.Stage, fmtDur(s.Elapsed))
+	}
+	line := fmt.Sprintf("%s: %.0f%% (%d/%d) %s", s.Stage, 100*s.Fraction, s.Done, s.Total, fmtDur(s.Elapsed))
+	if s.ETA > 0 {
+		line += ", ETA " + fmtDur(s.ETA)
+	}
+	return line
+}
+
+func fmtDur(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
