@@ -1,0 +1,29 @@
+// Package kernels holds HubScope's CUDA kernels: the CUDA C sources (*.cu, one job each,
+// sharing common.cuh and the tile products sgemm_tile.cuh and popc_tile.cuh) and the fatbin
+// nvcc compiled from them, embedded so that the helper built with -tags cuda needs only the
+// NVIDIA driver at run time (the CUDA backend loads it with cuModuleLoadData).
+//
+// This package is plain Go with no build tag: CI, which has no nvcc, checks through
+// kernels_test.go that the committed fatbin was generated from the committed sources.
+package kernels
+
+import _ "embed"
+
+//go:generate bash generate.sh
+
+// Fatbin is the compiled module: cubin for sm_80, sm_86, sm_89 and sm_90 and PTX for
+// compute_80 (the driver JIT-compiles it on newer architectures).
+//
+//go:embed hubscope.fatbin
+var Fatbin []byte
+
+// Names of the kernels in Fatbin, one per .cu file of the same name.
+const (
+	NormalizeRows        = "normalize_rows"
+	AverageRanks         = "average_ranks"
+	KendallSigns         = "kendall_signs"
+	CorrelationEdges     = "correlation_edges"
+	CorrelationHistogram = "correlation_histogram"
+	KendallEdges         = "kendall_edges"
+	KendallHistogram     = "kendall_histogram"
+)
