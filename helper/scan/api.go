@@ -4,36 +4,52 @@
 // volume, so peak memory is the masked matrix plus a few volumes; it also builds masks (user
 // mask on the same grid, or an automatic EPI mask as nilearn's compute_epi_mask does) and reads
 // plain time-series matrices (CSV/TSV, .npy) for ROI-level networks.
+//
+// Node order: the nodes of an image are its masked voxels in increasing flat grid index
+// i + Nx·(j + Ny·k), NIfTI's storage order (i fastest; Fortran order of the (i, j, k) array
+// that nibabel returns), so node v of a scan is the v-th True of
+// mask.ravel(order="F") in numpy terms. The nodes of a plain matrix are its rows, in order.
 package scan
 
-// CONTRACT (fixed; other packages code against these names):
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/hubscope/hubscope/helper/progress"
+)
+
+// Options choose the mask of a NIfTI scan.
+type Options struct {
+	// MaskPath is a user mask: a 3D NIfTI on the scan's grid (non-zero = in). "" computes
+	// the automatic EPI mask from the scan's mean image (EPIMask).
+	MaskPath string
+	// LowerCutoff, UpperCutoff are compute_epi_mask's histogram fractions (0 → the defaults
+	// 0.2 and 0.85).
+	LowerCutoff, UpperCutoff float64
+}
+
+// Load reads a scan: a 4D NIfTI (.nii, .nii.gz, .hdr/.img; L ≥ 3 volumes) masked by
+// opt.MaskPath or the automatic EPI mask, or a plain regions × time matrix chosen by
+// extension (.csv, .tsv, .txt, .npy). Voxels (rows) whose series is constant or holds NaN/Inf
+// are dropped and counted in Scan.Dropped (and told through rep.Note); an input with no
+// usable series is an error.
 //
-//   type Scan struct {
-//       Data   []float32     // N×L row-major: series of node v is Data[v*L:(v+1)*L]
-//       N, L   int
-//       IJK    [][3]int32    // voxel position of node v (nil for a plain matrix input)
-//       Dims   [3]int        // grid size (0,0,0 for a plain matrix)
-//       Affine [4][4]float64 // voxel ijk → world mm
-//       TR     float64       // seconds (0 when unknown)
-//       Source string        // input path
-//       Mask   Mask          // the final mask after dropping bad voxels (grid-sized, true = node)
-//       Dropped DropStats
-//       Labels []string      // node names for plain matrices (nil for images)
-//   }
-//   type Mask struct { Dims [3]int; In []bool } // In[i + Nx*(j + Ny*k)]
-//   type DropStats struct { ZeroVariance, NonFinite int; MaskVoxels int }
-//   func (s *Scan) Series(v int) []float32
-//   func (s *Scan) World(v int) [3]float64                  // world mm of node v
-//   func (s *Scan) NodeAt(i, j, k int) (int, bool)          // node index of a voxel
-//   func VoxelToWorld(a [4][4]float64, ijk [3]float64) [3]float64
-//   func WorldToVoxel(a [4][4]float64, xyz [3]float64) ([3]float64, error) // error if singular
-//
-//   type Options struct {
-//       MaskPath string  // user mask; "" = automatic EPI mask
-//       LowerCutoff, UpperCutoff float64 // compute_epi_mask fractions (defaults 0.2, 0.85)
-//   }
-//   func Load(ctx context.Context, path string, opt Options, rep progress.Reporter) (*Scan, error)
-//       // NIfTI 4D (L ≥ 3), or a plain matrix by extension (.csv, .tsv, .txt, .npy: rows = regions).
-//       // Errors name the file: "scan.nii.gz: 3D image where a 4D time series is needed".
-//   func LoadMask(path string, ref nifti.Header) (Mask, error) // error if grid or affine differs > 1e-3 mm
-//   func EPIMask(mean []float32, dims [3]int, lower, upper float64) Mask
+// Progress: stage "epi-mask" (one unit per volume, first pass when the EPI mask is
+// computed), then stage "load" (one unit per volume; bytes for a plain matrix). ctx is
+// checked between volumes; on cancellation Load returns an error wrapping ctx.Err().
+// Every error names the input file.
+func Load(ctx context.Context, path string, opt Options, rep progress.Reporter) (*Scan, error) {
+	rep = progress.OrDiscard(rep)
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".npy":
+		return loadNpy(ctx, path, rep)
+	case ".csv", ".tsv", ".txt":
+		return loadText(ctx, path, rep)
+	}
+	return loadNIfTI(ctx, path, opt, rep)
+}

@@ -1,0 +1,226 @@
+package scan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/helper/progress"
+)
+
+// scatterVolumes is how many masked volumes are gathered before they are written into the
+// voxel-major matrix: writing volume t alone into column t of the N×L matrix touches one
+// cache line per voxel for 4 useful bytes; 16 volumes fill a whole 64-byte line of each
+// voxel's series per visit (BenchmarkScatter measures the difference).
+const scatterVolumes = 16
+
+// loadNIfTI streams a 4D NIfTI into the masked voxel-major matrix.
+func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Reporter) (*Scan, error) {
+	r, err := nifti.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r != nil {
+			r.Close()
+		}
+	}()
+	h := r.Header
+	L := h.Volumes()
+	if h.Dim[0] < 4 || L < 2 {
+		return nil, fmt.Errorf("%s: 3D image (%d×%d×%d, one volume) where a 4D time series is needed", path, h.Nx(), h.Ny(), h.Nz())
+	}
+	if L < 3 {
+		return nil, fmt.Errorf("%s: %d volumes; at least 3 time points are needed for a correlation", path, L)
+	}
+	dims := [3]int{h.Nx(), h.Ny(), h.Nz()}
+	s := &Scan{L: L, Dims: dims, Affine: h.Affine(), TR: h.TR(), Source: path, Passes: 1}
+	volBytes := int64(h.VoxelsPerVolume()) * int64(h.DataType.Size())
+
+	var mask Mask
+	if opt.MaskPath != "" {
+		if mask, err = LoadMask(opt.MaskPath, h); err != nil {
+			return nil, err
+		}
+	} else {
+		mean, err := meanImage(ctx, r, path, L, rep)
+		if err != nil {
+			return nil, err
+		}
+		s.BytesRead += int64(L) * volBytes
+		mask = EPIMask64(mean, dims, opt.LowerCutoff, opt.UpperCutoff)
+		if mask.Count() == 0 {
+			return nil, fmt.Errorf("%s: the automatic EPI mask is empty (no brain found in the mean image, or the volume is too thin for the mask's opening); give a mask file", path)
+		}
+		// gzip streams cannot rewind: the second pass reopens the file.
+		r.Close()
+		if r, err = nifti.Open(path); err != nil {
+			return nil, err
+		}
+		s.Passes = 2
+	}
+
+	flat := make([]int32, 0, mask.Count())
+	for f, in := range mask.In {
+		if in {
+			flat = append(flat, int32(f))
+		}
+	}
+	N := len(flat)
+	if N == 0 {
+		return nil, fmt.Errorf("%s: no voxel in the mask %s", path, opt.MaskPath)
+	}
+	data := make([]float32, N*L)
+	vol := make([]float32, h.VoxelsPerVolume())
+	blk := make([]float32, scatterVolumes*N)
+	rep.Start("load", int64(L))
+	for t := 0; t < L; t++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("load %s: %w", path, err)
+		}
+		if err := r.ReadVolume(vol); err != nil {
+			return nil, volumeError(path, t, L, err)
+		}
+		s.BytesRead += volBytes
+		b := t % scatterVolumes
+		gatherMasked(blk[b*N:(b+1)*N], vol, flat)
+		if b == scatterVolumes-1 || t == L-1 {
+			scatterBlock(data, blk, N, L, t-b, b+1)
+		}
+		rep.Add(1)
+	}
+
+	kept, st := dropBadSeries(data, N, L)
+	s.Dropped = DropStats{MaskVoxels: N, ZeroVariance: st.ZeroVariance, NonFinite: st.NonFinite}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("%s: every one of the %d voxels in the mask has a constant series or NaN/Inf values", path, N)
+	}
+	s.N = len(kept)
+	s.Data = data[:s.N*L]
+	s.IJK = make([][3]int32, s.N)
+	s.Mask = Mask{Dims: dims, In: make([]bool, len(mask.In))}
+	nx, ny := int32(dims[0]), int32(dims[1])
+	for w, v := range kept {
+		f := flat[v]
+		s.IJK[w] = [3]int32{f % nx, (f / nx) % ny, f / (nx * ny)}
+		s.Mask.In[f] = true
+	}
+	s.IndexGrid()
+	noteDropped(rep, path, "mask voxels", s.Dropped)
+	return s, nil
+}
+
+// meanImage is the first pass of the automatic mask: the voxel-wise mean over time, in
+// float64 (as numpy's mean of integer data), streamed one volume at a time.
+func meanImage(ctx context.Context, r *nifti.Reader, path string, L int, rep progress.Reporter) ([]float64, error) {
+	n := r.Header.VoxelsPerVolume()
+	sum := make([]float64, n)
+	vol := make([]float64, n)
+	rep.Start("epi-mask", int64(L))
+	for t := 0; t < L; t++ {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("load %s: %w", path, err)
+		}
+		if err := r.ReadVolume64(vol); err != nil {
+			return nil, volumeError(path, t, L, err)
+		}
+		for i, x := range vol {
+			sum[i] += x
+		}
+		rep.Add(1)
+	}
+	for i := range sum {
+		sum[i] /= float64(L)
+	}
+	return sum, nil
+}
+
+func volumeError(path string, t, L int, err error) error {
+	if errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: the data end after %d of %d volumes", path, t, L)
+	}
+	return fmt.Errorf("%s: volume %d of %d: %w", path, t+1, L, err)
+}
+
+// gatherMasked copies the masked voxels of one volume, in node order.
+func gatherMasked(dst, vol []float32, flat []int32) {
+	for n, f := range flat {
+		dst[n] = vol[f]
+	}
+}
+
+// scatterBlock writes nb gathered volumes blk[b*n+v] (volumes t0..t0+nb) into the series of
+// every node: data[v*l+t0+b]. Each node's nb values are contiguous in data, and the nb read
+// streams advance together through blk, so every cache line touched is used whole.
+func scatterBlock(data, blk []float32, n, l, t0, nb int) {
+	for v := 0; v < n; v++ {
+		row := data[v*l+t0 : v*l+t0+nb]
+		for b := range row {
+			row[b] = blk[b*n+v]
+		}
+	}
+}
+
+// LoadMask reads a user mask for a scan whose header is ref: a 3D NIfTI (or 4D with one
+// volume) on the same grid, whose affine maps every voxel within 1e-3 mm of where ref's
+// does. A voxel is in the mask when its value is finite and non-zero (NaN/Inf are treated
+// as 0, as nilearn's load_mask_img does). An empty mask is an error.
+func LoadMask(path string, ref nifti.Header) (Mask, error) {
+	r, err := nifti.Open(path)
+	if err != nil {
+		return Mask{}, err
+	}
+	defer r.Close()
+	h := r.Header
+	if v := h.Volumes(); v != 1 {
+		return Mask{}, fmt.Errorf("%s: a mask must be a 3D image; this one has %d volumes", path, v)
+	}
+	dims := [3]int{h.Nx(), h.Ny(), h.Nz()}
+	want := [3]int{ref.Nx(), ref.Ny(), ref.Nz()}
+	if dims != want {
+		return Mask{}, fmt.Errorf("%s: mask grid %d×%d×%d differs from the scan's %d×%d×%d; resample the mask onto the scan first",
+			path, dims[0], dims[1], dims[2], want[0], want[1], want[2])
+	}
+	if d := affineDistance(h.Affine(), ref.Affine(), dims); !(d <= 1e-3) {
+		return Mask{}, fmt.Errorf("%s: mask affine places voxels up to %.4g mm away from the scan's (tolerance 0.001 mm); resample the mask onto the scan first", path, d)
+	}
+	vol := make([]float32, h.VoxelsPerVolume())
+	if err := r.ReadVolume(vol); err != nil {
+		return Mask{}, volumeError(path, 0, 1, err)
+	}
+	m := Mask{Dims: dims, In: make([]bool, len(vol))}
+	empty := true
+	for i, x := range vol {
+		in := x != 0 && !math.IsNaN(float64(x)) && !math.IsInf(float64(x), 0)
+		m.In[i] = in
+		empty = empty && !in
+	}
+	if empty {
+		return Mask{}, fmt.Errorf("%s: the mask is empty (no non-zero voxel)", path)
+	}
+	return m, nil
+}
+
+// affineDistance is the largest distance in mm between where the affines a and b put a
+// voxel of the grid. The difference a − b is itself affine, so its largest norm over the
+// grid's box is reached at one of the box's 8 corner voxels.
+func affineDistance(a, b [4][4]float64, dims [3]int) float64 {
+	worst := 0.0
+	for c := 0; c < 8; c++ {
+		var p [3]float64
+		for ax := 0; ax < 3; ax++ {
+			if c&(1<<ax) != 0 {
+				p[ax] = float64(dims[ax] - 1)
+			}
+		}
+		pa, pb := VoxelToWorld(a, p), VoxelToWorld(b, p)
+		d := math.Sqrt((pa[0]-pb[0])*(pa[0]-pb[0]) + (pa[1]-pb[1])*(pa[1]-pb[1]) + (pa[2]-pb[2])*(pa[2]-pb[2]))
+		if math.IsNaN(d) || d > worst {
+			worst = d
+		}
+	}
+	return worst
+}
