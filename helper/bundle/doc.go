@@ -1,0 +1,55 @@
+// Package bundle writes the results of one HubScope analysis to disk, as a directory that
+// appears only when complete, and reads its network back. It does I/O only: every value it
+// writes was computed elsewhere.
+//
+// # The results bundle
+//
+// `hubscope-helper run SCAN --out DIR` (and every analysis started from the app) writes one
+// directory DIR. It is written under a temporary name beside it, `.DIR.partial-XXXX`, and
+// renamed to DIR only once every file is complete and flushed to disk, so a DIR that exists is
+// never half-written. A crash or Ctrl-C leaves at most the `.partial-` directory, which the next
+// run with the same DIR removes. A run never replaces an existing DIR unless asked to (`--force`),
+// and then only a directory that is itself a bundle (it holds the marker file
+// `.hubscope-bundle`) or is empty.
+//
+// Nodes are the masked voxels (or, for a plain time-series matrix, its rows), numbered from 0 in
+// the order of nodes.tsv: increasing flat voxel index i + Nx·(j + Ny·k), NIfTI's storage order.
+// Every table and array below uses these node numbers. Maps are NIfTI-1 images on the scan's own
+// voxel grid with the scan's affine (sform and qform both set to it), holding each node's value at
+// its voxel and 0 outside the mask; they overlay the input scan in any viewer (fsleyes, MRIcroGL,
+// nilearn).
+//
+// | file | contents | open with |
+// |---|---|---|
+// | `network.npz` | the thresholded network: N×N sparse matrix in CSR form holding the **strict upper triangle** (i < j) of the connectivity matrix; values are the connection weights (Pearson r, Spearman ρ or Kendall τ-b, or their absolute values when asked for), float32. Written exactly as `scipy.sparse.save_npz` writes a `csr_matrix`: `indices` and `indptr` int32 (int64 when N or the edge count reach 2³¹), `data` float32, `shape` int64, `format` b'csr'. | `A = scipy.sparse.load_npz("network.npz")`; the symmetric matrix is `A + A.T`; `networkx.from_scipy_sparse_array(A + A.T)`; `igraph.Graph.Weighted_Adjacency(A, mode="upper")` |
+// | `edges.tsv` | the same edges as a table, only when there are at most 10⁶ of them: columns `i`, `j` (node numbers, i < j), `weight` | `pandas.read_csv("edges.tsv", sep="\t")` |
+// | `nodes.tsv` | one row per node: `node`, voxel indices `i`, `j`, `k` (0-based) and world coordinates `x_mm`, `y_mm`, `z_mm` (mm, through the scan's affine); for a plain matrix `node` and `label` | `pandas.read_csv("nodes.tsv", sep="\t")` |
+// | `degree.nii.gz` | degree k_i: number of edges of each node | `nibabel.load("degree.nii.gz").get_fdata()` |
+// | `strength.nii.gz` | strength s_i: sum of the node's edge weights (same units as the weights) | nibabel |
+// | `hubs.nii.gz` | 1 at hub nodes, 0 elsewhere (uint8) | nibabel |
+// | `hub_z.nii.gz` | the hub score as a z-score over nodes (dimensionless) | nibabel |
+// | `hubs.tsv` | one row per hub: `node`, `i`, `j`, `k`, `x`, `y`, `z` (mm), `degree`, `strength`, `z`, and `label` (atlas region) when an atlas was given | `pandas.read_csv("hubs.tsv", sep="\t")` |
+// | `modules.nii.gz` | module (community) number of each node, 1…M; 0 outside the mask | nibabel |
+// | `clustering.nii.gz` | clustering coefficient C_i ∈ [0, 1] | nibabel |
+// | `efficiency.nii.gz` | nodal (global) efficiency E_i = mean over j ≠ i of 1/d_ij (1/edges) | nibabel |
+// | `participation.nii.gz` | participation coefficient P_i ∈ [0, 1) of the node across modules | nibabel |
+// | `betweenness.nii.gz` | betweenness centrality (only when asked for: it is costly) | nibabel |
+// | `metrics.json` | whole-network measures: N, E, density, threshold, mean clustering C_p, characteristic path length L_p, global efficiency, modularity Q, small-world γ, λ, σ and their random-network references; `null` where a measure is undefined | `json.load(open("metrics.json"))` |
+// | `provenance.json` | what produced the bundle: input path and SHA-256 (same as `sha256sum`), every parameter, backend (cpu/cuda), CPU and GPU model, OS, timings per stage in seconds, HubScope version | `json` |
+// | `degree_distribution.png` | log–log plot of the degree distribution P(k) (fraction of nodes with degree k) with the fitted power-law and exponentially truncated power-law curves | any image viewer |
+// | `dfc/…` | per-window results of dynamic connectivity, when windows were asked for | as above |
+// | `.hubscope-bundle` | marker: this directory is a HubScope bundle (may be replaced by a later run) | — |
+//
+// Tables are UTF-8, tab-separated, with one header line; numbers are plain decimals (weights
+// with the fewest digits that read back as the same float32, coordinates to 0.001 mm), so
+// `numpy.genfromtxt(path, delimiter="\t", names=True)` reads them as well as pandas does.
+//
+// Reading a bundle in Python:
+//
+//	import json, nibabel as nib, pandas as pd, scipy.sparse as sp
+//	A = sp.load_npz("DIR/network.npz")          # strict upper triangle, float32
+//	W = A + A.T                                 # symmetric weighted adjacency
+//	nodes = pd.read_csv("DIR/nodes.tsv", sep="\t")
+//	deg = nib.load("DIR/degree.nii.gz")         # deg.affine is the scan's affine
+//	metrics = json.load(open("DIR/metrics.json"))
+package bundle

@@ -1,0 +1,94 @@
+package bundle
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"strings"
+	"syscall"
+)
+
+// SHA256File returns the hex SHA-256 of a file's bytes, read as a stream (provenance.json's
+// input checksum; `sha256sum FILE` prints the same digest).
+func SHA256File(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("checksum: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("checksum %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Host describes the machine an analysis ran on, for provenance.json.
+type Host struct {
+	OS        string `json:"os"`        // GOOS, e.g. "linux"
+	Arch      string `json:"arch"`      // GOARCH, e.g. "amd64"
+	CPUModel  string `json:"cpu_model"` // "model name" of /proc/cpuinfo; "" where unknown
+	CPUs      int    `json:"cpus"`      // logical CPUs usable by the process
+	GoVersion string `json:"go_version"`
+}
+
+// ThisHost describes the running machine.
+func ThisHost() Host {
+	return Host{
+		OS:        runtime.GOOS,
+		Arch:      runtime.GOARCH,
+		CPUModel:  cpuModel("/proc/cpuinfo"),
+		CPUs:      runtime.NumCPU(),
+		GoVersion: runtime.Version(),
+	}
+}
+
+// cpuModel reads the first "model name" (x86) or "Model"/"Hardware" (ARM) line of a Linux
+// cpuinfo file; elsewhere the file does not exist and the model is unknown ("").
+func cpuModel(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var fallback string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		key, val, ok := strings.Cut(sc.Text(), ":")
+		if !ok {
+			continue
+		}
+		switch strings.TrimSpace(key) {
+		case "model name":
+			return strings.TrimSpace(val)
+		case "Model", "Hardware":
+			if fallback == "" {
+				fallback = strings.TrimSpace(val)
+			}
+		}
+	}
+	return fallback
+}
+
+// processAlive reports whether a process with this id runs on this host. Where it cannot
+// tell (Windows, which offers no signal 0), an existing handle counts as alive.
+func processAlive(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	p, err := os.FindProcess(pid)
+	if err != nil {
+		return false
+	}
+	if runtime.GOOS == "windows" {
+		p.Release()
+		return true
+	}
+	err = p.Signal(syscall.Signal(0))
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
