@@ -1,0 +1,399 @@
+package community
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/hubscope/hubscope/helper/graph"
+)
+
+// groupModularityMatrix applies Newman's generalized modularity matrix of a group G,
+//
+//	B^(G)_ij = A_ij − k_i k_j / 2m − δ_ij Σ_{l∈G} (A_il − k_i k_l / 2m),   i, j ∈ G,
+//
+// to a vector without forming it: a sparse product with A restricted to G, one rank-1 term and
+// one diagonal term (Newman 2006, eq. 6; Wang et al. 2013). Memory is O(|G|).
+type groupModularityMatrix struct {
+	g        *graph.Graph
+	weighted bool
+	k        []float64 // degree (strength) of every node of the graph
+	twoM     float64
+	members  []int32 // global node ids of G
+	local    []int32 // global id → index in members, −1 outside G (shared, length N)
+	kG       []float64
+	rowSumG  []float64 // Σ_{l∈G} B_il for each member i
+}
+
+// bind prepares the operator for group members; local must be −1 everywhere on entry and is
+// restored by unbind.
+func (b *groupModularityMatrix) bind(members []int32) {
+	b.members = members
+	n := len(members)
+	for li, v := range members {
+		b.local[v] = int32(li)
+	}
+	b.kG = resize(b.kG, n)
+	b.rowSumG = resize(b.rowSumG, n)
+	var kTotalG float64
+	for li, v := range members {
+		b.kG[li] = b.k[v]
+		kTotalG += b.k[v]
+	}
+	for li, v := range members {
+		var inside float64
+		for p := b.g.Offsets[v]; p < b.g.Offsets[v+1]; p++ {
+			if b.local[b.g.Adj[p]] >= 0 {
+				inside += edgeWeight(b.g, p, b.weighted)
+			}
+		}
+		b.rowSumG[li] = inside - b.k[v]*kTotalG/b.twoM
+	}
+}
+
+func (b *groupModularityMatrix) unbind() {
+	for _, v := range b.members {
+		b.local[v] = -1
+	}
+	b.members = nil
+}
+
+func (b *groupModularityMatrix) dim() int { return len(b.members) }
+
+// apply sets y = B^(G) x.
+func (b *groupModularityMatrix) apply(y, x []float64) {
+	var kx float64
+	for li := range b.members {
+		kx += b.kG[li] * x[li]
+	}
+	kx /= b.twoM
+	g, local := b.g, b.local
+	for li, v := range b.members {
+		var ax float64
+		if !b.weighted || g.Weights == nil {
+			for _, u := range g.Adj[g.Offsets[v]:g.Offsets[v+1]] {
+				if lu := local[u]; lu >= 0 {
+					ax += x[lu]
+				}
+			}
+		} else {
+			ws := g.Weights[g.Offsets[v]:g.Offsets[v+1]]
+			for q, u := range g.Adj[g.Offsets[v]:g.Offsets[v+1]] {
+				if lu := local[u]; lu >= 0 {
+					ax += float64(ws[q]) * x[lu]
+				}
+			}
+		}
+		y[li] = ax - b.kG[li]*kx - b.rowSumG[li]*x[li]
+	}
+}
+
+func resize(s []float64, n int) []float64 {
+	if cap(s) < n {
+		return make([]float64, n)
+	}
+	return s[:n]
+}
+
+// EigenSolver names the method that finds the leading eigenpair of B^(G).
+type EigenSolver int
+
+const (
+	// Lanczos is a thick-restart Lanczos iteration with full reorthogonalization (Wu & Simon
+	// 2000), the Krylov–Schur scheme ARPACK's implicitly restarted Lanczos is equivalent to. It
+	// finds the most positive eigenvalue directly and converges in far fewer products than
+	// power iteration when the top of the spectrum is crowded, as in brain networks.
+	Lanczos EigenSolver = iota
+	// PowerIteration is the method of Wu et al. (2010) and Wang et al. (2013): iterate with
+	// B^(G); when the dominant eigenvalue is negative, iterate again with B^(G) − λ I so that the
+	// most positive eigenvalue becomes dominant.
+	PowerIteration
+)
+
+func (s EigenSolver) String() string {
+	switch s {
+	case Lanczos:
+		return "Lanczos"
+	case PowerIteration:
+		return "power iteration"
+	}
+	return fmt.Sprintf("EigenSolver(%d)", int(s))
+}
+
+// eigenOptions bounds an eigen-solve.
+type eigenOptions struct {
+	tol      float64 // relative residual ‖Bx − λx‖ ≤ tol·‖B‖_est
+	maxApply int     // cap on products with B^(G)
+	seed     uint64
+}
+
+// eigenResult is the most positive eigenpair found and how the solve went.
+type eigenResult struct {
+	value     float64
+	vector    []float64
+	products  int
+	residual  float64
+	converged bool
+}
+
+// operator is a symmetric matrix applied implicitly.
+type operator interface {
+	dim() int
+	apply(y, x []float64)
+}
+
+// startVector is a seeded random unit vector; a random start is almost surely not orthogonal to
+// the leading eigenvector (a constant start would be: 1 is B^(G)'s eigenvector for 0).
+func startVector(n int, seed uint64) []float64 {
+	r := rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15))
+	x := make([]float64, n)
+	for i := range x {
+		x[i] = r.NormFloat64()
+	}
+	normalize(x)
+	return x
+}
+
+func dot(a, b []float64) float64 {
+	var s float64
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+func axpy(alpha float64, x, y []float64) {
+	for i := range x {
+		y[i] += alpha * x[i]
+	}
+}
+
+func normalize(x []float64) float64 {
+	n := math.Sqrt(dot(x, x))
+	if n > 0 {
+		for i := range x {
+			x[i] /= n
+		}
+	}
+	return n
+}
+
+// leadingEigenpairLanczos returns the most positive (largest algebraic) eigenpair of op by a
+// thick-restart Lanczos iteration: a Krylov basis of at most m vectors, kept orthonormal by two
+// passes of classical Gram–Schmidt; at each restart the `keep` Ritz vectors of largest Ritz
+// value are retained together with the residual direction (Wu & Simon 2000, SIAM J Matrix Anal
+// Appl 22:602). The projected matrix H = VᵀBV is m×m and dense; its eigenproblem is tiny.
+func leadingEigenpairLanczos(ctx context.Context, op operator, o eigenOptions) (eigenResult, error) {
+	n := op.dim()
+	if n == 0 {
+		return eigenResult{}, nil
+	}
+	if n == 1 {
+		x := []float64{1}
+		y := []float64{0}
+		op.apply(y, x)
+		return eigenResult{value: y[0], vector: x, products: 1, converged: true}, nil
+	}
+	ld := min(n, 40) // basis capacity (and row stride of h)
+	keep := max(min(ld/3, 12), 1)
+	basis := make([][]float64, ld+1)
+	for i := range basis {
+		basis[i] = make([]float64, n)
+	}
+	copy(basis[0], startVector(n, o.seed))
+	h := make([]float64, ld*ld) // H[i*ld+j] = v_iᵀ B v_j for i ≤ j
+	w := make([]float64, n)
+	coef := make([]float64, ld)
+	var eig mat.EigenSym
+	rnd := rand.New(rand.NewPCG(o.seed^0x5851f42d4c957f2d, 1))
+
+	start := 0 // first basis vector whose column of H is still to be computed
+	var res eigenResult
+	var normEst float64
+	for {
+		m := ld      // size of the projected problem this cycle
+		betaM := 0.0 // coupling of the last basis vector to the residual direction
+		for j := start; j < ld; j++ {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+			op.apply(w, basis[j])
+			res.products++
+			for i := 0; i <= j; i++ {
+				coef[i] = 0
+			}
+			// Two Gram–Schmidt passes against the whole basis keep it orthogonal to working
+			// precision ("twice is enough", Giraud et al. 2005); their sums are column j of H.
+			for pass := 0; pass < 2; pass++ {
+				for i := 0; i <= j; i++ {
+					c := dot(basis[i], w)
+					coef[i] += c
+					axpy(-c, basis[i], w)
+				}
+			}
+			for i := 0; i <= j; i++ {
+				h[i*ld+j] = coef[i]
+			}
+			beta := math.Sqrt(dot(w, w))
+			normEst = math.Max(normEst, math.Abs(coef[j])+beta)
+			if beta <= 1e-13*math.Max(normEst, 1) {
+				// Invariant subspace: continue with a fresh random direction orthogonal to the
+				// basis, coupled by β = 0, so that eigenvalues outside the subspace stay reachable.
+				beta = 0
+				if !freshDirection(rnd, basis[:j+1], w) {
+					m = j + 1 // the basis spans the whole space: H's eigenpairs are exact
+					break
+				}
+			} else {
+				for i := range w {
+					w[i] /= beta
+				}
+			}
+			copy(basis[j+1], w)
+			betaM = beta
+		}
+		sym := mat.NewSymDense(m, nil)
+		for i := 0; i < m; i++ {
+			for j := i; j < m; j++ {
+				sym.SetSym(i, j, h[i*ld+j])
+			}
+		}
+		if !eig.Factorize(sym, true) {
+			return res, fmt.Errorf("community: Lanczos projected eigenproblem of order %d did not converge", m)
+		}
+		vals := eig.Values(nil)
+		vecs := mat.NewDense(m, m, nil)
+		eig.VectorsTo(vecs)
+		order := make([]int, m)
+		for i := range order {
+			order[i] = i
+		}
+		sort.Slice(order, func(a, b int) bool { return vals[order[a]] > vals[order[b]] })
+		top := order[0]
+		theta := vals[top]
+		normEst = math.Max(normEst, math.Max(math.Abs(theta), math.Abs(vals[order[m-1]])))
+		// ‖B V y − θ V y‖ = |β_m y_m| for a Ritz pair (V y, θ).
+		residual := math.Abs(betaM * vecs.At(m-1, top))
+		res.value, res.residual = theta, residual
+		// β_m = 0 at full capacity means a fresh direction was just added: not yet explored.
+		done := m < ld || (betaM > 0 && residual <= o.tol*normEst)
+		if done || res.products >= o.maxApply {
+			x := make([]float64, n)
+			for i := 0; i < m; i++ {
+				axpy(vecs.At(i, top), basis[i], x)
+			}
+			normalize(x)
+			res.vector = x
+			res.converged = done
+			return res, nil
+		}
+		// Thick restart: basis ← [V y_1 … V y_keep, v_{m+1}]; H ← diag(θ_1 … θ_keep), whose
+		// border (the residual couplings β_m y_{m,r}) the next Gram–Schmidt column recomputes.
+		kept := make([][]float64, keep)
+		for r := 0; r < keep; r++ {
+			x := make([]float64, n)
+			for i := 0; i < m; i++ {
+				axpy(vecs.At(i, order[r]), basis[i], x)
+			}
+			kept[r] = x
+		}
+		copy(basis[keep], basis[ld])
+		for r := 0; r < keep; r++ {
+			copy(basis[r], kept[r])
+		}
+		for i := range h {
+			h[i] = 0
+		}
+		for r := 0; r < keep; r++ {
+			h[r*ld+r] = vals[order[r]]
+		}
+		start = keep
+	}
+}
+
+// freshDirection fills w with a random unit vector orthogonal to basis; false when none exists.
+func freshDirection(r *rand.Rand, basis [][]float64, w []float64) bool {
+	if len(basis) >= len(w) {
+		return false
+	}
+	for attempt := 0; attempt < 3; attempt++ {
+		for i := range w {
+			w[i] = r.NormFloat64()
+		}
+		for pass := 0; pass < 2; pass++ {
+			for _, v := range basis {
+				axpy(-dot(v, w), v, w)
+			}
+		}
+		if normalize(w) > 1e-8 {
+			return true
+		}
+	}
+	return false
+}
+
+// leadingEigenpairPower returns the most positive eigenpair of op by power iteration with a
+// shift, as Wu et al. (2010) and Wang et al. (2013) do: iterate x ← (B − σI)x/‖·‖ with σ = 0;
+// if the dominant eigenvalue λ̂ found is negative, restart with σ = λ̂, which makes every
+// eigenvalue of B − σI non-negative, and report β = λ₁(B − σI) + σ.
+func leadingEigenpairPower(ctx context.Context, op operator, o eigenOptions) (eigenResult, error) {
+	n := op.dim()
+	if n == 0 {
+		return eigenResult{}, nil
+	}
+	res, err := shiftedPower(ctx, op, 0, o)
+	if err != nil || res.value >= 0 {
+		return res, err
+	}
+	used := res.products
+	o.maxApply -= used
+	shifted, err := shiftedPower(ctx, op, res.value, o)
+	shifted.products += used
+	return shifted, err
+}
+
+// shiftedPower iterates with B − σI until the residual ‖Bx − λx‖ ≤ tol·|λ − σ| of the Rayleigh
+// quotient λ = xᵀBx; it returns the eigenvalue of B itself.
+func shiftedPower(ctx context.Context, op operator, sigma float64, o eigenOptions) (eigenResult, error) {
+	n := op.dim()
+	x := startVector(n, o.seed)
+	y := make([]float64, n)
+	var res eigenResult
+	for res.products < o.maxApply {
+		if res.products%16 == 0 {
+			if err := ctx.Err(); err != nil {
+				return res, err
+			}
+		}
+		op.apply(y, x)
+		res.products++
+		lambda := dot(x, y) // Rayleigh quotient of B (x is a unit vector)
+		var r2 float64
+		for i := range y {
+			d := y[i] - lambda*x[i]
+			r2 += d * d
+		}
+		res.value, res.residual = lambda, math.Sqrt(r2)
+		scale := math.Abs(lambda - sigma)
+		for i := range y {
+			y[i] -= sigma * x[i]
+		}
+		if res.residual <= o.tol*math.Max(scale, 1e-300) {
+			res.converged = true
+			res.vector = x
+			return res, nil
+		}
+		if normalize(y) == 0 {
+			// x lies in the null space of B − σI: it is an eigenvector for σ.
+			res.value, res.converged, res.vector = sigma, true, x
+			return res, nil
+		}
+		x, y = y, x
+	}
+	res.vector = x
+	return res, nil
+}

@@ -1,0 +1,167 @@
+package community
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/hubscope/hubscope/helper/graph"
+	"github.com/hubscope/hubscope/helper/internal/pyref"
+)
+
+// testGraph is one graph the module finders are checked on, with igraph's results for it.
+type testGraph struct {
+	name  string
+	g     *graph.Graph
+	truth []int // planted modules; nil for real data
+	ref   igraphModules
+}
+
+// igraphModules is what python-igraph 0.10 finds on a graph (binary).
+type igraphModules struct {
+	LeadingEigenvectorQ float64   `json:"le_q"`
+	LeadingEigenvector  []int     `json:"le"`
+	MultilevelQ         []float64 `json:"ml_q"` // community_multilevel, random.seed(0..4)
+}
+
+const igraphModulesScript = igraphPreamble + `
+import random
+g = load(sys.argv[1])
+le = g.community_leading_eigenvector()
+mlq = []
+for s in range(5):
+    random.seed(s)
+    mlq.append(g.community_multilevel().modularity)
+print(json.dumps({"le_q": le.modularity, "le": le.membership, "ml_q": mlq}))
+`
+
+// scanNetworkScript builds the thresholded correlation network of a real scan: masked voxel
+// series, numpy corrcoef, the top 2 % of the upper triangle, written as an edge list.
+const scanNetworkScript = `
+import sys, numpy as np, nibabel as nib
+bold, mask, out = sys.argv[1:4]
+X = nib.load(bold).get_fdata()[nib.load(mask).get_fdata() > 0]
+X = X[X.std(1) > 0]
+R = np.corrcoef(X)
+iu = np.triu_indices(len(X), 1)
+v = R[iu]
+k = int(round(0.02 * v.size))
+sel = np.argsort(-v, kind="stable")[:k]
+with open(out, "w") as f:
+    f.write("%d\n" % len(X))
+    for i, j, r in zip(iu[0][sel], iu[1][sel], v[sel]):
+        f.write("%d %d %.9g\n" % (i, j, r))
+`
+
+var (
+	testGraphsOnce sync.Once
+	testGraphsList []testGraph
+	testGraphsErr  string
+)
+
+// referenceGraphs builds the shared test graphs once: two planted-partition graphs (one with
+// 7 modules of 300 nodes and p_in ≫ p_out, one with unequal, weaker modules) and the
+// correlation network of the Haxby et al. (2001) slice in /work/shared/data, each with
+// igraph's module results.
+func referenceGraphs(t *testing.T) []testGraph {
+	t.Helper()
+	pyref.Require(t, "numpy", "igraph", "nibabel")
+	testGraphsOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "community-ref-")
+		if err != nil {
+			testGraphsErr = err.Error()
+			return
+		}
+		defer os.RemoveAll(dir)
+		sizes7 := []int{300, 300, 300, 300, 300, 300, 300}
+		n, edges, truth := plantedPartition(sizes7, 0.1, 0.003, 1)
+		testGraphsList = append(testGraphsList, testGraph{name: "planted 7×300", g: fromEdges(n, edges), truth: truth})
+		addRef(t, dir, &testGraphsList[len(testGraphsList)-1], n, edges)
+
+		n, edges, truth = plantedPartition([]int{400, 250, 150, 100, 60}, 0.06, 0.012, 2)
+		testGraphsList = append(testGraphsList, testGraph{name: "planted weak unequal", g: fromEdges(n, edges), truth: truth})
+		addRef(t, dir, &testGraphsList[len(testGraphsList)-1], n, edges)
+
+		bold := "/work/shared/data/haxby2001_slice_bold.nii.gz"
+		mask := "/work/shared/data/haxby2001_slice_mask.nii.gz"
+		if _, err := os.Stat(bold); err != nil {
+			testGraphsErr = "real scan missing: " + err.Error()
+			return
+		}
+		path := filepath.Join(dir, "scan_edges.txt")
+		pyref.Run(t, scanNetworkScript, bold, mask, path)
+		n, edges = readEdges(t, path)
+		testGraphsList = append(testGraphsList, testGraph{name: "Haxby slice r top 2%", g: fromEdges(n, edges)})
+		addRef(t, dir, &testGraphsList[len(testGraphsList)-1], n, edges)
+	})
+	if testGraphsErr != "" {
+		if pyref.Strict() {
+			t.Fatal(testGraphsErr)
+		}
+		t.Skip(testGraphsErr)
+	}
+	return testGraphsList
+}
+
+func addRef(t *testing.T, dir string, tg *testGraph, n int, edges []edge) {
+	t.Helper()
+	path := writeEdges(t, dir, n, edges)
+	out := pyref.Run(t, igraphModulesScript, path)
+	if err := json.Unmarshal(out, &tg.ref); err != nil {
+		t.Fatalf("%s: igraph output: %v", tg.name, err)
+	}
+}
+
+// The leading-eigenvector Q is within 1 % of igraph's community_leading_eigenvector on every
+// test graph, with either eigen-solver, and the planted modules are recovered (NMI ≥ 0.9).
+func TestLeadingEigenvectorMatchesIgraph(t *testing.T) {
+	for _, tg := range referenceGraphs(t) {
+		for _, solver := range []EigenSolver{Lanczos, PowerIteration} {
+			mods, err := LeadingEigenvectorModules(context.Background(), tg.g, LeadingEigenvectorOptions{Solver: solver}, nil)
+			if err != nil {
+				t.Fatalf("%s %v: %v", tg.name, solver, err)
+			}
+			want := tg.ref.LeadingEigenvectorQ
+			rel := (mods.Q - want) / want
+			t.Logf("%s, %v: Q = %.6f (%d modules), igraph %.6f (%d modules), rel. diff %+.2e",
+				tg.name, solver, mods.Q, mods.Count(), want, maxLabel(tg.ref.LeadingEigenvector)+1, rel)
+			if rel < -0.01 || rel > 0.01 {
+				t.Errorf("%s %v: Q = %.6f differs from igraph's %.6f by %.2f %%", tg.name, solver, mods.Q, want, 100*rel)
+			}
+			if tg.truth != nil && solver == Lanczos && tg.name == "planted 7×300" {
+				nmi, err := NormalizedMutualInformation(mods.Membership, tg.truth)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if nmi < 0.9 {
+					t.Errorf("%s: NMI with planted modules %.3f < 0.9", tg.name, nmi)
+				}
+			}
+		}
+		// Kernighan–Lin fine-tuning of each division (Newman 2006) can only raise Q here.
+		tuned, err := LeadingEigenvectorModules(context.Background(), tg.g, LeadingEigenvectorOptions{FineTune: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s, fine-tuned: Q = %.6f (%d modules)", tg.name, tuned.Q, tuned.Count())
+		if tuned.Q < tg.ref.LeadingEigenvectorQ-1e-12 {
+			t.Errorf("%s: fine-tuned Q %.6f below igraph's untuned %.6f", tg.name, tuned.Q, tg.ref.LeadingEigenvectorQ)
+		}
+		if tg.truth != nil && tg.name == "planted 7×300" {
+			if nmi, _ := NormalizedMutualInformation(tuned.Membership, tg.truth); nmi < 0.99 {
+				t.Errorf("%s: fine-tuned NMI %.3f < 0.99", tg.name, nmi)
+			}
+		}
+	}
+}
+
+func maxLabel(m []int) int {
+	mx := -1
+	for _, c := range m {
+		mx = max(mx, c)
+	}
+	return mx
+}
