@@ -142,6 +142,10 @@ func volumeError(path string, t, L int, err error) error {
 	if errors.Is(err, io.EOF) {
 		return fmt.Errorf("%s: the data end after %d of %d volumes", path, t, L)
 	}
+	var fe *nifti.FileError
+	if errors.As(err, &fe) { // already names the file
+		return fmt.Errorf("%w (volume %d of %d)", err, t+1, L)
+	}
 	return fmt.Errorf("%s: volume %d of %d: %w", path, t+1, L, err)
 }
 
