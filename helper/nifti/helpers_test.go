@@ -103,3 +103,6 @@ func readAll64(t testing.TB, path string) (Header, []float64) {
 	}
 	return r.Header, out
 }
+
+func mathFloat32bits(f float32) uint32 { return math.Float32bits(f) }
+func mathFloat64bits(f float64) uint64 { return math.Float64bits(f) }
