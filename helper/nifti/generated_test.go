@@ -7,7 +7,10 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/hubscope/hubscope/helper/internal/pyref"
 )
 
 // generatedCase is one image laid out byte by byte by rawHeader: a version, byte order,
@@ -180,6 +183,72 @@ func TestGeneratedImagesMatchNibabel(t *testing.T) {
 						t.Fatalf("via %s: value %d = %v, want %v", img, j, data[j], all64[j])
 					}
 				}
+			}
+		})
+	}
+}
+
+// nibabelWriteScript saves images the way other software does, through nibabel: a NIfTI-2
+// single file, a big-endian NIfTI-1 (header and data byte-swapped), a NIfTI-1 .hdr/.img pair,
+// a gzipped NIfTI-2 pair, scaled int16 with a header extension, and a qform-only oblique image.
+const nibabelWriteScript = `
+import sys, os
+import numpy as np, nibabel as nib
+d = sys.argv[1]
+rng = np.random.default_rng(7)
+c, s = np.cos(0.4), np.sin(0.4)
+aff = np.array([[2.0*c, -2.0*s, 0, -30], [2.0*s, 2.0*c, 0, 12.5], [0, 0, -3.0, 40], [0, 0, 0, 1]])
+paths = []
+def save(img, name):
+    p = os.path.join(d, name); nib.save(img, p); paths.append(p)
+data = rng.normal(0, 100, (5, 4, 3, 6)).astype(np.float32)
+img = nib.Nifti2Image(data, aff); img.header.set_xyzt_units("mm", "msec"); img.header["pixdim"][4] = 1500
+save(img, "nib2.nii")
+be = nib.Nifti1Image(rng.integers(-3000, 3000, (6, 5, 4, 3)).astype(">i2"), aff, header=nib.Nifti1Header(endianness=">"))
+be.header.set_xyzt_units("mm", "sec"); be.header["pixdim"][4] = 2.0
+save(be, "nib_be.nii")
+save(nib.Nifti1Pair(rng.integers(0, 255, (7, 3, 2)).astype(np.uint8), aff), "nib_pair.hdr")
+save(nib.Nifti2Pair(rng.normal(0, 1, (3, 3, 3, 2)), aff), "nib2_pair.img.gz")
+sc = nib.Nifti1Image(rng.normal(500, 200, (4, 4, 4, 5)), aff)
+sc.set_data_dtype(np.int16)
+sc.header.extensions.append(nib.nifti1.Nifti1Extension("comment", b"HubScope test extension"))
+save(sc, "nib_scaled.nii.gz")
+q = nib.Nifti1Image(rng.integers(0, 1000, (3, 4, 5)).astype(np.uint16), aff)
+q.header.set_sform(None, code=0); q.header.set_qform(aff, code=1)
+save(q, "nib_qform.nii")
+print("\n".join(paths))
+`
+
+// TestNibabelWrittenImages: images nibabel writes (NIfTI-2, big-endian, pairs, extensions,
+// scaling) read as nibabel reads them.
+func TestNibabelWrittenImages(t *testing.T) {
+	pyref.Require(t, "numpy", "nibabel")
+	out := strings.TrimSpace(string(pyref.Run(t, nibabelWriteScript, t.TempDir())))
+	paths := strings.Split(out, "\n")
+	if len(paths) != 6 {
+		t.Fatalf("reference wrote %d images: %q", len(paths), out)
+	}
+	infos := runNibabel(t, paths...)
+	want := map[string]struct {
+		version int
+		little  bool
+		scaled  bool
+	}{
+		"nib2.nii": {2, true, false}, "nib_be.nii": {1, false, false}, "nib_pair.hdr": {1, true, false},
+		"nib2_pair.img.gz": {2, true, false}, "nib_scaled.nii.gz": {1, true, true}, "nib_qform.nii": {1, true, false},
+	}
+	for i, p := range paths {
+		t.Run(filepath.Base(p), func(t *testing.T) {
+			checkAgainstNibabel(t, p, infos[i])
+			r, err := Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			w := want[filepath.Base(p)]
+			_, _, scaled := r.Header.scaling()
+			if r.Header.Version != w.version || r.Header.LittleEndian != w.little || scaled != w.scaled {
+				t.Errorf("version %d little-endian %v scaled %v, want %+v", r.Header.Version, r.Header.LittleEndian, scaled, w)
 			}
 		})
 	}

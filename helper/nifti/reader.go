@@ -339,7 +339,7 @@ func ReadImage(path string) (Header, []float32, error) {
 		}
 		return r.Header, out, nil
 	}
-	const step = 1 << 24
+	const step = 1 << 20
 	var out []float32
 	for int64(len(out)) < r.total {
 		n := int(min(r.total-int64(len(out)), step))
