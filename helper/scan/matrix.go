@@ -28,12 +28,12 @@ import (
 func loadText(ctx context.Context, path string, rep progress.Reporter) (*Scan, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err // *fs.PathError: "open PATH: …"
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err // *fs.PathError: "open PATH: …"
 	}
 	rep.Start("load", st.Size())
 	cr := &countingReader{r: f, rep: rep}
@@ -70,8 +70,7 @@ func loadText(ctx context.Context, path string, rep progress.Reporter) (*Scan, e
 			}
 		}
 		if L < 0 { // first data row: is there a label column?
-			_, err := parseValue(fields[0])
-			hasLabels = err != nil
+			hasLabels = !looksNumeric(fields[0])
 			L = len(fields)
 			if hasLabels {
 				L--
@@ -113,11 +112,19 @@ func loadText(ctx context.Context, path string, rep progress.Reporter) (*Scan, e
 // column that is not a number (the first column may be a label column's title).
 func isHeader(fields []string) bool {
 	for _, s := range fields[1:] {
-		if _, err := parseValue(s); err != nil {
+		if !looksNumeric(s) {
 			return true
 		}
 	}
 	return false
+}
+
+// looksNumeric reports whether s is written as a number (even one beyond float32's range,
+// which parseValue then reports as such rather than mistaking it for a name).
+func looksNumeric(s string) bool {
+	_, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	var ne *strconv.NumError
+	return err == nil || (errors.As(err, &ne) && ne.Err == strconv.ErrRange)
 }
 
 // parseValue parses one matrix entry as float32 (NaN and ±Inf are accepted here and dropped
@@ -255,12 +262,12 @@ type npyHeader struct {
 func loadNpy(ctx context.Context, path string, rep progress.Reporter) (*Scan, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err // *fs.PathError: "open PATH: …"
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, err // *fs.PathError: "open PATH: …"
 	}
 	br := bufio.NewReaderSize(f, 1<<16)
 	h, err := readNpyHeader(br)
