@@ -14,6 +14,7 @@ import (
 
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 	"github.com/hubscope/hubscope/helper/network"
+	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/scan"
 )
 
@@ -471,4 +472,41 @@ func smallScan() *scan.Scan {
 	s.N = len(s.IJK)
 	s.Data = make([]float32, s.N*s.L)
 	return s
+}
+
+// TestConcurrentWrites writes maps, tables and files from several goroutines, as the pipeline
+// does when stages finish in parallel (run under -race).
+func TestConcurrentWrites(t *testing.T) {
+	s := smallScan()
+	dir := filepath.Join(t.TempDir(), "out")
+	w, err := Create(dir, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 16)
+	for g := 0; g < 8; g++ {
+		go func() {
+			name := fmt.Sprintf("part%d", g)
+			if err := writeText(w, name+".txt", name); err != nil {
+				errs <- err
+				return
+			}
+			v := make([]float32, s.N)
+			for i := range v {
+				v[i] = float32(g)
+			}
+			errs <- w.WriteNodeMap(name+".nii.gz", s, v, nifti.Int16)
+		}()
+	}
+	for g := 0; g < 8; g++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := w.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(entries(t, dir)); n != 17 {
+		t.Errorf("bundle holds %d entries, want 16 files and the marker", n)
+	}
 }
