@@ -1,7 +1,8 @@
 // correlation_edges: one block pair of Pearson/Spearman correlations with the threshold and
 // compaction fused into the product's epilogue (ALGORITHMS.md §2, Zhao et al. Algorithm 1):
 // r_ij = u_i·u_j of normalized series; the pairs with r (or |r|) > t (≥ t when inclusive)
-// are appended to out; the block's values never reach global memory.
+// are appended to out with their value (|r| when abs: fc.Op.Value); the block's values never
+// reach global memory.
 //
 // Launch: grid (ceil((j1−j0)/128), ceil((i1−i0)/128)), block 256, static shared memory
 // (sizeof(SgemmShared) = 16.5 KiB). *count must be zero before the launch; afterwards it holds
@@ -30,7 +31,7 @@ correlation_edges(const float* __restrict__ U, long long ld, long long K,
             const long long j = c0 + sg_col(n);
             const float v = connection_value(acc[m][n], flags);
             const bool pass = pair_counts(bp, i, j) && passes_threshold(v, threshold, flags);
-            append_edge(pass, (unsigned int)i, (unsigned int)j, acc[m][n], out, count, capacity);
+            append_edge(pass, (unsigned int)i, (unsigned int)j, v, out, count, capacity);
         }
     }
 }

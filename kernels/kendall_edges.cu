@@ -1,7 +1,7 @@
 // kendall_edges: one block pair of Kendall τ-b with the threshold and compaction fused into
 // the epilogue: τ_ij = (z_i·z_j)/sqrt(n_i n_j) from the exact integer dot product of the sign
 // bit-planes (popc_tile.cuh), scaled once by fc.KendallTau's float64 formula; pairs with τ (or
-// |τ|) > t (≥ t when inclusive) are appended to out.
+// |τ|) > t (≥ t when inclusive) are appended to out with that value (fc.Op.Value).
 //
 // Launch: grid (ceil((j1−j0)/64), ceil((i1−i0)/64)), block 256, static shared memory
 // (sizeof(PopcShared) = 17 KiB). *count must be zero before the launch; it may end above
@@ -32,8 +32,9 @@ kendall_edges(const unsigned int* __restrict__ P, const unsigned int* __restrict
             const bool counts = pair_counts(bp, i, j);
             // nonzero[] has padding entries past N, so reading it for uncounted pairs is safe.
             const float tau = counts ? kendall_tau(dot[m][n], nonzero[i], nonzero[j]) : 0.0f;
-            const bool pass = counts && passes_threshold(connection_value(tau, flags), threshold, flags);
-            append_edge(pass, (unsigned int)i, (unsigned int)j, tau, out, count, capacity);
+            const float v = connection_value(tau, flags);
+            const bool pass = counts && passes_threshold(v, threshold, flags);
+            append_edge(pass, (unsigned int)i, (unsigned int)j, v, out, count, capacity);
         }
     }
 }

@@ -26,4 +26,7 @@ const (
 	CorrelationHistogram = "correlation_histogram"
 	KendallEdges         = "kendall_edges"
 	KendallHistogram     = "kendall_histogram"
+	CorrelationValues    = "correlation_values"
+	KendallValues        = "kendall_values"
+	TopKSelect           = "topk_select"
 )

@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "99de96d7d3a9dd1cb67d900fb5392ae8baf79b528d91b1b947ee9a09395cae8f"
+const SourceSHA256 = "131ab22936708128edebeeb04464b33a786b84eca66cce2d08de0120f50fdd16"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "f466250474eaaa61a96dfdb4ba0654da58fbf34e933437d1d99d227fcd2b1a02"
+const FatbinSHA256 = "8d070ef273edf4876a19080972073d26dcea0161b91df28ecee2113f7c7f516b"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"

@@ -1,0 +1,696 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"unsafe"
+
+	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/kernels"
+	"gorgonia.org/cu"
+)
+
+const (
+	// defaultBlockRows keeps a block pair's product (16384²·L·2 flops, ~2 ms at L = 128 on an
+	// H100) long against launch and copy latency, and its surviving edges at 1 % density
+	// (2.7 M, 32 MB) small against device memory.
+	defaultBlockRows = 16384
+	// defaultEdgeCapacity is the edges each in-flight block can return without a retry.
+	defaultEdgeCapacity = 1 << 22
+	// stageBytes is the size of each of the two pinned buffers the series are uploaded through.
+	stageBytes = 8 << 20
+	edgeBytes  = 12 // unsafe.Sizeof(fc.Edge{}), checked in launch.go
+)
+
+// slot is the state of one of the two blocks in flight: its stream, its device outputs and
+// the pinned host buffers they are copied into. While the host copies and hands one slot's
+// edges to the sink, the GPU computes the other slot's block.
+type slot struct {
+	stream    cu.Stream
+	count     cu.DevicePtr // uint64 surviving-edge counter
+	hostCount unsafe.Pointer
+
+	edges       cu.DevicePtr
+	edgeCap     int
+	hostEdges   unsafe.Pointer
+	hostEdgeCap int
+
+	hist     cu.DevicePtr
+	histBins int
+	hostHist unsafe.Pointer
+
+	block fc.Block
+}
+
+type backend struct {
+	opts   Options
+	w      *worker
+	device string
+
+	mod   cu.Module
+	fn    functions
+	slots [2]*slot
+	stage [2]unsafe.Pointer // pinned upload buffers, stageBytes each
+
+	// Prepared series.
+	prepared  bool
+	measure   fc.Measure
+	n, l      int
+	u         cu.DevicePtr // Pearson/Spearman: normalized rows, ld floats each
+	ld        int
+	planeP    cu.DevicePtr // Kendall: sign bit-planes, ldw words per row
+	planeN    cu.DevicePtr
+	nonzero   cu.DevicePtr // Kendall: n_i, int64 per row
+	ldw       int
+	blockRows int
+	forced    int // SetBlockRows
+
+	// Dense values of one block, for OpTopK only.
+	vals    cu.DevicePtr
+	valsLen int
+}
+
+// New opens device opts.Device, loads the embedded kernels and returns the backend. An error
+// wrapping ErrNoDevice means no usable GPU: fall back to the CPU backend.
+func New(opts Options) (fc.Backend, error) {
+	desc, err := describeDevice(opts.Device)
+	if err != nil {
+		return nil, err
+	}
+	w, err := startWorker(opts.Device)
+	if err != nil {
+		return nil, err
+	}
+	b := &backend{opts: opts, w: w, device: desc}
+	if err := w.do(b.init); err != nil {
+		_ = w.do(b.release)
+		w.stop()
+		return nil, err
+	}
+	return b, nil
+}
+
+func (b *backend) init() error {
+	mod, err := cu.LoadData(string(kernels.Fatbin))
+	if err != nil {
+		return fmt.Errorf("cuda backend: loading the embedded kernels (%s) on %s: %w", kernels.Compiler, b.device, err)
+	}
+	b.mod = mod
+	if b.fn, err = loadFunctions(mod); err != nil {
+		return err
+	}
+	for i := range b.slots {
+		s := &slot{}
+		b.slots[i] = s
+		if s.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
+			return fmt.Errorf("cuda backend: creating a stream: %w", err)
+		}
+		if s.count, err = cu.MemAlloc(8); err != nil {
+			return fmt.Errorf("cuda backend: allocating the edge counter: %w", err)
+		}
+		if s.hostCount, err = pinnedAlloc(8); err != nil {
+			return err
+		}
+		if b.stage[i], err = pinnedAlloc(stageBytes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *backend) Name() string   { return "cuda" }
+func (b *backend) Device() string { return b.device }
+
+// do runs f on the context's thread, or fails once the backend is closed.
+func (b *backend) do(f func() error) error {
+	if b.w == nil {
+		return errWorkerClosed
+	}
+	return b.w.do(f)
+}
+
+// SetBlockRows forces the block height (0 restores the choice from device memory); tests use
+// it to exercise block boundaries (fc.BlockRowsSetter).
+func (b *backend) SetBlockRows(h int) { b.forced = h }
+
+// BlockRows is the block height sized in Prepare from free device memory (Fast-GPU-PCC's idea:
+// blocks from the memory at hand, not constants).
+func (b *backend) BlockRows() int {
+	if b.forced > 0 {
+		return b.forced
+	}
+	if b.blockRows > 0 {
+		return b.blockRows
+	}
+	if b.opts.BlockRows > 0 {
+		return roundUp(b.opts.BlockRows, sgemmTile)
+	}
+	return defaultBlockRows
+}
+
+func (b *backend) Prepare(ctx context.Context, x []float32, n, l int, m fc.Measure) error {
+	if err := fc.CheckSeries(x, n, l); err != nil {
+		return err
+	}
+	switch {
+	case n > math.MaxUint32:
+		return fmt.Errorf("cuda backend: prepare: %d series exceed the uint32 node index", n)
+	case m > fc.Kendall:
+		return fmt.Errorf("cuda backend: prepare: unknown measure %d", m)
+	case (m == fc.Spearman || m == fc.Kendall) && 4*l+64 > maxSharedRow:
+		return fmt.Errorf("cuda backend: prepare: %d time points exceed the %d a row-in-shared-memory kernel holds", l, (maxSharedRow-64)/4)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return b.do(func() error {
+		b.freePrepared()
+		if err := b.prepare(x, n, l, m); err != nil {
+			b.freePrepared()
+			return err
+		}
+		return nil
+	})
+}
+
+func (b *backend) prepare(x []float32, n, l int, m fc.Measure) error {
+	dx, err := b.upload(x)
+	if err != nil {
+		return err
+	}
+	defer cu.MemFree(dx)
+	s := b.slots[0].stream
+	switch m {
+	case fc.Pearson, fc.Spearman:
+		b.ld = roundUp(l, sgemmStep)
+		// 128 zero rows past the last tile start, so no tile reads out of bounds.
+		rows := roundUp(n, sgemmTile) + sgemmTile
+		if b.u, err = alloc("normalized series", rows*b.ld*4); err != nil {
+			return err
+		}
+		if err := cu.MemsetD32Async(b.u, 0, int64(rows*b.ld), s); err != nil {
+			return fmt.Errorf("cuda backend: clearing the normalized series: %w", err)
+		}
+		src := dx
+		if m == fc.Spearman {
+			ranks, err := alloc("ranks", n*l*4)
+			if err != nil {
+				return err
+			}
+			defer cu.MemFree(ranks)
+			if err := b.fn.averageRanksLaunch(s, dx, n, l, ranks); err != nil {
+				return err
+			}
+			src = ranks
+		}
+		if err := b.fn.normalizeRowsLaunch(s, src, n, l, b.u, b.ld); err != nil {
+			return err
+		}
+	case fc.Kendall:
+		words := ceilDiv(l*(l-1)/2, 32)
+		b.ldw = roundUp(words, popcStepWords)
+		rows := roundUp(n, popcTile) + popcTile
+		if b.planeP, err = alloc("Kendall positive sign plane", rows*b.ldw*4); err != nil {
+			return err
+		}
+		if b.planeN, err = alloc("Kendall negative sign plane", rows*b.ldw*4); err != nil {
+			return err
+		}
+		if b.nonzero, err = alloc("Kendall non-tied pair counts", rows*8); err != nil {
+			return err
+		}
+		for _, z := range []struct {
+			p     cu.DevicePtr
+			words int
+		}{{b.planeP, rows * b.ldw}, {b.planeN, rows * b.ldw}, {b.nonzero, 2 * rows}} {
+			if err := cu.MemsetD32Async(z.p, 0, int64(z.words), s); err != nil {
+				return fmt.Errorf("cuda backend: clearing Kendall planes: %w", err)
+			}
+		}
+		if err := b.fn.kendallSignsLaunch(s, dx, n, l, b.planeP, b.planeN, b.ldw, b.nonzero); err != nil {
+			return err
+		}
+	}
+	if err := s.Synchronize(); err != nil {
+		return fmt.Errorf("cuda backend: preparing %d series × %d time points: %w", n, l, err)
+	}
+	b.prepared, b.measure, b.n, b.l = true, m, n, l
+	b.blockRows = b.chooseBlockRows()
+	return nil
+}
+
+// upload copies x to a new device buffer through the two pinned staging buffers, so the DMA
+// of one chunk overlaps the host copy of the next (a pageable copy runs at a fraction of the
+// link's speed).
+func (b *backend) upload(x []float32) (cu.DevicePtr, error) {
+	total := len(x) * 4
+	dx, err := alloc("series upload", total)
+	if err != nil {
+		return 0, err
+	}
+	chunk := stageBytes / 4
+	for k, off := 0, 0; off < len(x); k, off = k+1, off+chunk {
+		end := min(off+chunk, len(x))
+		s := b.slots[k%2].stream
+		if err := s.Synchronize(); err != nil { // the staging buffer's previous copy is done
+			cu.MemFree(dx)
+			return 0, fmt.Errorf("cuda backend: uploading series: %w", err)
+		}
+		copy(unsafe.Slice((*float32)(b.stage[k%2]), end-off), x[off:end])
+		if err := cu.MemcpyHtoDAsync(dx+cu.DevicePtr(off*4), b.stage[k%2], int64((end-off)*4), s); err != nil {
+			cu.MemFree(dx)
+			return 0, fmt.Errorf("cuda backend: uploading series: %w", err)
+		}
+	}
+	for _, s := range b.slots {
+		if err := s.stream.Synchronize(); err != nil {
+			cu.MemFree(dx)
+			return 0, fmt.Errorf("cuda backend: uploading series: %w", err)
+		}
+	}
+	return dx, nil
+}
+
+// chooseBlockRows keeps room on the device for two blocks' edge buffers even at an assumed
+// worst case of 1/8 of a block's pairs surviving (denser outputs are retried in halves).
+func (b *backend) chooseBlockRows() int {
+	if b.opts.BlockRows > 0 {
+		return roundUp(b.opts.BlockRows, sgemmTile)
+	}
+	rows := defaultBlockRows
+	if free, _, err := cu.MemInfo(); err == nil {
+		for rows > sgemmTile && 2*float64(rows)*float64(rows)/2/8*edgeBytes > float64(free)/2 {
+			rows /= 2
+		}
+	}
+	return min(rows, roundUp(b.n, sgemmTile))
+}
+
+func alloc(what string, bytes int) (cu.DevicePtr, error) {
+	p, err := cu.MemAlloc(int64(max(bytes, 1)))
+	if err != nil {
+		return 0, fmt.Errorf("cuda backend: allocating %s (%d bytes): %w", what, bytes, err)
+	}
+	return p, nil
+}
+
+func (b *backend) freePrepared() {
+	for _, p := range []*cu.DevicePtr{&b.u, &b.planeP, &b.planeN, &b.nonzero, &b.vals} {
+		if *p != 0 {
+			cu.MemFree(*p)
+			*p = 0
+		}
+	}
+	b.prepared = false
+	b.blockRows = 0
+	b.valsLen = 0
+}
+
+func (b *backend) Run(ctx context.Context, blocks []fc.Block, op fc.Op, sink func(*fc.BlockResult) error) error {
+	if !b.prepared {
+		return errors.New("cuda backend: Run before Prepare")
+	}
+	switch op.Kind {
+	case fc.OpEdges:
+		if math.IsNaN(op.Threshold) {
+			return errors.New("cuda backend: edge threshold is NaN")
+		}
+	case fc.OpHistogram:
+		if op.Bins < 1 || !(op.Hi > op.Lo) {
+			return fmt.Errorf("cuda backend: histogram needs Bins ≥ 1 and Hi > Lo, got %d bins over [%g, %g]", op.Bins, op.Lo, op.Hi)
+		}
+	case fc.OpTopK:
+		if op.K < 1 {
+			return fmt.Errorf("cuda backend: top-K needs K ≥ 1, got %d", op.K)
+		}
+	default:
+		return fmt.Errorf("cuda backend: operation kind %d is not supported by the cuda backend", op.Kind)
+	}
+	for _, blk := range blocks {
+		if blk.I0 < 0 || blk.I0 >= blk.I1 || blk.I1 > b.n || blk.J0 < blk.I0 || blk.J0 >= blk.J1 || blk.J1 > b.n {
+			return fmt.Errorf("cuda backend: block rows [%d,%d) × columns [%d,%d) is not an upper-triangle block of %d series", blk.I0, blk.I1, blk.J0, blk.J1, b.n)
+		}
+	}
+	if op.Kind == fc.OpTopK {
+		return b.do(func() error { return b.runTopK(ctx, blocks, op, sink) })
+	}
+	return b.do(func() error { return b.run(ctx, blocks, op, sink) })
+}
+
+// run pipelines the blocks two deep: block k is queued on one stream before the host waits
+// for block k−1 on the other, copies its edges and calls the sink.
+func (b *backend) run(ctx context.Context, blocks []fc.Block, op fc.Op, sink func(*fc.BlockResult) error) (err error) {
+	defer func() {
+		if err != nil {
+			b.drain()
+		}
+	}()
+	for _, s := range b.slots {
+		if op.Kind == fc.OpHistogram {
+			err = s.ensureHist(op.Bins)
+		} else {
+			err = s.ensureEdges(b.initialEdgeCapacity(), false)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for k, blk := range blocks {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s := b.slots[k%2]
+		s.block = blk
+		if err := b.enqueue(s, op); err != nil {
+			return err
+		}
+		if k > 0 {
+			if err := b.complete(b.slots[(k-1)%2], op, sink); err != nil {
+				return err
+			}
+		}
+	}
+	if len(blocks) > 0 {
+		return b.complete(b.slots[(len(blocks)-1)%2], op, sink)
+	}
+	return nil
+}
+
+func (b *backend) initialEdgeCapacity() int {
+	if b.opts.EdgeCapacity > 0 {
+		return b.opts.EdgeCapacity
+	}
+	return defaultEdgeCapacity
+}
+
+// drain waits for both streams after an error, so no copy lands in a buffer being freed.
+func (b *backend) drain() {
+	for _, s := range b.slots {
+		if s != nil {
+			_ = s.stream.Synchronize()
+		}
+	}
+}
+
+// enqueue queues slot s's block: clear the outputs, launch the kernel, copy back the count
+// (edges) or the whole histogram.
+func (b *backend) enqueue(s *slot, op fc.Op) error {
+	blk := s.block
+	if op.Kind == fc.OpHistogram {
+		if err := cu.MemsetD32Async(s.hist, 0, int64(2*op.Bins), s.stream); err != nil {
+			return fmt.Errorf("cuda backend: clearing the histogram: %w", err)
+		}
+		var err error
+		if b.measure == fc.Kendall {
+			err = b.fn.kendallHistogramLaunch(s.stream, b.planeP, b.planeN, b.nonzero, b.ldw, blk, op, s.hist)
+		} else {
+			err = b.fn.correlationHistogramLaunch(s.stream, b.u, b.ld, blk, op, s.hist)
+		}
+		if err != nil {
+			return err
+		}
+		if err := cu.MemcpyDtoHAsync(s.hostHist, s.hist, int64(8*op.Bins), s.stream); err != nil {
+			return fmt.Errorf("cuda backend: copying the histogram: %w", err)
+		}
+		return nil
+	}
+	if err := cu.MemsetD32Async(s.count, 0, 2, s.stream); err != nil {
+		return fmt.Errorf("cuda backend: clearing the edge counter: %w", err)
+	}
+	var err error
+	if b.measure == fc.Kendall {
+		err = b.fn.kendallEdgesLaunch(s.stream, b.planeP, b.planeN, b.nonzero, b.ldw, blk, op, s.edges, s.count, s.edgeCap)
+	} else {
+		err = b.fn.correlationEdgesLaunch(s.stream, b.u, b.ld, blk, op, s.edges, s.count, s.edgeCap)
+	}
+	if err != nil {
+		return err
+	}
+	if err := cu.MemcpyDtoHAsync(s.hostCount, s.count, 8, s.stream); err != nil {
+		return fmt.Errorf("cuda backend: copying the edge count: %w", err)
+	}
+	return nil
+}
+
+func blockString(blk fc.Block) string {
+	return fmt.Sprintf("block rows [%d,%d) × columns [%d,%d)", blk.I0, blk.I1, blk.J0, blk.J1)
+}
+
+// complete waits for slot s's block and hands its result to the sink. A block whose edges
+// overflowed the buffer is recomputed with a buffer large enough; if that buffer cannot be
+// had, the block is processed in two halves of rows.
+func (b *backend) complete(s *slot, op fc.Op, sink func(*fc.BlockResult) error) error {
+	blk := s.block
+	if err := s.stream.Synchronize(); err != nil {
+		return fmt.Errorf("cuda backend: %s: %w", blockString(blk), err)
+	}
+	if op.Kind == fc.OpHistogram {
+		return sink(&fc.BlockResult{Block: blk, Hist: unsafe.Slice((*uint64)(s.hostHist), op.Bins)})
+	}
+	count := *(*uint64)(s.hostCount)
+	if count > uint64(s.edgeCap) {
+		need := count + count/8 + 4096
+		if err := s.ensureEdges(int(need), true); err != nil {
+			if !errors.Is(err, cu.OutOfMemory) || blk.I1-blk.I0 < 2 {
+				return fmt.Errorf("cuda backend: %s has %d surviving edges: %w", blockString(blk), count, err)
+			}
+			return b.split(s, op, sink)
+		}
+		if err := b.enqueue(s, op); err != nil {
+			return err
+		}
+		if err := s.stream.Synchronize(); err != nil {
+			return fmt.Errorf("cuda backend: %s (retry with room for %d edges): %w", blockString(blk), need, err)
+		}
+		if again := *(*uint64)(s.hostCount); again != count {
+			return fmt.Errorf("cuda backend: %s gave %d edges, then %d on the retry", blockString(blk), count, again)
+		}
+	}
+	if count > 0 {
+		if err := cu.MemcpyDtoHAsync(s.hostEdges, s.edges, int64(count*edgeBytes), s.stream); err != nil {
+			return fmt.Errorf("cuda backend: copying %d edges of %s: %w", count, blockString(blk), err)
+		}
+		if err := s.stream.Synchronize(); err != nil {
+			return fmt.Errorf("cuda backend: copying %d edges of %s: %w", count, blockString(blk), err)
+		}
+	}
+	var edges []fc.Edge
+	if count > 0 {
+		edges = unsafe.Slice((*fc.Edge)(s.hostEdges), count)
+	}
+	return sink(&fc.BlockResult{Block: blk, Edges: edges})
+}
+
+// split processes slot s's block as two blocks of half the rows (out of device memory for
+// its edges: halve the block and retry). The halves stay upper-triangle blocks: where the
+// block reaches the diagonal, the lower half's columns start at its first row.
+func (b *backend) split(s *slot, op fc.Op, sink func(*fc.BlockResult) error) error {
+	blk := s.block
+	mid := (blk.I0 + blk.I1) / 2
+	lower := fc.Block{I0: mid, I1: blk.I1, J0: blk.J0, J1: blk.J1}
+	if blk.J0 < blk.I1 {
+		lower.J0 = max(blk.J0, mid)
+	}
+	for _, half := range []fc.Block{{I0: blk.I0, I1: mid, J0: blk.J0, J1: blk.J1}, lower} {
+		if half.J0 >= half.J1 {
+			continue
+		}
+		s.block = half
+		if err := b.enqueue(s, op); err != nil {
+			return err
+		}
+		if err := b.complete(s, op, sink); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ensureEdges makes room for capacity edges on the device and in pinned host memory. With
+// exact, the buffers are resized to capacity; otherwise they are only grown.
+func (s *slot) ensureEdges(capacity int, exact bool) error {
+	if s.edgeCap >= capacity && !exact || s.edgeCap == capacity {
+		return nil
+	}
+	old := s.edgeCap
+	if s.edges != 0 {
+		cu.MemFree(s.edges)
+		s.edges, s.edgeCap = 0, 0
+	}
+	p, err := cu.MemAlloc(int64(capacity * edgeBytes))
+	if err != nil {
+		if old > 0 { // keep the slot usable at its old size
+			if q, err2 := cu.MemAlloc(int64(old * edgeBytes)); err2 == nil {
+				s.edges, s.edgeCap = q, old
+			}
+		}
+		return fmt.Errorf("allocating room for %d edges (%d bytes) on the device: %w", capacity, capacity*edgeBytes, err)
+	}
+	s.edges, s.edgeCap = p, capacity
+	if s.hostEdgeCap < capacity {
+		pinnedFree(s.hostEdges)
+		s.hostEdges, s.hostEdgeCap = nil, 0
+		h, err := pinnedAlloc(capacity * edgeBytes)
+		if err != nil {
+			return err
+		}
+		s.hostEdges, s.hostEdgeCap = h, capacity
+	}
+	return nil
+}
+
+func (s *slot) ensureHist(bins int) error {
+	if s.histBins == bins {
+		return nil
+	}
+	s.freeHist()
+	p, err := alloc("histogram", 8*bins)
+	if err != nil {
+		return err
+	}
+	h, err := pinnedAlloc(8 * bins)
+	if err != nil {
+		cu.MemFree(p)
+		return err
+	}
+	s.hist, s.hostHist, s.histBins = p, h, bins
+	return nil
+}
+
+func (s *slot) freeHist() {
+	if s.hist != 0 {
+		cu.MemFree(s.hist)
+	}
+	pinnedFree(s.hostHist)
+	s.hist, s.hostHist, s.histBins = 0, nil, 0
+}
+
+// release frees everything the backend holds on the device and in pinned memory.
+func (b *backend) release() error {
+	b.freePrepared()
+	for i, s := range b.slots {
+		if s == nil {
+			continue
+		}
+		_ = s.stream.Synchronize()
+		if s.edges != 0 {
+			cu.MemFree(s.edges)
+		}
+		pinnedFree(s.hostEdges)
+		s.freeHist()
+		if s.count != 0 {
+			cu.MemFree(s.count)
+		}
+		pinnedFree(s.hostCount)
+		_ = s.stream.Destroy()
+		b.slots[i] = nil
+	}
+	for i := range b.stage {
+		pinnedFree(b.stage[i])
+		b.stage[i] = nil
+	}
+	if b.fn != (functions{}) || b.mod != (cu.Module{}) {
+		_ = b.mod.Unload()
+	}
+	return nil
+}
+
+func (b *backend) Close() error {
+	if b.w == nil {
+		return nil
+	}
+	err := b.w.do(b.release)
+	b.w.stop()
+	b.w = nil
+	return err
+}
+
+// runTopK processes OpTopK block by block: the block's values are computed densely on the
+// device (the one mode that needs a row and a column side by side), topk_select picks each
+// row's and each column's K best, and the host keeps each pair once.
+func (b *backend) runTopK(ctx context.Context, blocks []fc.Block, op fc.Op, sink func(*fc.BlockResult) error) (err error) {
+	s := b.slots[0]
+	defer func() {
+		if err != nil {
+			b.drain()
+		}
+	}()
+	for _, blk := range blocks {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		h, w := blk.I1-blk.I0, blk.J1-blk.J0
+		if h*w > b.valsLen {
+			if b.vals != 0 {
+				cu.MemFree(b.vals)
+				b.vals, b.valsLen = 0, 0
+			}
+			if b.vals, err = alloc("block values for top-K", 4*h*w); err != nil {
+				return err
+			}
+			b.valsLen = h * w
+		}
+		capacity := op.K * (h + w)
+		if err := s.ensureEdges(capacity, false); err != nil {
+			return fmt.Errorf("cuda backend: top-K of %s: %w", blockString(blk), err)
+		}
+		if err := cu.MemsetD32Async(s.count, 0, 2, s.stream); err != nil {
+			return fmt.Errorf("cuda backend: clearing the edge counter: %w", err)
+		}
+		if b.measure == fc.Kendall {
+			err = b.fn.kendallValuesLaunch(s.stream, b.planeP, b.planeN, b.nonzero, b.ldw, blk, op, b.vals, w)
+		} else {
+			err = b.fn.correlationValuesLaunch(s.stream, b.u, b.ld, blk, op, b.vals, w)
+		}
+		if err != nil {
+			return err
+		}
+		if err := b.fn.topkSelectLaunch(s.stream, b.vals, h, w, 1, w, op.K, blk.I0, blk.J0, false, s.edges, s.count, s.edgeCap); err != nil {
+			return err
+		}
+		if err := b.fn.topkSelectLaunch(s.stream, b.vals, w, 1, w, h, op.K, blk.I0, blk.J0, true, s.edges, s.count, s.edgeCap); err != nil {
+			return err
+		}
+		if err := cu.MemcpyDtoHAsync(s.hostCount, s.count, 8, s.stream); err != nil {
+			return fmt.Errorf("cuda backend: copying the edge count: %w", err)
+		}
+		if err := s.stream.Synchronize(); err != nil {
+			return fmt.Errorf("cuda backend: top-K of %s: %w", blockString(blk), err)
+		}
+		count := int(*(*uint64)(s.hostCount))
+		if count > s.edgeCap {
+			return fmt.Errorf("cuda backend: top-K of %s returned %d pairs, more than the %d possible", blockString(blk), count, s.edgeCap)
+		}
+		var edges []fc.Edge
+		if count > 0 {
+			if err := cu.MemcpyDtoHAsync(s.hostEdges, s.edges, int64(count*edgeBytes), s.stream); err != nil {
+				return fmt.Errorf("cuda backend: copying top-K pairs of %s: %w", blockString(blk), err)
+			}
+			if err := s.stream.Synchronize(); err != nil {
+				return fmt.Errorf("cuda backend: copying top-K pairs of %s: %w", blockString(blk), err)
+			}
+			edges = uniquePairs(unsafe.Slice((*fc.Edge)(s.hostEdges), count))
+		}
+		if err := sink(&fc.BlockResult{Block: blk, Edges: edges}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// uniquePairs sorts edges by (I, J) and keeps each pair once (a pair can win in its row and
+// in its column; both copies carry the same value).
+func uniquePairs(edges []fc.Edge) []fc.Edge {
+	slices.SortFunc(edges, func(a, b fc.Edge) int {
+		if a.I != b.I {
+			return int(a.I) - int(b.I)
+		}
+		return int(a.J) - int(b.J)
+	})
+	return slices.CompactFunc(edges, func(a, b fc.Edge) bool { return a.I == b.I && a.J == b.J })
+}

@@ -1,0 +1,113 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hubscope/hubscope/helper/fc"
+)
+
+// workloads are BENCHMARKS.md's GPU construction workloads (W1, W2, W4, W5) and W1 with the
+// torch peer's fixed threshold. Timed span: the N×L float32 matrix in host memory → CSR in
+// host memory (fc.Build: Prepare, every pass, assembly); the context and module load are
+// outside it, as the peer's CUDA initialisation is.
+var workloads = []struct {
+	name    string
+	m       fc.Measure
+	n, l    int
+	density float64 // Density mode, else Strength at r
+	r       float64
+}{
+	{"W1", fc.Pearson, 60_000, 200, 0.01, 0},
+	{"W1-r0.165", fc.Pearson, 60_000, 200, 0, 0.165},
+	{"W2", fc.Pearson, 200_000, 128, 0.01, 0},
+	{"W4", fc.Kendall, 100_000, 128, 0.001, 0},
+	{"W5", fc.Spearman, 200_000, 128, 0.01, 0},
+}
+
+var seriesCache sync.Map // "n×l" → []float32
+
+// randomSeries is standard normal data, seeded (the density modes fix the output size
+// whatever the structure).
+func randomSeries(n, l int) []float32 {
+	key := fmt.Sprintf("%d×%d", n, l)
+	if x, ok := seriesCache.Load(key); ok {
+		return x.([]float32)
+	}
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(l)))
+	x := make([]float32, n*l)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	seriesCache.Store(key, x)
+	return x
+}
+
+// BenchmarkWorkloads prints one JSON line per workload (median of b.N timed builds after a
+// warm-up, pass timings, FLOP rate) for scripts/gpu-check.sh. Run with -benchtime=3x.
+func BenchmarkWorkloads(b *testing.B) {
+	requireGPU(b)
+	for _, w := range workloads {
+		b.Run(w.name, func(b *testing.B) {
+			be, err := New(Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer be.Close()
+			x := randomSeries(w.n, w.l)
+			cfg := fc.Config{Measure: w.m, Mode: fc.Density, Density: w.density}
+			if w.density == 0 {
+				cfg = fc.Config{Measure: w.m, Mode: fc.Strength, Threshold: w.r}
+			}
+			ctx := context.Background()
+			if _, _, err := fc.Build(ctx, be, x, w.n, w.l, cfg, nil); err != nil { // warm-up
+				b.Fatal(err)
+			}
+			var times []float64
+			var rpt *fc.Report
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t0 := time.Now()
+				nw, r, err := fc.Build(ctx, be, x, w.n, w.l, cfg, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				times = append(times, time.Since(t0).Seconds())
+				rpt = r
+				_ = nw
+			}
+			b.StopTimer()
+			slices.Sort(times)
+			median := times[len(times)/2]
+			passes := 0
+			for _, p := range rpt.Passes {
+				if p.Blocks > 0 {
+					passes++
+				}
+			}
+			// N(N−1)/2 pairs × L multiply-adds × 2 flops per block pass (Kendall: the same count
+			// of pair·time-point work, quoted for comparison, not floating-point operations).
+			flops := float64(w.n) * float64(w.n-1) * float64(w.l) * float64(passes)
+			b.ReportMetric(median, "s/median")
+			b.ReportMetric(flops/median/1e12, "TFLOP/s")
+			b.ReportMetric(float64(rpt.Edges), "edges")
+			line, _ := json.Marshal(map[string]any{
+				"ours": "hubscope-cuda", "workload": w.name, "measure": w.m.String(), "n": w.n, "l": w.l,
+				"density_target": w.density, "r": w.r, "seconds": median, "runs": times,
+				"edges": rpt.Edges, "density": rpt.Density, "threshold": rpt.Threshold,
+				"block_rows": rpt.BlockRows, "passes": rpt.Passes, "notes": rpt.Notes,
+				"tflops_nominal": flops / median / 1e12, "device": be.Device(),
+			})
+			fmt.Fprintln(os.Stdout, string(line))
+		})
+	}
+}

@@ -1,0 +1,35 @@
+// Package cuda is HubScope's GPU backend: an fc.Backend that prepares the series (normalized
+// rows, average ranks, Kendall sign bit-planes) on an NVIDIA GPU and processes block pairs
+// with fused kernels, so only the surviving edges (or a histogram) of a block ever leave the
+// device (ALGORITHMS.md §2; Zhao et al. Algorithm 1).
+//
+// Built with -tags cuda it uses the CUDA driver API through gorgonia.org/cu and the kernels
+// embedded in package kernels; it needs the NVIDIA driver (libcuda.so.1) at run time and
+// nothing else: no CUDA runtime, no cuBLAS. Built without the tag, New and Available report
+// that the binary has no CUDA support, so callers fall back to the CPU backend.
+//
+// A CUDA context belongs to one OS thread: every driver call runs on one goroutine locked to
+// its thread, which executes closures sent to it.
+package cuda
+
+import "errors"
+
+var (
+	// ErrNoCUDA is returned by New and Available in a binary built without -tags cuda.
+	ErrNoCUDA = errors.New("cuda backend: this binary was built without CUDA support (rebuild with -tags cuda)")
+	// ErrNoDevice is returned (wrapped) when the driver reports no usable GPU.
+	ErrNoDevice = errors.New("cuda backend: no usable CUDA device")
+)
+
+// Options configure the CUDA backend.
+type Options struct {
+	// Device is the CUDA device ordinal (0 = first GPU).
+	Device int
+	// BlockRows overrides the block height chosen from free device memory (0 = automatic).
+	// It is rounded up to a multiple of 128.
+	BlockRows int
+	// EdgeCapacity is the initial number of edges each of the two in-flight blocks can return
+	// without a retry (0 = automatic). A block with more survivors is recomputed once with a
+	// buffer large enough, which then stays allocated for the following blocks.
+	EdgeCapacity int
+}

@@ -1,0 +1,171 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/kernels"
+	"gorgonia.org/cu"
+)
+
+// Go wrappers of the kernels in package kernels, one per kernel and named after it. Each
+// states the launch shape its .cu header documents; all parameters travel as 64-bit values.
+
+// Tile edges of the block-pair kernels (SG_TM in sgemm_tile.cuh, PC_TM in popc_tile.cuh).
+const (
+	sgemmTile = 128
+	popcTile  = 64
+	// Words of a Kendall plane row and floats of a normalized row are padded to the tile's
+	// k-step (PC_TK, SG_TK) so the vector loads stay in bounds and aligned.
+	popcStepWords = 16
+	sgemmStep     = 8
+	maxSharedRow  = 48 << 10 // default dynamic shared memory limit per CTA, bytes
+)
+
+// Op flags (OP_ABS, OP_INCLUSIVE in common.cuh).
+const (
+	opAbs       = 1
+	opInclusive = 2
+)
+
+// fc.Edge must be the 12-byte record the kernels write (struct Edge in common.cuh): the
+// device's edge list is copied straight into the slice handed to the sink.
+const (
+	_ = uint(12 - unsafe.Sizeof(fc.Edge{}))
+	_ = uint(unsafe.Sizeof(fc.Edge{}) - 12)
+)
+
+type functions struct {
+	normalizeRows, averageRanks, kendallSigns                              cu.Function
+	correlationEdges, correlationHistogram, kendallEdges, kendallHistogram cu.Function
+	correlationValues, kendallValues, topkSelect                           cu.Function
+}
+
+func loadFunctions(mod cu.Module) (functions, error) {
+	var f functions
+	for _, k := range []struct {
+		name string
+		dst  *cu.Function
+	}{
+		{kernels.NormalizeRows, &f.normalizeRows},
+		{kernels.AverageRanks, &f.averageRanks},
+		{kernels.KendallSigns, &f.kendallSigns},
+		{kernels.CorrelationEdges, &f.correlationEdges},
+		{kernels.CorrelationHistogram, &f.correlationHistogram},
+		{kernels.KendallEdges, &f.kendallEdges},
+		{kernels.KendallHistogram, &f.kendallHistogram},
+		{kernels.CorrelationValues, &f.correlationValues},
+		{kernels.KendallValues, &f.kendallValues},
+		{kernels.TopKSelect, &f.topkSelect},
+	} {
+		fn, err := mod.Function(k.name)
+		if err != nil {
+			return f, fmt.Errorf("cuda backend: kernel %s not in the embedded fatbin: %w", k.name, err)
+		}
+		*k.dst = fn
+	}
+	return f, nil
+}
+
+// launch starts fn on stream s with 64-bit parameters.
+func launch(name string, fn cu.Function, gx, gy, block, shared int, s cu.Stream, params ...uint64) error {
+	ptrs := make([]unsafe.Pointer, len(params))
+	for i := range params {
+		ptrs[i] = unsafe.Pointer(&params[i])
+	}
+	if err := fn.Launch(gx, gy, 1, block, 1, 1, shared, s, ptrs); err != nil {
+		return fmt.Errorf("cuda backend: launching %s (grid %d×%d): %w", name, gx, gy, err)
+	}
+	return nil
+}
+
+func ptr(p cu.DevicePtr) uint64 { return uint64(p) }
+func i64(v int) uint64          { return uint64(int64(v)) }
+func f64(v float64) uint64      { return math.Float64bits(v) }
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+func roundUp(a, b int) int { return ceilDiv(a, b) * b }
+
+// normalizeRows: grid ceil(n/8), block 256.
+func (f *functions) normalizeRowsLaunch(s cu.Stream, x cu.DevicePtr, n, l int, u cu.DevicePtr, ld int) error {
+	return launch(kernels.NormalizeRows, f.normalizeRows, ceilDiv(n, 8), 1, 256, 0, s, ptr(x), i64(n), i64(l), ptr(u), i64(ld))
+}
+
+// averageRanks: grid n, block 128, shared l·4 bytes.
+func (f *functions) averageRanksLaunch(s cu.Stream, x cu.DevicePtr, n, l int, ranks cu.DevicePtr) error {
+	return launch(kernels.AverageRanks, f.averageRanks, n, 1, 128, 4*l, s, ptr(x), i64(n), i64(l), ptr(ranks))
+}
+
+// kendallSigns: grid n, block 256, shared l·4 bytes.
+func (f *functions) kendallSignsLaunch(s cu.Stream, x cu.DevicePtr, n, l int, p, q cu.DevicePtr, ldw int, nonzero cu.DevicePtr) error {
+	return launch(kernels.KendallSigns, f.kendallSigns, n, 1, 256, 4*l, s, ptr(x), i64(n), i64(l), ptr(p), ptr(q), i64(ldw), ptr(nonzero))
+}
+
+func opFlags(op fc.Op) uint64 {
+	var fl uint64
+	if op.Abs {
+		fl |= opAbs
+	}
+	if op.Inclusive {
+		fl |= opInclusive
+	}
+	return fl
+}
+
+func blockParams(b fc.Block) []uint64 { return []uint64{i64(b.I0), i64(b.I1), i64(b.J0), i64(b.J1)} }
+
+// correlationEdges: grid (ceil((J1−J0)/128), ceil((I1−I0)/128)), block 256.
+func (f *functions) correlationEdgesLaunch(s cu.Stream, u cu.DevicePtr, ld int, b fc.Block, op fc.Op, out, count cu.DevicePtr, capacity int) error {
+	p := append([]uint64{ptr(u), i64(ld), i64(ld)}, blockParams(b)...)
+	p = append(p, f64(op.Threshold), opFlags(op), ptr(out), ptr(count), uint64(capacity))
+	return launch(kernels.CorrelationEdges, f.correlationEdges, ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, sgemmTile), 256, 0, s, p...)
+}
+
+// correlationHistogram: grid (ceil((J1−J0)/128), ceil((I1−I0)/128)), block 256.
+func (f *functions) correlationHistogramLaunch(s cu.Stream, u cu.DevicePtr, ld int, b fc.Block, op fc.Op, hist cu.DevicePtr) error {
+	p := append([]uint64{ptr(u), i64(ld), i64(ld)}, blockParams(b)...)
+	p = append(p, f64(op.Lo), f64(op.Hi), i64(op.Bins), opFlags(op), ptr(hist))
+	return launch(kernels.CorrelationHistogram, f.correlationHistogram, ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, sgemmTile), 256, 0, s, p...)
+}
+
+// kendallEdges: grid (ceil((J1−J0)/64), ceil((I1−I0)/64)), block 256.
+func (f *functions) kendallEdgesLaunch(s cu.Stream, planeP, planeN, nonzero cu.DevicePtr, ldw int, b fc.Block, op fc.Op, out, count cu.DevicePtr, capacity int) error {
+	p := append([]uint64{ptr(planeP), ptr(planeN), ptr(nonzero), i64(ldw)}, blockParams(b)...)
+	p = append(p, f64(op.Threshold), opFlags(op), ptr(out), ptr(count), uint64(capacity))
+	return launch(kernels.KendallEdges, f.kendallEdges, ceilDiv(b.J1-b.J0, popcTile), ceilDiv(b.I1-b.I0, popcTile), 256, 0, s, p...)
+}
+
+// kendallHistogram: grid (ceil((J1−J0)/64), ceil((I1−I0)/64)), block 256.
+func (f *functions) kendallHistogramLaunch(s cu.Stream, planeP, planeN, nonzero cu.DevicePtr, ldw int, b fc.Block, op fc.Op, hist cu.DevicePtr) error {
+	p := append([]uint64{ptr(planeP), ptr(planeN), ptr(nonzero), i64(ldw)}, blockParams(b)...)
+	p = append(p, f64(op.Lo), f64(op.Hi), i64(op.Bins), opFlags(op), ptr(hist))
+	return launch(kernels.KendallHistogram, f.kendallHistogram, ceilDiv(b.J1-b.J0, popcTile), ceilDiv(b.I1-b.I0, popcTile), 256, 0, s, p...)
+}
+
+// correlationValues: grid (ceil((J1−J0)/128), ceil((I1−I0)/128)), block 256.
+func (f *functions) correlationValuesLaunch(s cu.Stream, u cu.DevicePtr, ld int, b fc.Block, op fc.Op, v cu.DevicePtr, ldv int) error {
+	p := append([]uint64{ptr(u), i64(ld), i64(ld)}, blockParams(b)...)
+	p = append(p, opFlags(op), ptr(v), i64(ldv))
+	return launch(kernels.CorrelationValues, f.correlationValues, ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, sgemmTile), 256, 0, s, p...)
+}
+
+// kendallValues: grid (ceil((J1−J0)/64), ceil((I1−I0)/64)), block 256.
+func (f *functions) kendallValuesLaunch(s cu.Stream, planeP, planeN, nonzero cu.DevicePtr, ldw int, b fc.Block, op fc.Op, v cu.DevicePtr, ldv int) error {
+	p := append([]uint64{ptr(planeP), ptr(planeN), ptr(nonzero), i64(ldw)}, blockParams(b)...)
+	p = append(p, opFlags(op), ptr(v), i64(ldv))
+	return launch(kernels.KendallValues, f.kendallValues, ceilDiv(b.J1-b.J0, popcTile), ceilDiv(b.I1-b.I0, popcTile), 256, 0, s, p...)
+}
+
+// topkSelect: grid lines, block 256.
+func (f *functions) topkSelectLaunch(s cu.Stream, v cu.DevicePtr, lines, lineStride, elemStride, length, k, row0, col0 int, byColumn bool, out, count cu.DevicePtr, capacity int) error {
+	var bc uint64
+	if byColumn {
+		bc = 1
+	}
+	return launch(kernels.TopKSelect, f.topkSelect, lines, 1, 256, 0, s, ptr(v), i64(lineStride), i64(elemStride), i64(length),
+		i64(k), i64(row0), i64(col0), bc, ptr(out), ptr(count), uint64(capacity))
+}

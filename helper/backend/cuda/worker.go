@@ -1,0 +1,86 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+
+	"gorgonia.org/cu"
+)
+
+// worker owns the CUDA context. The driver binds a context to the OS thread that made it
+// current; from any other thread every call fails with InvalidContext. So one goroutine,
+// locked to its thread for its whole life, creates the context and runs every closure that
+// touches the device.
+type worker struct {
+	jobs     chan func()
+	finished chan struct{}
+	once     sync.Once
+}
+
+var errWorkerClosed = errors.New("cuda backend: used after Close")
+
+// startWorker creates the context for device ordinal on a new locked goroutine.
+func startWorker(ordinal int) (*worker, error) {
+	w := &worker{jobs: make(chan func()), finished: make(chan struct{})}
+	ready := make(chan error, 1)
+	go w.loop(ordinal, ready)
+	if err := <-ready; err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func (w *worker) loop(ordinal int, ready chan<- error) {
+	// Never unlocked: when this goroutine returns, its thread (and with it the context's
+	// binding) is torn down instead of being handed to other goroutines.
+	runtime.LockOSThread()
+	defer close(w.finished)
+	dev, err := cu.GetDevice(ordinal)
+	if err != nil {
+		ready <- fmt.Errorf("cuda backend: device %d: %w", ordinal, err)
+		return
+	}
+	ctx, err := dev.MakeContext(cu.SchedAuto)
+	if err != nil {
+		ready <- fmt.Errorf("cuda backend: creating a context on device %d: %w", ordinal, err)
+		return
+	}
+	ready <- nil
+	for job := range w.jobs {
+		job()
+	}
+	_ = ctx.Destroy()
+}
+
+// do runs f on the context's thread and returns its error; a panic inside f comes back as an
+// error rather than crossing the package boundary.
+func (w *worker) do(f func() error) (err error) {
+	done := make(chan error, 1)
+	job := func() {
+		defer func() {
+			if r := recover(); r != nil {
+				done <- fmt.Errorf("cuda backend: internal error: %v", r)
+			}
+		}()
+		done <- f()
+	}
+	defer func() {
+		if recover() != nil { // send on the closed channel: the worker was stopped
+			err = errWorkerClosed
+		}
+	}()
+	w.jobs <- job
+	return <-done
+}
+
+// stop ends the worker after the closures already sent; it destroys the context.
+func (w *worker) stop() {
+	w.once.Do(func() {
+		close(w.jobs)
+		<-w.finished
+	})
+}

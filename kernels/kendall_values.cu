@@ -1,0 +1,33 @@
+// kendall_values: one block pair of Kendall τ-b (fc.KendallTau of the exact popcount dot
+// product) written densely to device memory, V[(i−i0)·ldv + (j−j0)] = τ_ij (|τ_ij| when abs),
+// NaN for pairs the block does not count; read by topk_select for the per-node top-K mode.
+//
+// Launch: grid (ceil((j1−j0)/64), ceil((i1−i0)/64)), block 256, static shared memory 17 KiB.
+#include "common.cuh"
+#include "popc_tile.cuh"
+
+extern "C" __global__ void __launch_bounds__(PC_THREADS)
+kendall_values(const unsigned int* __restrict__ P, const unsigned int* __restrict__ N,
+               const long long* __restrict__ nonzero, long long ldw,
+               long long i0, long long i1, long long j0, long long j1, long long flags,
+               float* __restrict__ V, long long ldv) {
+    const BlockPair bp = {i0, i1, j0, j1};
+    const long long r0 = i0 + (long long)blockIdx.y * PC_TM;
+    const long long c0 = j0 + (long long)blockIdx.x * PC_TM;
+    __shared__ PopcShared s;
+    int dot[4][4];
+    popc_tile(P, N, ldw, r0, c0, s, dot);
+    const int ty4 = (threadIdx.x >> 4) * 4, tx4 = (threadIdx.x & 15) * 4;
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+        const long long i = r0 + ty4 + m;
+#pragma unroll
+        for (int n = 0; n < 4; ++n) {
+            const long long j = c0 + tx4 + n;
+            if (i < i1 && j < j1)
+                V[(i - i0) * ldv + (j - j0)] = pair_counts(bp, i, j)
+                    ? connection_value(kendall_tau(dot[m][n], nonzero[i], nonzero[j]), flags)
+                    : __int_as_float(0x7fc00000);
+        }
+    }
+}

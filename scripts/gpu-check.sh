@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# GPU verification of the CUDA backend, run on a GPU machine from the repository root.
+#
+# Build here (no GPU needed), then carry .gpu/ to the GPU machine:
+#   scripts/gpu-check.sh build          # .gpu/cuda.test, .gpu/torch_fc.py, .gpu/data/
+# On the GPU machine (Go is not needed there; python3 with torch, numpy, scipy is):
+#   scripts/gpu-check.sh [all|test|sanitize|bench|peer]   # logs under $OUT (default ./gpu-out)
+#
+# test:     nvidia-smi; the conformance suite (fctest) and the backend's own tests (random,
+#           tie-heavy int16-like, real scans from .gpu/data) with HUBSCOPE_REQUIRE_GPU=1 and
+#           HUBSCOPE_STRICT=1, so nothing skips silently.
+# sanitize: compute-sanitizer memcheck and racecheck on a small case.
+# bench:    BENCHMARKS.md W1, W1 at fixed r, W2, W4, W5 (median of 3 after a warm-up).
+# peer:     the torch peer (shared/peers/torch_fc.py) on the same workloads, same machine.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+what=${1:-all}
+OUT=${OUT:-$PWD/gpu-out}
+mkdir -p "$OUT"
+T=.gpu/cuda.test
+
+if [ "$what" = build ]; then
+    set -e
+    mkdir -p .gpu/data
+    go test -c -tags cuda -o "$T" ./helper/backend/cuda
+    cp /work/shared/peers/torch_fc.py .gpu/
+    for f in haxby2001_slice_bold.nii.gz haxby2001_slice_mask.nii.gz haxby2001_run001_bold_25mm.nii.gz \
+             haxby2001_mask_25mm_brain.nii.gz nipy_functional.nii.gz; do
+        cp /work/shared/data/$f .gpu/data/
+    done
+    du -sh .gpu
+    exit 0
+fi
+
+export HUBSCOPE_REQUIRE_GPU=1 HUBSCOPE_STRICT=1 HUBSCOPE_DATA=$PWD/.gpu/data
+export HUBSCOPE_PYTHON=${HUBSCOPE_PYTHON:-python3}
+SAN=${SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
+
+run_tests() {
+    nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
+    head -15 "$OUT/nvidia-smi.txt"
+    timeout 420 "$T" -test.v -test.timeout 400s \
+        -test.run 'TestAvailable|TestConformance|TestManyTilesAgainstReference|TestAgainstScipy|TestSinkErrorAndReuse|TestRealScans' \
+        > "$OUT/tests.log" 2>&1
+    echo "tests exit $?"
+    grep -E '^(--- FAIL|FAIL|ok|PASS)|^    .*(deviation|Available|N=)|backend_test.go|realscan_test.go' "$OUT/tests.log" | head -60
+    grep -c -- '--- PASS' "$OUT/tests.log" | sed 's/^/subtests passed: /'
+    grep -c -- '--- FAIL' "$OUT/tests.log" | sed 's/^/subtests failed: /'
+}
+
+run_sanitize() {
+    for tool in memcheck racecheck; do
+        timeout 240 "$SAN" --tool $tool --error-exitcode 9 "$T" -test.run 'TestSinkErrorAndReuse|TestManyTilesAgainstReference/Kendall' \
+            > "$OUT/sanitizer-$tool.log" 2>&1
+        echo "compute-sanitizer $tool exit $?"
+        grep -E 'ERROR SUMMARY|^(ok|FAIL|PASS)' "$OUT/sanitizer-$tool.log" | head -5
+    done
+}
+
+run_bench() {
+    timeout 400 "$T" -test.run '^$' -test.bench 'BenchmarkWorkloads' -test.benchtime 3x -test.timeout 390s \
+        > "$OUT/bench.log" 2>&1
+    echo "bench exit $?"
+    grep -E '^\{|Benchmark|FAIL' "$OUT/bench.log" | grep -v '"runs"' || true
+    grep '^{' "$OUT/bench.log" | python3 -c '
+import sys, json
+for line in sys.stdin:
+    r = json.loads(line)
+    if r.get("runs") is None: continue
+    print("%-10s ours %.3f s  edges %d  density %.5f  %s" % (r["workload"], r["seconds"], r["edges"], r["density"],
+          " ".join("%s=%.3f" % (p["Stage"], p["Seconds"]) for p in r["passes"])))
+' | sort -u
+}
+
+run_peer() {
+    : > "$OUT/peer.log"
+    for args in "--n 60000 --l 200 --density 0.01" "--n 60000 --l 200 --r 0.165" \
+                "--n 200000 --l 128 --density 0.01" "--n 100000 --l 128 --density 0.001 --measure kendall" \
+                "--n 200000 --l 128 --density 0.01 --measure spearman"; do
+        timeout 200 python3 .gpu/torch_fc.py $args >> "$OUT/peer.log" 2>&1 || echo "peer $args failed" >> "$OUT/peer.log"
+    done
+    cat "$OUT/peer.log"
+}
+
+case $what in
+test) run_tests ;;
+sanitize) run_sanitize ;;
+bench) run_bench ;;
+peer) run_peer ;;
+all) run_tests; run_sanitize; run_bench; run_peer ;;
+*) echo "usage: $0 [build|all|test|sanitize|bench|peer]" >&2; exit 2 ;;
+esac
