@@ -284,3 +284,53 @@ func TestCreateRejectsBadHeaders(t *testing.T) {
 	}
 	assertEmptyDir(t, dir)
 }
+
+// TestNewHeaderQformMatchesNibabel: the quaternion, qfac and voxel sizes NewHeader derives from
+// an affine equal those of nibabel's Nifti1Header.set_qform, including sheared affines (whose
+// rotation is the polar factor), left-handed ones (qfac −1), 180° rotations (quaternion a = 0)
+// and permuted axes.
+func TestNewHeaderQformMatchesNibabel(t *testing.T) {
+	pyref.Require(t, "numpy", "nibabel")
+	affines := [][4][4]float64{
+		testAffine(),
+		{{2, 0, 0, -90}, {0, 2, 0, -126}, {0, 0, 2, -72}, {0, 0, 0, 1}},
+		{{-2, 0, 0, 90}, {0, 2, 0, -126}, {0, 0, 2, -72}, {0, 0, 0, 1}},
+		{{2, 0.3, 0.1, 1}, {0.2, 2.5, -0.4, 2}, {0, 0.1, 3, 3}, {0, 0, 0, 1}},
+		{{-1, 0, 0, 0}, {0, -1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}},
+		{{0, 0, 3, 5}, {2, 0, 0, 6}, {0, 2.5, 0, 7}, {0, 0, 0, 1}},
+		{{0, -1.5, 0, 5}, {-1.5, 0, 0, 6}, {0, 0, -4, 7}, {0, 0, 0, 1}},
+	}
+	var args []string
+	for _, a := range affines {
+		for i := 0; i < 3; i++ {
+			for j := 0; j < 4; j++ {
+				args = append(args, strconv.FormatFloat(a[i][j], 'g', -1, 64))
+			}
+		}
+	}
+	out := pyref.Run(t, `
+import sys, numpy as np, nibabel as nib
+v = [float(x) for x in sys.argv[1:]]
+for k in range(0, len(v), 12):
+    a = np.eye(4); a[:3, :] = np.reshape(v[k:k+12], (3, 4))
+    h = nib.Nifti1Header(); h.set_qform(a, code=1)
+    print(" ".join(repr(float(x)) for x in [h["quatern_b"], h["quatern_c"], h["quatern_d"], h["pixdim"][0],
+        h["pixdim"][1], h["pixdim"][2], h["pixdim"][3], h["qoffset_x"], h["qoffset_y"], h["qoffset_z"]]))
+`, args...)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != len(affines) {
+		t.Fatalf("reference printed %d lines for %d affines", len(lines), len(affines))
+	}
+	for k, a := range affines {
+		h := NewHeader([]int{2, 2, 2}, Float32, a, 0)
+		got := []float64{h.QuaternB, h.QuaternC, h.QuaternD, h.PixDim[0], h.PixDim[1], h.PixDim[2], h.PixDim[3], h.QOffsetX, h.QOffsetY, h.QOffsetZ}
+		for i, s := range strings.Fields(lines[k]) {
+			want, _ := strconv.ParseFloat(s, 64)
+			// nibabel stores the fields as float32.
+			if math.Abs(got[i]-want) > 1e-6*math.Max(1, math.Abs(want)) {
+				t.Errorf("affine %d field %d: %v, nibabel %v (got %v, nibabel %s)", k, i, got[i], want, got, lines[k])
+				break
+			}
+		}
+	}
+}
