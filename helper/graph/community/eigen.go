@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sort"
+	"sync"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -64,6 +66,10 @@ func (b *groupModularityMatrix) unbind() {
 
 func (b *groupModularityMatrix) dim() int { return len(b.members) }
 
+// parallelApplyMin is the group size from which a product with B^(G) is split over the
+// available cores; below it, goroutine start-up costs more than it saves.
+const parallelApplyMin = 4096
+
 // apply sets y = B^(G) x.
 func (b *groupModularityMatrix) apply(y, x []float64) {
 	var kx float64
@@ -71,8 +77,30 @@ func (b *groupModularityMatrix) apply(y, x []float64) {
 		kx += b.kG[li] * x[li]
 	}
 	kx /= b.twoM
+	n := len(b.members)
+	workers := runtime.GOMAXPROCS(0)
+	if n < parallelApplyMin || workers < 2 {
+		b.applyRows(y, x, kx, 0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (n + workers - 1) / workers
+	for lo := 0; lo < n; lo += chunk {
+		hi := min(lo+chunk, n)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			b.applyRows(y, x, kx, lo, hi)
+		}()
+	}
+	wg.Wait()
+}
+
+// applyRows computes rows [lo, hi) of y = B^(G) x given kx = kᵀx / 2m.
+func (b *groupModularityMatrix) applyRows(y, x []float64, kx float64, lo, hi int) {
 	g, local := b.g, b.local
-	for li, v := range b.members {
+	for li := lo; li < hi; li++ {
+		v := b.members[li]
 		var ax float64
 		if !b.weighted || g.Weights == nil {
 			for _, u := range g.Adj[g.Offsets[v]:g.Offsets[v+1]] {
