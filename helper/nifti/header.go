@@ -436,6 +436,12 @@ func encodeNifti1(h *Header) ([]byte, error) {
 			return nil, invalid(ErrTooLarge, "dim[%d] = %d does not fit a NIfTI-1 header (max %d)", i, h.Dim[i], math.MaxInt16)
 		}
 	}
+	// NIfTI-1 stores scaling as float32: a slope or intercept that does not survive the
+	// narrowing would silently change every value read back.
+	if s, i := h.SclSlope, h.SclInter; s != 0 && finite(s) &&
+		(float32(s) == 0 || !finite(float64(float32(s))) || !finite(float64(float32(i)))) {
+		return nil, invalid(ErrInvalidHeader, "scl_slope %g / scl_inter %g do not fit the float32 fields of a NIfTI-1 header", s, i)
+	}
 	b := make([]byte, nifti1DataOffset)
 	le := binary.LittleEndian
 	put32 := func(off int, v float64) { le.PutUint32(b[off:], math.Float32bits(float32(v))) }

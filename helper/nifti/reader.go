@@ -32,7 +32,8 @@ const chunkBytes = 1 << 20
 // volume, to reach the stream's end and have its CRC-32 and length checked.
 const drainLimit = 64 << 20
 
-// Reader streams the volumes of one NIfTI image in file order.
+// Reader streams the volumes of one NIfTI image in file order. It holds one raw chunk of at
+// most 1 MiB besides the caller's destination. It is not safe for concurrent use.
 type Reader struct {
 	Header Header
 	Path   string // the path given to Open

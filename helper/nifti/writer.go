@@ -158,8 +158,11 @@ func mat2quat(m [3][3]float64) (w, x, y, z float64) {
 // Create starts writing a single-file NIfTI-1 image (vox_offset 352, no extensions, little
 // endian), gzip-compressed when path ends in .gz. The data go to a temporary file in the same
 // directory that a successful Close renames to path, so no half-written file ever carries the
-// final name. h must pass Validate and fit NIfTI-1 (every dimension ≤ 32767); Version,
-// VoxOffset and LittleEndian are set by the writer.
+// final name. h must pass Validate and fit NIfTI-1 (every dimension ≤ 32767, scaling within
+// float32); Version, VoxOffset and LittleEndian are set by the writer. The header's scaling
+// applies: values are stored as (v − SclInter)/SclSlope, so a header copied from a scaled
+// int16 scan writes float maps through the same scaling unless SclSlope is reset to 1 (or 0).
+// A Writer is not safe for concurrent use.
 func Create(path string, h Header) (*Writer, error) {
 	h.Version, h.VoxOffset, h.LittleEndian = 1, nifti1DataOffset, true
 	if err := h.Validate(); err != nil {
