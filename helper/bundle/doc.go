@@ -28,7 +28,7 @@
 // | `strength.nii.gz` | strength s_i: sum of the node's edge weights (same units as the weights) | nibabel |
 // | `hubs.nii.gz` | 1 at hub nodes, 0 elsewhere (uint8) | nibabel |
 // | `hub_z.nii.gz` | the hub score as a z-score over nodes (dimensionless) | nibabel |
-// | `hubs.tsv` | one row per hub: `node`, `i`, `j`, `k`, `x`, `y`, `z` (mm), `degree`, `strength`, `z`, and `label` (atlas region) when an atlas was given | `pandas.read_csv("hubs.tsv", sep="\t")` |
+// | `hubs.tsv` | one row per hub: `node`, `i`, `j`, `k`, `x_mm`, `y_mm`, `z_mm`, `degree`, `strength`, `hub_z`, and `atlas_label` (region, "" outside every region) when an atlas was given; for a plain matrix `node`, `label`, `degree`, `strength`, `hub_z` | `pandas.read_csv("hubs.tsv", sep="\t")` |
 // | `modules.nii.gz` | module (community) number of each node, 1…M; 0 outside the mask | nibabel |
 // | `clustering.nii.gz` | clustering coefficient C_i ∈ [0, 1] | nibabel |
 // | `efficiency.nii.gz` | nodal (global) efficiency E_i = mean over j ≠ i of 1/d_ij (1/edges) | nibabel |
