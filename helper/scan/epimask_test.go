@@ -15,96 +15,125 @@ import (
 // epiRefScript reimplements nilearn.masking.compute_epi_mask (nilearn/masking.py,
 // nilearn/image/image.py:_compute_mean/smooth_array, nilearn/_utils/ndimage.py:
 // largest_connected_component) with numpy + scipy.ndimage, nilearn itself not being
-// installed. argv: source kind ("4d" path | "3d" path step | "synthetic" seed), output file
-// for the mean image (raw float64, Fortran order), lower, upper. It prints JSON with the
-// grid, the smoothed mean's threshold and the mask's flat indices (Fortran order).
+// installed. argv[1]: a JSON list of cases [kind, source, out, lower, upper, step] with kind
+// "4d" (mean of a 4D file), "3d" (a 3D image subsampled by step, used as the mean image) or
+// "synthetic" (source = seed). Each case writes its mean image to out and the smoothed mean
+// to out+".smoothed" (raw float64, Fortran order) and reports the grid, the threshold and
+// the mask's flat indices (Fortran order).
 const epiRefScript = `
 import sys, json
 import numpy as np
 import nibabel as nib
 from scipy import ndimage
 
-kind, src, out, lower, upper = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4]), float(sys.argv[5])
-if kind == "4d":
-    img = nib.load(src)
-    mean = np.asanyarray(img.dataobj).mean(axis=-1)      # _compute_mean on the 4D data
-elif kind == "3d":
-    step = int(sys.argv[6])
-    mean = np.asanyarray(nib.load(src).dataobj)[::step, ::step, ::step].astype(np.float64)
-else:  # synthetic: a noisy ellipsoid "brain", a detached blob, NaN and Inf voxels
-    rng = np.random.default_rng(int(src))
-    x, y, z = np.mgrid[0:23, 0:29, 0:19].astype(float)
-    brain = ((x - 11) / 9) ** 2 + ((y - 14) / 12) ** 2 + ((z - 9) / 7.5) ** 2 <= 1
-    blob = ((x - 20) ** 2 + (y - 3) ** 2 + (z - 3) ** 2) <= 4
-    mean = 100 + 10 * rng.standard_normal(x.shape)
-    mean[brain] += 800 + 50 * rng.standard_normal(brain.sum())
-    mean[blob] += 700
-    mean[2, 2, 2] = np.nan
-    mean[11, 14, 9] = np.nan
-    mean[12, 14, 9] = np.inf
-mean = np.asarray(mean, dtype=np.float64)
-mean.ravel(order="F").tofile(out)
+def case(kind, src, out, lower, upper, step):
+  if kind == "4d":
+      img = nib.load(src)
+      mean = np.asanyarray(img.dataobj).mean(axis=-1)      # _compute_mean on the 4D data
+  elif kind == "3d":
+      mean = np.asanyarray(nib.load(src).dataobj)[::step, ::step, ::step].astype(np.float64)
+  else:  # synthetic: a noisy ellipsoid "brain", a detached blob, NaN and Inf voxels
+      rng = np.random.default_rng(int(src))
+      x, y, z = np.mgrid[0:23, 0:29, 0:19].astype(float)
+      brain = ((x - 11) / 9) ** 2 + ((y - 14) / 12) ** 2 + ((z - 9) / 7.5) ** 2 <= 1
+      blob = ((x - 20) ** 2 + (y - 3) ** 2 + (z - 3) ** 2) <= 4
+      mean = 100 + 10 * rng.standard_normal(x.shape)
+      mean[brain] += 800 + 50 * rng.standard_normal(brain.sum())
+      mean[blob] += 700
+      mean[2, 2, 2] = np.nan
+      mean[11, 14, 9] = np.nan
+      mean[12, 14, 9] = np.inf
+  mean = np.asarray(mean, dtype=np.float64)
+  mean.ravel(order="F").tofile(out)
 
-# _compute_mean(smooth=1): smooth_array(fwhm=1, affine=eye(4)) in place, NaN put back.
-arr = mean.copy()
-nan_mask = np.isnan(arr)
-arr[np.logical_not(np.isfinite(arr))] = 0
-sigma = 1.0 / np.sqrt(8 * np.log(2))
-for n in range(3):
-    ndimage.gaussian_filter1d(arr, sigma, output=arr, axis=n)
-arr[nan_mask] = np.nan
-# compute_epi_mask, ensure_finite=True, exclude_zeros=False
-arr[np.logical_not(np.isfinite(arr))] = 0
-s = np.sort(np.ravel(arr))
-lo = int(np.floor(lower * len(s)))
-up = min(int(np.floor(upper * len(s))), len(s) - 1)
-delta = s[lo + 1:up + 1] - s[lo:up]
-ia = delta.argmax()
-thr = 0.5 * (s[ia + lo] + s[ia + lo + 1])
-mask = arr >= thr
-# _post_process_mask(opening=2, connected=True)
-opening = 2
-mask = ndimage.binary_erosion(mask, iterations=opening)
-if mask.any():
-    labels, nlab = ndimage.label(mask)
-    if nlab > 1:
-        count = np.bincount(labels.ravel().astype(int))
-        count[0] = 0
-        mask = labels == count.argmax()
-mask = ndimage.binary_dilation(mask, iterations=2 * opening)
-mask = ndimage.binary_erosion(mask, iterations=opening)
-print(json.dumps({"dims": list(mean.shape), "threshold": float(thr),
-                  "smoothed": arr.ravel(order="F").tolist(),
-                  "mask": np.flatnonzero(mask.ravel(order="F")).tolist()}))
+  # _compute_mean(smooth=1): smooth_array(fwhm=1, affine=eye(4)) in place, NaN put back.
+  arr = mean.copy()
+  nan_mask = np.isnan(arr)
+  arr[np.logical_not(np.isfinite(arr))] = 0
+  sigma = 1.0 / np.sqrt(8 * np.log(2))
+  for n in range(3):
+      ndimage.gaussian_filter1d(arr, sigma, output=arr, axis=n)
+  arr[nan_mask] = np.nan
+  # compute_epi_mask, ensure_finite=True, exclude_zeros=False
+  arr[np.logical_not(np.isfinite(arr))] = 0
+  s = np.sort(np.ravel(arr))
+  lo = int(np.floor(lower * len(s)))
+  up = min(int(np.floor(upper * len(s))), len(s) - 1)
+  delta = s[lo + 1:up + 1] - s[lo:up]
+  ia = delta.argmax()
+  thr = 0.5 * (s[ia + lo] + s[ia + lo + 1])
+  mask = arr >= thr
+  # _post_process_mask(opening=2, connected=True)
+  opening = 2
+  mask = ndimage.binary_erosion(mask, iterations=opening)
+  if mask.any():
+      labels, nlab = ndimage.label(mask)
+      if nlab > 1:
+          count = np.bincount(labels.ravel().astype(int))
+          count[0] = 0
+          mask = labels == count.argmax()
+  mask = ndimage.binary_dilation(mask, iterations=2 * opening)
+  mask = ndimage.binary_erosion(mask, iterations=opening)
+  arr.ravel(order="F").tofile(out + ".smoothed")
+  return {"dims": list(mean.shape), "threshold": float(thr),
+          "mask": np.flatnonzero(mask.ravel(order="F")).tolist()}
+
+print(json.dumps([case(*c) for c in json.loads(sys.argv[1])]))
 `
 
 type epiRef struct {
-	Dims      []int     `json:"dims"`
-	Threshold float64   `json:"threshold"`
-	Smoothed  []float64 `json:"smoothed"`
-	Mask      []int     `json:"mask"`
+	Dims      []int   `json:"dims"`
+	Threshold float64 `json:"threshold"`
+	Mask      []int   `json:"mask"`
 	mean      []float64
+	smoothed  []float64
 }
 
-func runEPIRef(t *testing.T, lower, upper float64, source ...string) epiRef {
+// epiCase is one reference computation: kind, source, cutoffs and subsampling step.
+type epiCase struct {
+	kind, source string
+	lower, upper float64
+	step         int
+}
+
+// runEPIRef runs every case in one Python process (each start costs most of a second).
+func runEPIRef(t *testing.T, cases ...epiCase) []epiRef {
 	t.Helper()
 	pyref.Require(t, "numpy", "scipy", "nibabel")
-	out := filepath.Join(t.TempDir(), "mean.f64")
-	args := []string{source[0], source[1], out, strconv.FormatFloat(lower, 'g', -1, 64), strconv.FormatFloat(upper, 'g', -1, 64)}
-	args = append(args, source[2:]...)
-	var ref epiRef
-	if err := json.Unmarshal(pyref.Run(t, epiRefScript, args...), &ref); err != nil {
-		t.Fatalf("reference output: %v", err)
+	dir := t.TempDir()
+	var arg [][]any
+	for i, c := range cases {
+		arg = append(arg, []any{c.kind, c.source, filepath.Join(dir, strconv.Itoa(i)), c.lower, c.upper, c.step})
 	}
-	raw, err := os.ReadFile(out)
+	js, err := json.Marshal(arg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	ref.mean = make([]float64, len(raw)/8)
-	for i := range ref.mean {
-		ref.mean[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
+	var refs []epiRef
+	if err := json.Unmarshal(pyref.Run(t, epiRefScript, string(js)), &refs); err != nil {
+		t.Fatalf("reference output: %v", err)
 	}
-	return ref
+	if len(refs) != len(cases) {
+		t.Fatalf("reference gave %d results for %d cases", len(refs), len(cases))
+	}
+	for i := range refs {
+		refs[i].mean = readFloat64s(t, filepath.Join(dir, strconv.Itoa(i)))
+		refs[i].smoothed = readFloat64s(t, filepath.Join(dir, strconv.Itoa(i)+".smoothed"))
+	}
+	return refs
+}
+
+func readFloat64s(t *testing.T, path string) []float64 {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]float64, len(raw)/8)
+	for i := range out {
+		out[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[8*i:]))
+	}
+	return out
 }
 
 // TestEPIMaskMatchesNilearnReference compares every step of EPIMask64 with the scipy
@@ -116,31 +145,35 @@ func TestEPIMaskMatchesNilearnReference(t *testing.T) {
 		data = d
 	}
 	cases := []struct {
-		name         string
-		lower, upper float64
-		source       []string
-		wantEmpty    bool
+		name      string
+		c         epiCase
+		wantEmpty bool
 	}{
-		{"haxby 25mm mean", 0.2, 0.85, []string{"4d", filepath.Join(data, "haxby2001_run001_bold_25mm.nii.gz")}, false},
+		{"haxby 25mm mean", epiCase{"4d", filepath.Join(data, "haxby2001_run001_bold_25mm.nii.gz"), 0.2, 0.85, 1}, false},
 		// Three slices or one: the opening erodes everything, in nilearn as here.
-		{"nipy functional mean", 0.2, 0.85, []string{"4d", filepath.Join(data, "nipy_functional.nii.gz")}, true},
-		{"haxby slice mean", 0.2, 0.85, []string{"4d", filepath.Join(data, "haxby2001_slice_bold.nii.gz")}, true},
-		{"ICBM T1 /3", 0.2, 0.85, []string{"3d", filepath.Join(data, "nilearn_mni_icbm152_t1_tal_nlin_sym_09a_converted.nii.gz"), "3"}, false},
-		{"ICBM GM /4 cutoffs 0.5 0.9", 0.5, 0.9, []string{"3d", filepath.Join(data, "nilearn_mni_icbm152_gm_tal_nlin_sym_09a_converted.nii.gz"), "4"}, false},
-		{"synthetic", 0.2, 0.85, []string{"synthetic", "7"}, false},
-		{"synthetic cutoffs 0.3 0.7", 0.3, 0.7, []string{"synthetic", "11"}, false},
+		{"nipy functional mean", epiCase{"4d", filepath.Join(data, "nipy_functional.nii.gz"), 0.2, 0.85, 1}, true},
+		{"haxby slice mean", epiCase{"4d", filepath.Join(data, "haxby2001_slice_bold.nii.gz"), 0.2, 0.85, 1}, true},
+		{"ICBM T1 /4", epiCase{"3d", filepath.Join(data, "nilearn_mni_icbm152_t1_tal_nlin_sym_09a_converted.nii.gz"), 0.2, 0.85, 4}, false},
+		{"ICBM GM /5 cutoffs 0.5 0.9", epiCase{"3d", filepath.Join(data, "nilearn_mni_icbm152_gm_tal_nlin_sym_09a_converted.nii.gz"), 0.5, 0.9, 5}, false},
+		{"synthetic", epiCase{"synthetic", "7", 0.2, 0.85, 1}, false},
+		{"synthetic cutoffs 0.3 0.7", epiCase{"synthetic", "11", 0.3, 0.7, 1}, false},
 	}
+	var todo []epiCase
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if c.source[0] != "synthetic" {
-				if _, err := os.Stat(c.source[1]); err != nil {
-					if pyref.Strict() {
-						t.Fatalf("test data missing: %v", err)
-					}
-					t.Skipf("test data missing: %v", err)
+		if c.c.kind != "synthetic" {
+			if _, err := os.Stat(c.c.source); err != nil {
+				if pyref.Strict() {
+					t.Fatalf("test data missing: %v", err)
 				}
+				t.Skipf("test data missing: %v", err)
 			}
-			ref := runEPIRef(t, c.lower, c.upper, c.source...)
+		}
+		todo = append(todo, c.c)
+	}
+	refs := runEPIRef(t, todo...)
+	for ci, c := range cases {
+		ref := refs[ci]
+		t.Run(c.name, func(t *testing.T) {
 			dims := [3]int{ref.Dims[0], ref.Dims[1], ref.Dims[2]}
 			if len(ref.mean) != dims[0]*dims[1]*dims[2] {
 				t.Fatalf("mean image has %d values for grid %v", len(ref.mean), dims)
@@ -148,16 +181,16 @@ func TestEPIMaskMatchesNilearnReference(t *testing.T) {
 
 			sm := smoothMean(ref.mean, dims)
 			for i := range sm {
-				if d := math.Abs(sm[i] - ref.Smoothed[i]); d > 1e-12*math.Max(1, math.Abs(ref.Smoothed[i])) {
-					t.Fatalf("smoothed mean at flat %d: got %.17g, scipy %.17g", i, sm[i], ref.Smoothed[i])
+				if d := math.Abs(sm[i] - ref.smoothed[i]); d > 1e-12*math.Max(1, math.Abs(ref.smoothed[i])) {
+					t.Fatalf("smoothed mean at flat %d: got %.17g, scipy %.17g", i, sm[i], ref.smoothed[i])
 				}
 			}
-			tau, ok := epiThreshold(sm, c.lower, c.upper)
+			tau, ok := epiThreshold(sm, c.c.lower, c.c.upper)
 			if !ok || math.Abs(tau-ref.Threshold) > 1e-9*math.Max(1, math.Abs(ref.Threshold)) {
 				t.Fatalf("threshold: got %.17g (ok %v), reference %.17g", tau, ok, ref.Threshold)
 			}
 
-			m := EPIMask64(ref.mean, dims, c.lower, c.upper)
+			m := EPIMask64(ref.mean, dims, c.c.lower, c.c.upper)
 			var got []int
 			for f, in := range m.In {
 				if in {
@@ -222,5 +255,69 @@ func TestReflectIndex(t *testing.T) {
 		if got := reflectIndex(p, 1); got != 0 {
 			t.Errorf("reflectIndex(%d, 1) = %d, want 0", p, got)
 		}
+	}
+}
+
+// TestLargestComponentTie: two components of equal size, one first in NIfTI (Fortran) order
+// and the other first in numpy's C order; scipy.ndimage.label numbers labels in C order and
+// np.argmax keeps the first, so nilearn keeps the C-order one. So must we.
+func TestLargestComponentTie(t *testing.T) {
+	pyref.Require(t, "numpy", "scipy")
+	dims := [3]int{8, 7, 3}
+	in := make([]bool, dims[0]*dims[1]*dims[2])
+	set := func(i0, j0 int) {
+		for k := 0; k < 2; k++ {
+			for j := j0; j < j0+2; j++ {
+				for i := i0; i < i0+2; i++ {
+					in[i+dims[0]*(j+dims[1]*k)] = true
+				}
+			}
+		}
+	}
+	set(0, 5)                          // A: first in C order (i slowest)
+	set(5, 0)                          // B: first in Fortran order (i fastest)
+	in[7+dims[0]*(6+dims[1]*2)] = true // a lone voxel
+	var flat []int
+	for f, v := range in {
+		if v {
+			flat = append(flat, f)
+		}
+	}
+	js, _ := json.Marshal(map[string]any{"dims": dims, "flat": flat})
+	out := pyref.Run(t, `
+import sys, json
+import numpy as np
+from scipy import ndimage
+a = json.loads(sys.argv[1])
+m = np.zeros(int(np.prod(a["dims"])), bool)
+m[a["flat"]] = True
+m = m.reshape(a["dims"], order="F")
+labels, n = ndimage.label(m)
+count = np.bincount(labels.ravel().astype(int))
+count[0] = 0
+keep = labels == count.argmax()
+print(json.dumps(np.flatnonzero(keep.ravel(order="F")).tolist()))
+`, string(js))
+	var want []int
+	if err := json.Unmarshal(out, &want); err != nil {
+		t.Fatal(err)
+	}
+	got := largestComponent(in, dims)
+	var gotFlat []int
+	for f, v := range got {
+		if v {
+			gotFlat = append(gotFlat, f)
+		}
+	}
+	if len(want) != 8 || len(gotFlat) != len(want) {
+		t.Fatalf("kept %v, scipy %v", gotFlat, want)
+	}
+	for i := range want {
+		if gotFlat[i] != want[i] {
+			t.Fatalf("kept %v, scipy %v", gotFlat, want)
+		}
+	}
+	if !got[0+dims[0]*(5+dims[1]*0)] {
+		t.Fatalf("kept the Fortran-order-first component")
 	}
 }

@@ -221,7 +221,7 @@ func TestLoadEPIMaskMatchesReference(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	epi := runEPIRef(t, 0.2, 0.85, "4d", scan)
+	epi := runEPIRef(t, epiCase{"4d", scan, 0.2, 0.85, 1})[0]
 	flat := make([]string, len(epi.Mask))
 	for i, f := range epi.Mask {
 		flat[i] = itoa(f)
