@@ -25,6 +25,8 @@ type igraphModules struct {
 	LeadingEigenvectorQ float64   `json:"le_q"`
 	LeadingEigenvector  []int     `json:"le"`
 	MultilevelQ         []float64 `json:"ml_q"` // community_multilevel, random.seed(0..4)
+	// WeightedLeadingEigenvectorQ is the weighted method's weighted Q.
+	WeightedLeadingEigenvectorQ float64 `json:"le_w_q"`
 }
 
 const igraphModulesScript = igraphPreamble + `
@@ -35,7 +37,9 @@ mlq = []
 for s in range(5):
     random.seed(s)
     mlq.append(g.community_multilevel().modularity)
-print(json.dumps({"le_q": le.modularity, "le": le.membership, "ml_q": mlq}))
+lew = g.community_leading_eigenvector(weights="weight")
+print(json.dumps({"le_q": le.modularity, "le": le.membership, "ml_q": mlq,
+                  "le_w_q": g.modularity(lew.membership, weights="weight")}))
 `
 
 // scanNetworkScript builds the thresholded correlation network of a real scan: masked voxel
@@ -140,6 +144,15 @@ func TestLeadingEigenvectorMatchesIgraph(t *testing.T) {
 					t.Errorf("%s: NMI with planted modules %.3f < 0.9", tg.name, nmi)
 				}
 			}
+		}
+		weighted, err := LeadingEigenvectorModules(context.Background(), tg.g, LeadingEigenvectorOptions{Weighted: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := tg.ref.WeightedLeadingEigenvectorQ
+		t.Logf("%s, weighted: Q = %.6f, igraph %.6f", tg.name, weighted.Q, want)
+		if rel := (weighted.Q - want) / want; rel < -0.01 || rel > 0.01 {
+			t.Errorf("%s weighted: Q = %.6f differs from igraph's %.6f by %.2f %%", tg.name, weighted.Q, want, 100*rel)
 		}
 		// Kernighan–Lin fine-tuning of each division (Newman 2006) can only raise Q here.
 		tuned, err := LeadingEigenvectorModules(context.Background(), tg.g, LeadingEigenvectorOptions{FineTune: true}, nil)

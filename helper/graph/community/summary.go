@@ -125,7 +125,7 @@ func NormalizedMutualInformation(a, b []int) (float64, error) {
 //	z = (Q − mean(Q_rand)) / SD(Q_rand),
 //
 // with the sample standard deviation (denominator K − 1). It needs K ≥ 2 random values that
-// are not all equal.
+// are not all equal (to 1e-12 relative).
 func ModularityZScore(observed float64, random []float64) (mean, sd, z float64, err error) {
 	if len(random) < 2 {
 		return 0, 0, 0, fmt.Errorf("community: modularity z-score needs at least 2 random networks, got %d", len(random))
@@ -142,7 +142,8 @@ func ModularityZScore(observed float64, random []float64) (mean, sd, z float64, 
 		ss += (q - mean) * (q - mean)
 	}
 	sd = math.Sqrt(ss / float64(len(random)-1))
-	if sd == 0 {
+	// Equal values can leave a rounding-level spread; a z-score against it would be noise.
+	if sd <= 1e-12*math.Abs(mean) {
 		return mean, 0, 0, fmt.Errorf("community: the %d random networks all have Q = %v: z-score undefined", len(random), mean)
 	}
 	return mean, sd, (observed - mean) / sd, nil

@@ -1,0 +1,184 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+)
+
+// Triangles returns t_i, the number of triangles through each node, by the "forward" algorithm
+// (Schank & Wagner 2005; Latapy 2008): orient every edge from the lower- to the higher-ranked end,
+// rank = (degree, index), so that each triangle is found exactly once from its lowest-ranked node
+// and no node has more than O(√E) out-neighbours. Cost O(E^1.5) worst case, far less on brain
+// networks; parallel over nodes, with per-worker integer counts (exact, schedule-independent).
+func Triangles(ctx context.Context, g *Graph) ([]int64, error) {
+	if g == nil {
+		return nil, errors.New("graph: triangles of a nil graph")
+	}
+	n := g.N
+	// Out-neighbours in rank order, as a CSR of half the size of g.
+	outOff := make([]int64, n+1)
+	higher := func(i int, j int32) bool {
+		di, dj := g.Degree(i), g.Degree(int(j))
+		return dj > di || (dj == di && int(j) > i)
+	}
+	for i := 0; i < n; i++ {
+		var c int64
+		for _, j := range g.Neighbors(i) {
+			if higher(i, j) {
+				c++
+			}
+		}
+		outOff[i+1] = outOff[i] + c
+	}
+	out := make([]int32, outOff[n])
+	for i := 0; i < n; i++ {
+		p := outOff[i]
+		for _, j := range g.Neighbors(i) {
+			if higher(i, j) {
+				out[p] = j
+				p++
+			}
+		}
+	}
+	workers := workerCount((n + 255) / 256)
+	counts := make([][]int64, workers)
+	marks := make([][]int32, workers)
+	for w := range counts {
+		counts[w] = make([]int64, n)
+		marks[w] = make([]int32, n)
+	}
+	err := forEachChunk(ctx, n, 256, workers, false, func(w, lo, hi int) error {
+		t, mark := counts[w], marks[w]
+		for i := lo; i < hi; i++ {
+			oi := out[outOff[i]:outOff[i+1]]
+			if len(oi) < 2 {
+				continue
+			}
+			stamp := int32(i + 1) // mark[k] == i+1 ⇔ k is an out-neighbour of i; no clearing needed
+			for _, k := range oi {
+				mark[k] = stamp
+			}
+			for _, j := range oi {
+				for _, k := range out[outOff[j]:outOff[j+1]] {
+					if mark[k] == stamp {
+						t[i]++
+						t[j]++
+						t[k]++
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	total := counts[0]
+	for _, t := range counts[1:] {
+		for i, c := range t {
+			total[i] += c
+		}
+	}
+	return total, nil
+}
+
+// ClusteringCoefficients returns the binary local clustering coefficient of every node,
+// C_i = 2 t_i / (k_i (k_i − 1)) (Watts & Strogatz 1998), 0 for nodes of degree < 2.
+func ClusteringCoefficients(ctx context.Context, g *Graph) ([]float64, error) {
+	t, err := Triangles(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	c := make([]float64, g.N)
+	for i := range c {
+		if k := float64(g.Degree(i)); k >= 2 {
+			c[i] = 2 * float64(t[i]) / (k * (k - 1))
+		}
+	}
+	return c, nil
+}
+
+// MeanClustering is C_p = (1/N) Σ_i C_i with C_i = 0 for nodes of degree < 2, igraph's
+// transitivity_avglocal_undirected(mode="zero") and networkx's average_clustering.
+func MeanClustering(ctx context.Context, g *Graph) (float64, error) {
+	c, err := ClusteringCoefficients(ctx, g)
+	if err != nil || len(c) == 0 {
+		return 0, err
+	}
+	return mean(c), nil
+}
+
+// WeightedClusteringCoefficients returns Onnela et al.'s (2005) weighted clustering,
+// C̃_i = 2/(k_i(k_i−1)) Σ_{j<k} (ŵ_ij ŵ_ik ŵ_jk)^{1/3} over adjacent neighbour pairs, with weights
+// normalised by the largest weight in the graph, ŵ = w / max(w). This is networkx's
+// clustering(G, weight=…). Weights are expected positive (|r| or r above a positive
+// threshold); the cube root keeps the sign of a negative product. Each node's sum is
+// independent of the others and of scheduling, so the result is reproducible bit for bit.
+func WeightedClusteringCoefficients(ctx context.Context, g *Graph) ([]float64, error) {
+	if g == nil {
+		return nil, errors.New("graph: weighted clustering of a nil graph")
+	}
+	if g.Weights == nil {
+		return nil, errors.New("graph: weighted clustering needs edge weights; the graph is binary")
+	}
+	var wmax float64
+	for _, w := range g.Weights {
+		wmax = max(wmax, math.Abs(float64(w)))
+	}
+	n := g.N
+	c := make([]float64, n)
+	if wmax == 0 {
+		return c, nil
+	}
+	workers := workerCount((n + 127) / 128)
+	marks := make([][]int64, workers) // position+1 of edge (i,k) in g.Adj, 0 when k ∉ N(i)
+	for w := range marks {
+		marks[w] = make([]int64, n)
+	}
+	err := forEachChunk(ctx, n, 128, workers, false, func(w, lo, hi int) error {
+		mark := marks[w]
+		for i := lo; i < hi; i++ {
+			a, b := g.Offsets[i], g.Offsets[i+1]
+			k := b - a
+			if k < 2 {
+				continue
+			}
+			for p := a; p < b; p++ {
+				mark[g.Adj[p]] = p + 1
+			}
+			var s float64
+			for p := a; p < b; p++ {
+				j := g.Adj[p]
+				wij := float64(g.Weights[p]) / wmax
+				// Pairs {j, l} with l > j, each once; rows are sorted, so start past j.
+				row := g.Adj[g.Offsets[j]:g.Offsets[j+1]]
+				start, _ := slices.BinarySearch(row, j+1)
+				for q := g.Offsets[j] + int64(start); q < g.Offsets[j+1]; q++ {
+					l := g.Adj[q]
+					if m := mark[l]; m != 0 {
+						s += math.Cbrt(wij * float64(g.Weights[m-1]) / wmax * float64(g.Weights[q]) / wmax)
+					}
+				}
+			}
+			for p := a; p < b; p++ {
+				mark[g.Adj[p]] = 0
+			}
+			c[i] = 2 * s / (float64(k) * float64(k-1))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func mean(x []float64) float64 {
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}

@@ -1,0 +1,220 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/hubscope/hubscope/helper/progress"
+)
+
+// Degrees returns k_i, the number of neighbours of every node.
+func Degrees(g *Graph) []int {
+	k := make([]int, g.N)
+	for i := range k {
+		k[i] = g.Degree(i)
+	}
+	return k
+}
+
+// Strengths returns s_i = Σ_j w_ij (Wu et al. 2010, eq. 3), summed in float64 in neighbour
+// order. For a binary graph the strength is the degree.
+func Strengths(g *Graph) []float64 {
+	s := make([]float64, g.N)
+	for i := range s {
+		if g.Weights == nil {
+			s[i] = float64(g.Degree(i))
+			continue
+		}
+		for _, w := range g.Weights[g.Offsets[i]:g.Offsets[i+1]] {
+			s[i] += float64(w)
+		}
+	}
+	return s
+}
+
+// LocalEfficiencies returns every node's local efficiency (Latora & Marchiori 2001): the global
+// efficiency of the subgraph induced by its neighbours (node i itself excluded),
+// E_loc,i = 1/(k_i(k_i−1)) Σ_{j≠h ∈ N_i} 1/d^{(i)}_jh, with d^{(i)} distances inside that subgraph
+// and 0 for k_i < 2. This is networkx's local_efficiency per node and, for binary undirected
+// graphs, the Brain Connectivity Toolbox's efficiency_bin(A, 1). Each neighbourhood's distances
+// come from the same bit-parallel BFS as ShortestPaths, on a small CSR built per node. Parallel
+// over nodes; progress counts nodes.
+func LocalEfficiencies(ctx context.Context, g *Graph, rep progress.Reporter) ([]float64, error) {
+	rep = progress.OrDiscard(rep)
+	if g == nil {
+		return nil, errors.New("graph: local efficiency of a nil graph")
+	}
+	n := g.N
+	maxDeg := 0
+	for i := 0; i < n; i++ {
+		maxDeg = max(maxDeg, g.Degree(i))
+	}
+	rep.Start("local efficiency", int64(n))
+	eloc := make([]float64, n)
+	workers := workerCount((n + 63) / 64)
+	type scratch struct {
+		local []int32 // local[v] = index of v in the current neighbourhood + 1, else 0
+		off   []int64
+		adj   []int32
+		bfs   *msbfs
+	}
+	ws := make([]*scratch, workers)
+	for w := range ws {
+		ws[w] = &scratch{local: make([]int32, n), off: make([]int64, maxDeg+1), bfs: newMSBFS(maxDeg)}
+	}
+	err := forEachChunk(ctx, n, 64, workers, false, func(w, lo, hi int) error {
+		s := ws[w]
+		for i := lo; i < hi; i++ {
+			nb := g.Neighbors(i)
+			k := len(nb)
+			if k < 2 {
+				continue
+			}
+			for li, v := range nb {
+				s.local[v] = int32(li + 1)
+			}
+			// Induced subgraph on N_i in CSR, neighbours kept in increasing local order.
+			s.adj = s.adj[:0]
+			for li, v := range nb {
+				s.off[li] = int64(len(s.adj))
+				for _, u := range g.Neighbors(int(v)) {
+					if lu := s.local[u]; lu != 0 {
+						s.adj = append(s.adj, lu-1)
+					}
+				}
+			}
+			s.off[k] = int64(len(s.adj))
+			for _, v := range nb {
+				s.local[v] = 0
+			}
+			s.bfs.hist = s.bfs.hist[:0]
+			for src := 0; src < k; src += 64 {
+				s.bfs.sweep(s.off[:k+1], s.adj, src, min(src+64, k))
+			}
+			var inv float64
+			for d := 1; d < len(s.bfs.hist); d++ {
+				inv += float64(s.bfs.hist[d]) / float64(d)
+			}
+			eloc[i] = inv / (float64(k) * float64(k-1))
+		}
+		rep.Add(int64(hi - lo))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return eloc, nil
+}
+
+// EigenvectorOptions tunes EigenvectorCentrality; the zero value asks for the defaults.
+type EigenvectorOptions struct {
+	MaxIter   int     // default 10000
+	Tolerance float64 // max-norm change between iterates of the max-normalised vector; default 1e-13
+}
+
+// EigenvectorCentrality returns the leading eigenvector x of the adjacency matrix A, scaled so
+// that max_i x_i = 1 (igraph's eigenvector_centrality(scale=True); divide by ‖x‖₂ for networkx's
+// convention), with its eigenvalue λ. It runs power iteration on A + I, which has the same
+// eigenvectors, eigenvalues shifted by one and, unlike A, no −λ_max competitor on bipartite
+// graphs; the start vector is the degree vector, as in igraph. On a disconnected graph the
+// iteration converges to the component with the largest eigenvalue (other components → 0), as
+// ARPACK does. A graph with no edges has no leading eigenvector; igraph then returns all ones,
+// and so does this function (with λ = 0). Weights are ignored (binary centrality).
+func EigenvectorCentrality(ctx context.Context, g *Graph, opt EigenvectorOptions) (x []float64, lambda float64, err error) {
+	if g == nil {
+		return nil, 0, errors.New("graph: eigenvector centrality of a nil graph")
+	}
+	if opt.MaxIter <= 0 {
+		opt.MaxIter = 10000
+	}
+	if opt.Tolerance <= 0 {
+		opt.Tolerance = 1e-13
+	}
+	n := g.N
+	x = make([]float64, n)
+	if g.Edges() == 0 {
+		for i := range x {
+			x[i] = 1
+		}
+		return x, 0, nil
+	}
+	y := make([]float64, n)
+	for i := range x {
+		x[i] = float64(g.Degree(i))
+	}
+	scaleMax(x)
+	for it := 0; it < opt.MaxIter; it++ {
+		if it%64 == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, 0, err
+			}
+		}
+		for i := 0; i < n; i++ {
+			s := x[i]
+			for _, j := range g.Neighbors(i) {
+				s += x[j]
+			}
+			y[i] = s
+		}
+		// The max entry of (A+I)x with max(x) = 1 converges to λ+1.
+		m := scaleMax(y)
+		var change float64
+		for i := range x {
+			change = max(change, math.Abs(y[i]-x[i]))
+		}
+		x, y = y, x
+		if change < opt.Tolerance {
+			return x, m - 1, nil
+		}
+	}
+	return nil, 0, fmt.Errorf("graph: eigenvector centrality did not converge in %d power iterations (tolerance %g); the two leading eigenvalues are too close", opt.MaxIter, opt.Tolerance)
+}
+
+// scaleMax divides x by its largest entry and returns that entry.
+func scaleMax(x []float64) float64 {
+	var m float64
+	for _, v := range x {
+		m = max(m, v)
+	}
+	if m > 0 {
+		for i := range x {
+			x[i] /= m
+		}
+	}
+	return m
+}
+
+// DegreeAssortativity is Newman's (2002) degree assortativity r, the Pearson correlation of the
+// degrees at either end of an edge, each edge counted in both directions:
+// r = [⟨jk⟩ − ⟨(j+k)/2⟩²] / [⟨(j²+k²)/2⟩ − ⟨(j+k)/2⟩²], as igraph's
+// assortativity_degree(directed=False). ok is false when r is undefined (no edges, or every edge
+// joins nodes of one degree: zero variance), where igraph returns NaN.
+func DegreeAssortativity(g *Graph) (r float64, ok bool) {
+	m := float64(g.Edges())
+	if m == 0 {
+		return 0, false
+	}
+	// Sums over edges (i<j) of integers, exact in float64 while they stay below 2⁵³.
+	var sjk, sj, sjj float64
+	for i := 0; i < g.N; i++ {
+		ki := float64(g.Degree(i))
+		for _, j := range g.Neighbors(i) {
+			if int(j) <= i {
+				continue
+			}
+			kj := float64(g.Degree(int(j)))
+			sjk += ki * kj
+			sj += ki + kj
+			sjj += ki*ki + kj*kj
+		}
+	}
+	mean := sj / (2 * m)
+	num := sjk/m - mean*mean
+	den := sjj/(2*m) - mean*mean
+	if den <= 0 || math.Abs(den) < 1e-12*math.Abs(sjj/(2*m)) {
+		return 0, false
+	}
+	return num / den, true
+}
