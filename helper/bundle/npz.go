@@ -271,13 +271,15 @@ func readNPZ(zr *zip.Reader) (*network.Network, error) {
 			return fmt.Errorf("indptr has shape %v for %d rows, want (%d,)", h.Shape, n, n+1)
 		}
 		nw.Indptr = make([]uint64, n+1)
-		return decodeInts(r, h.Descr, func(i int, v int64) error {
-			if v < 0 {
-				return fmt.Errorf("indptr[%d] = %d is negative", i, v)
+		return decodeInts(r, h.Descr, n+1, func(start int, vals []int64) error {
+			for k, v := range vals {
+				if v < 0 {
+					return fmt.Errorf("indptr[%d] = %d is negative", start+k, v)
+				}
+				nw.Indptr[start+k] = uint64(v)
 			}
-			nw.Indptr[i] = uint64(v)
 			return nil
-		}, n+1)
+		})
 	}); err != nil {
 		return nil, err
 	}
@@ -287,13 +289,15 @@ func readNPZ(zr *zip.Reader) (*network.Network, error) {
 			return fmt.Errorf("indices has shape %v, indptr claims %d stored values", h.Shape, nnz)
 		}
 		nw.Indices = make([]uint32, nnz)
-		return decodeInts(r, h.Descr, func(i int, v int64) error {
-			if v < 0 || v >= int64(n) {
-				return fmt.Errorf("indices[%d] = %d outside 0…%d", i, v, n-1)
+		return decodeInts(r, h.Descr, int(nnz), func(start int, vals []int64) error {
+			for k, v := range vals {
+				if v < 0 || v >= int64(n) {
+					return fmt.Errorf("indices[%d] = %d outside 0…%d", start+k, v, n-1)
+				}
+				nw.Indices[start+k] = uint32(v)
 			}
-			nw.Indices[i] = uint32(v)
 			return nil
-		}, int(nnz))
+		})
 	}); err != nil {
 		return nil, err
 	}
@@ -369,50 +373,54 @@ func dtypeSize(descr string) (int, error) {
 }
 
 func readInts(r io.Reader, descr string, n int) ([]int64, error) {
-	out := make([]int64, n)
-	err := decodeInts(r, descr, func(i int, v int64) error { out[i] = v; return nil }, n)
+	out := make([]int64, 0, n)
+	err := decodeInts(r, descr, n, func(_ int, vals []int64) error { out = append(out, vals...); return nil })
 	return out, err
 }
 
-// decodeInts reads n integers of dtype descr in chunks and passes each, as int64, to put.
-func decodeInts(r io.Reader, descr string, put func(i int, v int64) error, n int) error {
+// decodeInts reads n integers of dtype descr and hands them to put in chunks, as int64, with
+// the index of each chunk's first value.
+func decodeInts(r io.Reader, descr string, n int, put func(start int, vals []int64) error) error {
 	size, err := dtypeSize(descr)
 	if err != nil {
 		return err
 	}
-	var conv func([]byte) (int64, error)
 	switch descr {
-	case "<i4":
-		conv = func(b []byte) (int64, error) { return int64(int32(binary.LittleEndian.Uint32(b))), nil }
-	case "<u4":
-		conv = func(b []byte) (int64, error) { return int64(binary.LittleEndian.Uint32(b)), nil }
-	case "<i8":
-		conv = func(b []byte) (int64, error) { return int64(binary.LittleEndian.Uint64(b)), nil }
-	case "<u8":
-		conv = func(b []byte) (int64, error) {
-			v := binary.LittleEndian.Uint64(b)
-			if v > math.MaxInt64 {
-				return 0, fmt.Errorf("value %d is out of range", v)
-			}
-			return int64(v), nil
-		}
+	case "<i4", "<u4", "<i8", "<u8":
 	default:
 		return fmt.Errorf("dtype %q where integers are needed", descr)
 	}
 	buf := make([]byte, chunkElems*size)
+	vals := make([]int64, chunkElems)
 	for i := 0; i < n; {
 		c := min(n-i, chunkElems)
 		if _, err := io.ReadFull(r, buf[:c*size]); err != nil {
 			return fmt.Errorf("truncated data after %d of %d values: %w", i, n, err)
 		}
-		for k := 0; k < c; k++ {
-			v, err := conv(buf[k*size:])
-			if err != nil {
-				return fmt.Errorf("element %d: %w", i+k, err)
+		switch descr {
+		case "<i4":
+			for k := range c {
+				vals[k] = int64(int32(binary.LittleEndian.Uint32(buf[4*k:])))
 			}
-			if err := put(i+k, v); err != nil {
-				return err
+		case "<u4":
+			for k := range c {
+				vals[k] = int64(binary.LittleEndian.Uint32(buf[4*k:]))
 			}
+		case "<i8":
+			for k := range c {
+				vals[k] = int64(binary.LittleEndian.Uint64(buf[8*k:]))
+			}
+		case "<u8":
+			for k := range c {
+				v := binary.LittleEndian.Uint64(buf[8*k:])
+				if v > math.MaxInt64 {
+					return fmt.Errorf("element %d: value %d is out of range", i+k, v)
+				}
+				vals[k] = int64(v)
+			}
+		}
+		if err := put(i, vals[:c]); err != nil {
+			return err
 		}
 		i += c
 	}
