@@ -8,8 +8,8 @@
 // directory DIR. It is written under a temporary name beside it, `.DIR.partial-XXXX`, and
 // renamed to DIR only once every file is complete and flushed to disk, so a DIR that exists is
 // never half-written. A crash or Ctrl-C leaves at most the `.partial-` directory, which the next
-// run with the same DIR removes. A run never replaces an existing DIR unless asked to (`--force`),
-// and then only a directory that is itself a bundle (it holds the marker file
+// run with the same DIR removes. A run never replaces an existing DIR unless overwriting was
+// asked for, and then only a directory that is itself a bundle (it holds the marker file
 // `.hubscope-bundle`) or is empty.
 //
 // Nodes are the masked voxels (or, for a plain time-series matrix, its rows), numbered from 0 in

@@ -11,6 +11,7 @@ import (
 	"runtime"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // SHA256File returns the hex SHA-256 of a file's bytes, read as a stream (provenance.json's
@@ -26,6 +27,48 @@ func SHA256File(path string) (string, error) {
 		return "", fmt.Errorf("checksum %s: %w", path, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Provenance is the content of provenance.json: enough to tell exactly what produced a bundle
+// and to run it again. Parameters is the caller's own options struct, written as it marshals.
+type Provenance struct {
+	Software   string        `json:"software"` // "HubScope"
+	Version    string        `json:"version"`
+	Created    time.Time     `json:"created"` // UTC, RFC 3339
+	Input      Input         `json:"input"`
+	Parameters any           `json:"parameters"`
+	Backend    string        `json:"backend"` // "cpu" or "cuda"
+	Device     string        `json:"device"`  // GPU model for cuda; "" for cpu
+	Host       Host          `json:"host"`
+	Timings    []StageTiming `json:"timings"` // in the order the stages ran
+	Notes      []string      `json:"notes,omitempty"`
+}
+
+// Input identifies an input file by content, so a bundle can be matched to its scan even after
+// the file was moved or renamed.
+type Input struct {
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// StageTiming is the wall-clock time of one pipeline stage.
+type StageTiming struct {
+	Stage   string  `json:"stage"`
+	Seconds float64 `json:"seconds"`
+}
+
+// DescribeInput returns the size and SHA-256 of an input file.
+func DescribeInput(path string) (Input, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return Input{}, fmt.Errorf("checksum: %w", err)
+	}
+	sum, err := SHA256File(path)
+	if err != nil {
+		return Input{}, err
+	}
+	return Input{Path: path, Bytes: fi.Size(), SHA256: sum}, nil
 }
 
 // Host describes the machine an analysis ran on, for provenance.json.

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 )
@@ -73,5 +74,46 @@ func TestCPUModel(t *testing.T) {
 		if b, err := os.ReadFile("/proc/cpuinfo"); err == nil && strings.Contains(string(b), "model name") {
 			t.Errorf("ThisHost found no CPU model in /proc/cpuinfo")
 		}
+	}
+}
+
+func TestProvenanceJSON(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "scan.nii.gz")
+	os.WriteFile(in, []byte("abc"), 0o644)
+	inp, err := DescribeInput(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// SHA-256("abc") from FIPS 180-2, appendix B.1.
+	if inp.Bytes != 3 || inp.SHA256 != "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad" {
+		t.Fatalf("DescribeInput = %+v", inp)
+	}
+	w, err := Create(filepath.Join(dir, "out"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := Provenance{Software: "HubScope", Version: "0.1.0", Created: time.Date(2026, 11, 22, 3, 4, 5, 0, time.UTC),
+		Input: inp, Parameters: struct {
+			Measure string  `json:"measure"`
+			Density float64 `json:"density"`
+		}{"pearson", 0.01}, Backend: "cpu", Host: Host{OS: "linux", Arch: "amd64", CPUs: 2, GoVersion: "go1.26"},
+		Timings: []StageTiming{{"load", 1.5}, {"correlate", 0.25}}}
+	if err := w.WriteJSON("provenance.json", p); err != nil {
+		t.Fatal(err)
+	}
+	out, err := w.Commit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "provenance.json"))
+	for _, want := range []string{`"created": "2026-11-22T03:04:05Z"`, `"sha256": "ba7816bf`, `"density": 0.01`,
+		`"stage": "correlate"`, `"device": ""`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("provenance.json lacks %s:\n%s", want, b)
+		}
+	}
+	if strings.Index(string(b), `"load"`) > strings.Index(string(b), `"correlate"`) {
+		t.Error("stage timings out of order")
 	}
 }
