@@ -32,9 +32,14 @@ const Marker = ".hubscope-bundle"
 // Create of the same bundle can tell a crashed writer's leftovers from a live one.
 const ownerFile = ".hubscope-partial-owner"
 
-// staleAfter is how old a partial directory without a readable owner must be before it is
-// taken for a crash's leftover (a live writer creates the owner file right after the directory).
-const staleAfter = time.Minute
+// A partial directory without a readable owner is taken for a crash's leftover once it is
+// staleAfter old (a live writer creates the owner file right after the directory); one owned
+// by a process on another host (a shared file system), which we cannot query, once it is
+// staleForeignAfter old.
+const (
+	staleAfter        = time.Minute
+	staleForeignAfter = 24 * time.Hour
+)
 
 // Writer writes one results bundle into a temporary sibling directory .BASE.partial-XXXX and
 // renames it to its final name in Commit, so that a bundle directory, once it exists, is
@@ -118,7 +123,7 @@ func checkReplaceable(dir string, overwrite bool) error {
 }
 
 // removeStalePartials deletes .BASE.partial-* directories whose writer is gone: its process no
-// longer runs on this host, or (unreadable owner, other host) it is older than staleAfter.
+// longer runs on this host, or it is too old to belong to a live writer (see staleAfter).
 func removeStalePartials(parent, base string) {
 	entries, err := os.ReadDir(parent)
 	if err != nil {
@@ -138,16 +143,25 @@ func removeStalePartials(parent, base string) {
 }
 
 func partialIsStale(p, host string) bool {
-	b, err := os.ReadFile(filepath.Join(p, ownerFile))
-	if err == nil {
-		var pid int
-		var h string
-		if n, _ := fmt.Sscanf(string(b), "%d %s", &pid, &h); n >= 1 && (h == host || n == 1) {
-			return !processAlive(pid)
-		}
-	}
 	fi, err := os.Stat(p)
-	return err == nil && time.Since(fi.ModTime()) > staleAfter
+	if err != nil {
+		return false
+	}
+	age := time.Since(fi.ModTime())
+	b, err := os.ReadFile(filepath.Join(p, ownerFile))
+	if err != nil {
+		return age > staleAfter
+	}
+	var pid int
+	var h string
+	switch n, _ := fmt.Sscanf(string(b), "%d %s", &pid, &h); {
+	case n == 0:
+		return age > staleAfter
+	case n == 1 || h == host:
+		return !processAlive(pid)
+	default:
+		return age > staleForeignAfter
+	}
 }
 
 // Dir is the final path of the bundle.

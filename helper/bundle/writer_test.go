@@ -263,12 +263,14 @@ func TestStalePartialRemoved(t *testing.T) {
 	live := mk(".out.partial-333", fmt.Sprintf("%d %s\n", os.Getpid(), host), time.Hour)
 	fresh := mk(".out.partial-444", "", 0)
 	otherBundle := mk(".outer.partial-555", "", time.Hour)
+	foreign := mk(".out.partial-666", "1 some-other-node\n", time.Hour)
+	foreignOld := mk(".out.partial-777", "1 some-other-node\n", 48*time.Hour)
 	w, err := Create(dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Abort()
-	for p, wantGone := range map[string]bool{crashed: true, orphan: true, live: false, fresh: false, otherBundle: false} {
+	for p, wantGone := range map[string]bool{crashed: true, orphan: true, live: false, fresh: false, otherBundle: false, foreign: false, foreignOld: true} {
 		_, err := os.Stat(p)
 		if gone := errors.Is(err, os.ErrNotExist); gone != wantGone {
 			t.Errorf("%s: removed = %v, want %v", filepath.Base(p), gone, wantGone)
