@@ -148,31 +148,29 @@ func BinaryClosing(m scan.Mask, iterations int) scan.Mask {
 func morph(d [3]int, in []bool, dilate bool) []bool {
 	out := make([]bool, len(in))
 	nx, ny, nz := d[0], d[1], d[2]
+	sy, sz := nx, nx*ny // flat-index strides of j and k
 	for k := 0; k < nz; k++ {
 		for j := 0; j < ny; j++ {
+			row := sy*j + sz*k
 			for i := 0; i < nx; i++ {
-				f := i + nx*(j+ny*k)
-				get := func(di, dj, dk int) bool {
-					a, b, c := i+di, j+dj, k+dk
-					if a < 0 || a >= nx || b < 0 || b >= ny || c < 0 || c >= nz {
-						return false
-					}
-					return in[a+nx*(b+ny*c)]
+				f := row + i
+				// Face neighbours in −i, +i, −j, +j, −k, +k order; outside the grid counts as unset.
+				nb := [6]bool{
+					i > 0 && in[f-1], i < nx-1 && in[f+1],
+					j > 0 && in[f-sy], j < ny-1 && in[f+sy],
+					k > 0 && in[f-sz], k < nz-1 && in[f+sz],
 				}
-				nb := [6]bool{get(-1, 0, 0), get(1, 0, 0), get(0, -1, 0), get(0, 1, 0), get(0, 0, -1), get(0, 0, 1)}
+				v := in[f]
 				if dilate {
-					v := in[f]
 					for _, x := range nb {
 						v = v || x
 					}
-					out[f] = v
 				} else {
-					v := in[f]
 					for _, x := range nb {
 						v = v && x
 					}
-					out[f] = v
 				}
+				out[f] = v
 			}
 		}
 	}

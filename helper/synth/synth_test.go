@@ -5,6 +5,7 @@ import (
 	"math/cmplx"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"gonum.org/v1/gonum/dsp/fourier"
@@ -13,16 +14,30 @@ import (
 	"github.com/hubscope/hubscope/helper/scan"
 )
 
-// demoPhantom generates the default phantom on the embedded 4 mm demo mask (28,971 voxels).
+var demo struct {
+	once  sync.Once
+	scan  *scan.Scan
+	truth *Truth
+	err   error
+}
+
+// demoPhantom generates the default phantom on the embedded 4 mm demo mask (28,971 voxels),
+// once for all tests, which only read it.
 func demoPhantom(t *testing.T) (*scan.Scan, *Truth, Params) {
 	t.Helper()
-	m, a := testMask(t, 4)
 	p := DefaultParams()
-	s, tr, err := Generate(m, a, p)
-	if err != nil {
-		t.Fatal(err)
+	demo.once.Do(func() {
+		m, a, err := DemoMask()
+		if err != nil {
+			demo.err = err
+			return
+		}
+		demo.scan, demo.truth, demo.err = Generate(m, a, p)
+	})
+	if demo.err != nil {
+		t.Fatal(demo.err)
 	}
-	return s, tr, p
+	return demo.scan, demo.truth, p
 }
 
 func TestGenerateIsDeterministic(t *testing.T) {
