@@ -4,10 +4,22 @@
 // incremental assembly of the sparse network. Backends (CPU, CUDA) do the arithmetic of one
 // block pair; everything they must agree on is defined here and checked by one conformance
 // suite (package fc/fctest) that every backend passes against a float64 reference.
+//
+// CHANGES to the backend contract (additive; the Backend interface itself is unchanged):
+//   - OpTopK (with Op.K): per-row and per-column top-K of a block, for the k-nearest-neighbour
+//     mode. Results travel in BlockResult.Edges (the union of the row and column winners).
+//   - Edge.W is the op's value: v, or |v| when Op.Abs (so an |r| network stores |r|).
+//   - Prepare must return an error (not panic) for zero-variance or non-finite rows;
+//     fc.CheckSeries does that check for any backend.
+//   - Op.Keep, Op.Value and Op.Threshold32 state the comparison exactly, so a backend can
+//     compare in float32 and still agree with the float64 definition bit for bit.
+//   - Optional interface BlockRowsSetter lets tests force small blocks; Config.BlockRows in the
+//     driver does the same without the backend's help.
 package fc
 
 import (
 	"context"
+	"math"
 )
 
 // Measure is a functional connectivity measure (ALGORITHMS.md §1).
@@ -19,9 +31,30 @@ const (
 	Kendall                 // τ-b = (z_i·z_j)/sqrt(n_i n_j), z = sign vectors over pairs k < q
 )
 
+func (m Measure) String() string {
+	switch m {
+	case Pearson:
+		return "pearson"
+	case Spearman:
+		return "spearman"
+	case Kendall:
+		return "kendall"
+	}
+	return "measure(" + itoa(int(m)) + ")"
+}
+
 // Block is a block pair: rows [I0,I1) against columns [J0,J1) with J0 ≥ I0. On a diagonal
 // block (I0 == J0) only pairs j > i count.
 type Block struct{ I0, I1, J0, J1 int }
+
+// Pairs is the number of node pairs (i, j), i < j, that the block covers.
+func (b Block) Pairs() int64 {
+	h, w := int64(b.I1-b.I0), int64(b.J1-b.J0)
+	if b.I0 == b.J0 {
+		return h * (h - 1) / 2
+	}
+	return h * w
+}
 
 // Edge is one surviving connection (I < J) with its value.
 type Edge struct {
@@ -37,8 +70,13 @@ const (
 	// or v ≥ Threshold when Inclusive.
 	OpEdges OpKind = iota
 	// OpHistogram counts the values (or |v|) of the block's pairs into Bins equal bins over
-	// [Lo, Hi]; values below Lo go to bin 0 and above Hi to the last bin.
+	// [Lo, Hi]; values below Lo go to bin 0 and above Hi to the last bin (Op.BinOf).
 	OpHistogram
+	// OpTopK emits, for every row i of the block, its K best pairs (i, j) among the block's
+	// columns, and for every column j its K best pairs (i, j) among the block's rows (on a
+	// diagonal block only pairs j > i exist). "Best" is the larger value (|v| when Abs), ties
+	// going to the smaller partner index. Edges holds the union, each pair once.
+	OpTopK
 )
 
 // Op is one pass over blocks.
@@ -49,6 +87,7 @@ type Op struct {
 	Inclusive bool    // OpEdges: v ≥ Threshold instead of v > Threshold
 	Lo, Hi    float64 // OpHistogram
 	Bins      int     // OpHistogram
+	K         int     // OpTopK
 }
 
 // BinOf is the histogram bin of value v, the one formula both passes and all backends use
@@ -65,9 +104,64 @@ func (op *Op) BinOf(v float32) int {
 	return b
 }
 
-// BlockResult is what a backend hands back for one block: its edges (OpEdges; any order) or
-// its histogram counts (OpHistogram; len Bins). The backend may reuse the slices once the
-// sink returns.
+// BinLower is the lower edge of bin b, Lo + b·(Hi−Lo)/Bins. A value v ≥ BinLower(b) may still
+// land in bin b−1 through rounding, so callers that need "bin ≥ b" compare bins, not values.
+func (op *Op) BinLower(b int) float64 {
+	return op.Lo + float64(b)*(op.Hi-op.Lo)/float64(op.Bins)
+}
+
+// Value is what the op compares and stores for a pair value v: v, or |v| when Abs.
+func (op *Op) Value(v float32) float32 {
+	if op.Abs && v < 0 {
+		return -v
+	}
+	return v
+}
+
+// Keep reports whether OpEdges keeps value v (after Value): v > Threshold, or ≥ when Inclusive,
+// compared in float64.
+func (op *Op) Keep(v float32) bool {
+	if op.Inclusive {
+		return float64(v) >= op.Threshold
+	}
+	return float64(v) > op.Threshold
+}
+
+// Threshold32 is the smallest float32 t with Keep(t): for every float32 v, Keep(v) ⇔ v ≥ t.
+// Backends compare in float32 against it and agree exactly with the float64 definition.
+// It is +Inf when no finite value is kept.
+func (op *Op) Threshold32() float32 {
+	t := op.Threshold
+	if math.IsNaN(t) {
+		return float32(math.Inf(1))
+	}
+	if math.IsInf(t, -1) {
+		return float32(math.Inf(-1))
+	}
+	if t > math.MaxFloat32 {
+		return float32(math.Inf(1))
+	}
+	if t < -math.MaxFloat32 {
+		return -math.MaxFloat32
+	}
+	f := float32(t) // nearest; step to the right side of t
+	if float64(f) < t {
+		f = math.Nextafter32(f, float32(math.Inf(1)))
+	}
+	if float64(f) > t {
+		if g := math.Nextafter32(f, float32(math.Inf(-1))); float64(g) >= t {
+			f = g
+		}
+	}
+	if !op.Inclusive && float64(f) == t {
+		f = math.Nextafter32(f, float32(math.Inf(1)))
+	}
+	return f
+}
+
+// BlockResult is what a backend hands back for one block: its edges (OpEdges, OpTopK; any
+// order) or its histogram counts (OpHistogram; len Bins). The backend may reuse the slices
+// once the sink returns.
 type BlockResult struct {
 	Block Block
 	Edges []Edge
@@ -80,8 +174,9 @@ type Backend interface {
 	// Name is "cpu" or "cuda"; Device describes the hardware ("2 × Intel Xeon …", "NVIDIA H100 80GB HBM3").
 	Name() string
 	Device() string
-	// Prepare takes the N×L series (row-major, no zero-variance rows) and builds the measure's
-	// representation (normalized rows, ranks, sign vectors). x is not retained after return.
+	// Prepare takes the N×L series (row-major) and builds the measure's representation
+	// (normalized rows, ranks, sign vectors). x is not retained after return. Rows with zero
+	// variance or non-finite values are an error (see CheckSeries), never a panic.
 	Prepare(ctx context.Context, x []float32, n, l int, m Measure) error
 	// BlockRows is the block height the backend wants for the prepared data, sized from its
 	// memory budget (device memory for CUDA, cache and a host budget for the CPU).
@@ -92,6 +187,10 @@ type Backend interface {
 	// Close frees the prepared data and any device resources.
 	Close() error
 }
+
+// BlockRowsSetter is implemented by backends whose block height can be forced (tests force
+// small blocks to exercise block boundaries).
+type BlockRowsSetter interface{ SetBlockRows(int) }
 
 // KendallTau is the one formula for τ-b from the exact integer dot product of two sign
 // vectors and their non-zero counts, so that every backend produces bit-identical values.

@@ -1,0 +1,11 @@
+//go:build !amd64 || purego
+
+package cpu
+
+const kernelName = "portable Go 6×16"
+
+// kernel computes the mr×nr tile c[r][q] = Σ_k a[k][r]·b[k][q] over packed panels a (k-major,
+// mr per k) and b (k-major, nr per k).
+func kernel(l int, a, b []float32, c *[mr * nr]float32) {
+	kernelGo(l, a, b, c)
+}

@@ -1,0 +1,373 @@
+package cpu
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/hubscope/hubscope/helper/fc"
+)
+
+// stripBytes is the size of the packed row strip a worker keeps in its L2 cache while the
+// column panels stream past it.
+const stripBytes = 192 << 10
+
+// Run processes the blocks one after another; inside a block, workers take row strips (all
+// of the block's columns) from a shared counter, so a block's result is complete when they
+// are done. ctx is checked between strips (milliseconds apart).
+func (b *Backend) Run(ctx context.Context, blocks []fc.Block, op fc.Op, sink func(*fc.BlockResult) error) error {
+	if b.n == 0 {
+		return fmt.Errorf("cpu: Run before Prepare")
+	}
+	switch op.Kind {
+	case fc.OpEdges:
+	case fc.OpHistogram:
+		if op.Bins < 1 || !(op.Hi > op.Lo) {
+			return fmt.Errorf("cpu: histogram needs Bins ≥ 1 and Hi > Lo, got %d bins over [%g, %g]", op.Bins, op.Lo, op.Hi)
+		}
+	case fc.OpTopK:
+		if op.K < 1 {
+			return fmt.Errorf("cpu: top-K needs K ≥ 1, got %d", op.K)
+		}
+	default:
+		return fmt.Errorf("cpu: unknown op kind %d", op.Kind)
+	}
+	for _, blk := range blocks {
+		if blk.I0 < 0 || blk.I1 > b.n || blk.J1 > b.n || blk.I0 >= blk.I1 || blk.J0 >= blk.J1 || blk.J0 < blk.I0 ||
+			(blk.J0 == blk.I0 && blk.J1 != blk.I1) || (blk.J0 > blk.I0 && blk.J0 < blk.I1) {
+			return fmt.Errorf("cpu: block %+v is not an upper-triangle block pair of %d nodes", blk, b.n)
+		}
+	}
+	ws := make([]*worker, b.workers)
+	for i := range ws {
+		ws[i] = b.newWorker(&op)
+	}
+	res := &result{}
+	if op.Kind == fc.OpHistogram {
+		res.Hist = make([]uint64, op.Bins)
+	}
+	for _, blk := range blocks {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := b.runBlock(ctx, blk, ws); err != nil {
+			return err
+		}
+		b.merge(res, blk, ws)
+		if err := sink(&res.BlockResult); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// worker holds one goroutine's scratch and partial results for the current block.
+type worker struct {
+	b    *Backend
+	op   *fc.Op
+	tile [mr * nr]float32
+	t32  float32 // OpEdges: keep ⇔ value ≥ t32; OpHistogram: bin 0 fast path ⇔ value < t32
+	abs  bool
+
+	edges []fc.Edge
+	hist  []uint64
+	below uint64
+	hmin  int // touched bins of hist: [hmin, hmax], so merging costs the values' spread, not Bins
+	hmax  int
+	rows  topK // OpTopK: the strip's rows
+	cols  topK // OpTopK: the block's columns
+	row0  int  // first row of the current strip
+}
+
+func (b *Backend) newWorker(op *fc.Op) *worker {
+	w := &worker{b: b, op: op, abs: op.Abs}
+	switch op.Kind {
+	case fc.OpEdges:
+		w.t32 = op.Threshold32()
+	case fc.OpHistogram:
+		lo := fc.Op{Threshold: op.Lo, Inclusive: true}
+		w.t32 = lo.Threshold32() // v < t32 ⇔ v < Lo ⇔ BinOf(v) = 0 without computing it
+		w.hist = make([]uint64, op.Bins)
+		w.hmin, w.hmax = op.Bins, -1
+	}
+	return w
+}
+
+func (b *Backend) runBlock(ctx context.Context, blk fc.Block, ws []*worker) error {
+	p0, p1 := blk.I0/mr, (blk.I1-1)/mr+1 // mr-row panels covering the block's rows
+	per := stripBytes / (mr * b.l * 4)
+	if b.m == fc.Kendall {
+		per = stripBytes / (mr * b.words * 16)
+	}
+	per = max(1, per)
+	strips := (p1 - p0 + per - 1) / per
+	for _, w := range ws {
+		w.edges = w.edges[:0]
+		if w.op.Kind == fc.OpTopK {
+			w.cols.reset(blk.J1-blk.J0, w.op.K)
+		}
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for _, w := range ws {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for ctx.Err() == nil {
+				s := int(next.Add(1)) - 1
+				if s >= strips {
+					return
+				}
+				q0 := p0 + s*per
+				w.strip(blk, q0, min(q0+per, p1))
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
+// strip computes the block's values for the rows of mr-panels [q0, q1) against all its
+// columns, one mr×nr tile at a time, and folds each tile into the worker's result at once.
+func (w *worker) strip(blk fc.Block, q0, q1 int) {
+	b := w.b
+	diag := blk.I0 == blk.J0
+	r0, r1 := max(q0*mr, blk.I0), min(q1*mr, blk.I1)
+	if w.op.Kind == fc.OpTopK {
+		w.row0 = r0
+		w.rows.reset(r1-r0, w.op.K)
+	}
+	l := b.l
+	for c := blk.J0 / nr; c*nr < blk.J1; c++ {
+		cb := c * nr
+		for p := q0; p < q1; p++ {
+			ra := p * mr
+			if diag && cb+nr-1 <= ra { // every j ≤ i: below the diagonal
+				continue
+			}
+			if b.m == fc.Kendall {
+				w.kendallTile(blk, ra, cb)
+			} else {
+				kernel(l, b.pa[p*mr*l:(p+1)*mr*l], b.pb[c*nr*l:(c+1)*nr*l], &w.tile)
+			}
+			w.epilogue(blk, ra, cb, diag)
+		}
+	}
+	if w.op.Kind == fc.OpTopK {
+		w.rows.flush(func(s int, nb neighbour) {
+			w.edges = append(w.edges, fc.Edge{I: uint32(r0 + s), J: nb.u, W: nb.w})
+		})
+	}
+}
+
+// kendallTile fills the tile with τ-b = (z_i·z_j)/sqrt(n_i n_j) from exact popcount dots.
+func (w *worker) kendallTile(blk fc.Block, ra, cb int) {
+	b := w.b
+	nw := b.words
+	for i := max(ra, blk.I0); i < min(ra+mr, blk.I1); i++ {
+		pi, ni := b.pos[i*nw:(i+1)*nw], b.neg[i*nw:(i+1)*nw]
+		for j := max(cb, blk.J0, i+1); j < min(cb+nr, blk.J1); j++ {
+			pj, nj := b.pos[j*nw:(j+1)*nw], b.neg[j*nw:(j+1)*nw]
+			w.tile[(i-ra)*nr+j-cb] = fc.KendallTau(signDot(pi, ni, pj, nj), b.cnt[i], b.cnt[j])
+		}
+	}
+}
+
+// signDot is z_i·z_j over bit planes. Since pos and neg of one vector are disjoint,
+// (p_i∧p_j)∨(n_i∧n_j) counts agreeing pairs and (p_i∧n_j)∨(n_i∧p_j) disagreeing ones.
+func signDot(pi, ni, pj, nj []uint64) int64 {
+	var agree, disagree int
+	nj = nj[:len(pi)]
+	pj = pj[:len(pi)]
+	ni = ni[:len(pi)]
+	for k, a := range pi {
+		agree += bits.OnesCount64(a&pj[k] | ni[k]&nj[k])
+		disagree += bits.OnesCount64(a&nj[k] | ni[k]&pj[k])
+	}
+	return int64(agree - disagree)
+}
+
+// epilogue applies the op to the valid entries of the tile at rows ra.., columns cb..: inside
+// the block and, on a diagonal block, j > i.
+func (w *worker) epilogue(blk fc.Block, ra, cb int, diag bool) {
+	i0, i1 := max(ra, blk.I0), min(ra+mr, blk.I1)
+	j0, j1 := max(cb, blk.J0), min(cb+nr, blk.J1)
+	for i := i0; i < i1; i++ {
+		js := j0
+		if diag && js <= i {
+			js = i + 1
+		}
+		if js >= j1 {
+			continue
+		}
+		row := w.tile[(i-ra)*nr+js-cb : (i-ra)*nr+j1-cb]
+		switch w.op.Kind {
+		case fc.OpEdges:
+			t := w.t32
+			for k, v := range row {
+				if w.abs {
+					v = abs32(v)
+				}
+				if v >= t {
+					w.edges = append(w.edges, fc.Edge{I: uint32(i), J: uint32(js + k), W: v})
+				}
+			}
+		case fc.OpHistogram:
+			t := w.t32
+			for _, v := range row {
+				if w.abs {
+					v = abs32(v)
+				}
+				if v < t {
+					w.below++
+				} else {
+					bin := w.op.BinOf(v)
+					w.hist[bin]++
+					w.hmin, w.hmax = min(w.hmin, bin), max(w.hmax, bin)
+				}
+			}
+		case fc.OpTopK:
+			for k, v := range row {
+				if w.abs {
+					v = abs32(v)
+				}
+				j := js + k
+				w.rows.push(i-w.row0, neighbour{uint32(j), v})
+				w.cols.push(j-blk.J0, neighbour{uint32(i), v})
+			}
+		}
+	}
+}
+
+func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
+
+// merge gathers the workers' partial results of one block into res.
+func (b *Backend) merge(res *result, blk fc.Block, ws []*worker) {
+	res.Block = blk
+	res.Edges = res.Edges[:0]
+	switch ws[0].op.Kind {
+	case fc.OpEdges:
+		for _, w := range ws {
+			res.Edges = append(res.Edges, w.edges...)
+		}
+	case fc.OpHistogram:
+		clear(res.Hist[res.lo : res.hi+1])
+		res.lo, res.hi = 0, 0
+		for _, w := range ws {
+			if w.hmax >= w.hmin {
+				for i, c := range w.hist[w.hmin : w.hmax+1] {
+					res.Hist[w.hmin+i] += c
+				}
+				clear(w.hist[w.hmin : w.hmax+1])
+				res.hi = max(res.hi, w.hmax)
+			}
+			res.Hist[0] += w.below
+			w.below, w.hmin, w.hmax = 0, len(w.hist), -1
+		}
+	case fc.OpTopK:
+		// row winners are final per strip; column heaps merge across workers
+		cols := &ws[0].cols
+		for _, w := range ws[1:] {
+			w.cols.flush(func(s int, nb neighbour) { cols.push(s, nb) })
+		}
+		for _, w := range ws {
+			res.Edges = append(res.Edges, w.edges...)
+		}
+		cols.flush(func(s int, nb neighbour) {
+			res.Edges = append(res.Edges, fc.Edge{I: nb.u, J: uint32(blk.J0 + s), W: nb.w})
+		})
+		slices.SortFunc(res.Edges, func(x, y fc.Edge) int {
+			if x.I != y.I {
+				return int(x.I) - int(y.I)
+			}
+			return int(x.J) - int(y.J)
+		})
+		res.Edges = slices.CompactFunc(res.Edges, func(x, y fc.Edge) bool { return x.I == y.I && x.J == y.J })
+	}
+}
+
+// result is the block result handed to the sink, plus the histogram range it last touched
+// (bins [lo, hi]; the rest are zero).
+type result struct {
+	fc.BlockResult
+	lo, hi int
+}
+
+// neighbour is a candidate partner u with value w.
+type neighbour struct {
+	u uint32
+	w float32
+}
+
+// better: larger value, ties to the smaller partner index (fc.OpTopK's order).
+func better(a, b neighbour) bool { return a.w > b.w || (a.w == b.w && a.u < b.u) }
+
+// topK keeps the K best neighbours of each of several slots in bounded heaps whose root is
+// the worst kept entry.
+type topK struct {
+	k int
+	h []neighbour
+	n []int32
+}
+
+func (t *topK) reset(slots, k int) {
+	t.k = k
+	if cap(t.h) < slots*k {
+		t.h = make([]neighbour, slots*k)
+		t.n = make([]int32, slots)
+	}
+	t.h = t.h[:slots*k]
+	t.n = t.n[:slots]
+	clear(t.n)
+}
+
+func (t *topK) push(s int, c neighbour) {
+	k := t.k
+	h := t.h[s*k : (s+1)*k]
+	n := int(t.n[s])
+	if n < k {
+		h[n] = c
+		t.n[s]++
+		for i := n; i > 0; {
+			p := (i - 1) / 2
+			if !better(h[p], h[i]) {
+				break
+			}
+			h[p], h[i] = h[i], h[p]
+			i = p
+		}
+		return
+	}
+	if !better(c, h[0]) {
+		return
+	}
+	h[0] = c
+	for i := 0; ; {
+		l, r, m := 2*i+1, 2*i+2, i
+		if l < k && better(h[m], h[l]) {
+			m = l
+		}
+		if r < k && better(h[m], h[r]) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// flush hands every kept entry to f and empties the heaps.
+func (t *topK) flush(f func(s int, nb neighbour)) {
+	for s, n := range t.n {
+		for _, nb := range t.h[s*t.k : s*t.k+int(n)] {
+			f(s, nb)
+		}
+		t.n[s] = 0
+	}
+}

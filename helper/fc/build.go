@@ -1,0 +1,317 @@
+package fc
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/hubscope/hubscope/helper/network"
+	"github.com/hubscope/hubscope/helper/progress"
+)
+
+// Mode is how the driver turns connectivity values into edges (ALGORITHMS.md §3).
+type Mode uint8
+
+const (
+	// Strength keeps r > Threshold (|r| > Threshold with Abs).
+	Strength Mode = iota
+	// Density keeps exactly round(Density·N(N−1)/2) strongest pairs; equal values are broken
+	// by (i, j), the lexicographically smaller pair winning.
+	Density
+	// Significance keeps the pairs whose two-sided p passes Alpha after Bonferroni or
+	// Benjamini–Hochberg correction over the N(N−1)/2 tests.
+	Significance
+	// NearestNeighbours keeps, for every node, its K strongest links (union over nodes).
+	NearestNeighbours
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Strength:
+		return "strength"
+	case Density:
+		return "density"
+	case Significance:
+		return "significance"
+	case NearestNeighbours:
+		return "knn"
+	}
+	return "mode(" + itoa(int(m)) + ")"
+}
+
+// Correction is the multiple-comparison correction of the significance mode.
+type Correction uint8
+
+const (
+	Bonferroni Correction = iota // p ≤ α/m
+	FDR                          // Benjamini–Hochberg: p_(k) ≤ k·α/m, largest such k
+)
+
+func (c Correction) String() string {
+	if c == FDR {
+		return "fdr-bh"
+	}
+	return "bonferroni"
+}
+
+// DefaultBins is the histogram resolution of the density and FDR modes: 2²⁰ ≥ 10⁶ bins
+// (Zhao et al. use 10⁶; the exact selection makes the resolution a speed knob only).
+const DefaultBins = 1 << 20
+
+// Config says which network to build.
+type Config struct {
+	Measure Measure
+	// Abs makes |v| the connection value: thresholds compare |v| and weights store |v|.
+	// Without Abs negative values never pass a positive threshold.
+	Abs  bool
+	Mode Mode
+
+	Threshold  float64    // Strength: r (or |r|, τ) threshold
+	Density    float64    // Density: fraction of the N(N−1)/2 pairs, in [0, 1]
+	Alpha      float64    // Significance: family-wise (Bonferroni) or false-discovery (FDR) level
+	Correction Correction // Significance
+	K          int        // NearestNeighbours: links per node (capped at N−1)
+
+	// BlockRows overrides the backend's block height (0: Backend.BlockRows()).
+	BlockRows int
+	// Bins is the histogram resolution of Density and FDR (0: DefaultBins).
+	Bins int
+	// TwoPassOnly disables the density mode's sampled narrowing of the histogram range, so the
+	// histogram always spans the whole value range (the reference algorithm of Zhao et al.).
+	TwoPassOnly bool
+}
+
+// PassTiming is one pass over the blocks (or a host step) and its wall time.
+type PassTiming struct {
+	Stage   string
+	Blocks  int
+	Seconds float64
+}
+
+// Report describes the network that Build produced (ALGORITHMS.md §3: "always report").
+type Report struct {
+	Backend, Device string
+	Measure         Measure
+	Mode            Mode
+	Correction      Correction // Significance only
+	Abs             bool
+	N, L            int
+	// Threshold is the value cut actually used: the Strength threshold, the value of the
+	// weakest kept pair (Density, FDR, NearestNeighbours) or the r/τ equivalent of α/m
+	// (Bonferroni). ThresholdInclusive says whether pairs equal to it are kept.
+	Threshold          float64
+	ThresholdInclusive bool
+	Edges              int64
+	Density            float64
+	Isolated           int // nodes with no edge
+	LargestComponent   int // nodes in the largest connected component
+	BlockRows          int
+	Passes             []PassTiming
+	Notes              []string
+}
+
+func (c *Config) validate(n int) error {
+	if c.Measure > Kendall {
+		return fmt.Errorf("fc: unknown measure %d", c.Measure)
+	}
+	if c.BlockRows < 0 || c.Bins < 0 {
+		return fmt.Errorf("fc: negative block height %d or bin count %d", c.BlockRows, c.Bins)
+	}
+	switch c.Mode {
+	case Strength:
+		if math.IsNaN(c.Threshold) {
+			return fmt.Errorf("fc: strength threshold is NaN")
+		}
+	case Density:
+		if !(c.Density >= 0 && c.Density <= 1) {
+			return fmt.Errorf("fc: density %g outside [0, 1]", c.Density)
+		}
+	case Significance:
+		if !(c.Alpha > 0 && c.Alpha < 1) {
+			return fmt.Errorf("fc: significance level α = %g outside (0, 1)", c.Alpha)
+		}
+		if c.Correction > FDR {
+			return fmt.Errorf("fc: unknown correction %d", c.Correction)
+		}
+	case NearestNeighbours:
+		if c.K < 1 {
+			return fmt.Errorf("fc: k nearest neighbours needs K ≥ 1, got %d", c.K)
+		}
+	default:
+		return fmt.Errorf("fc: unknown threshold mode %d", c.Mode)
+	}
+	return nil
+}
+
+// PlanBlocks partitions N nodes into row panels of height rows and lists the upper-triangle
+// block pairs (I, J ≥ I), panel by panel.
+func PlanBlocks(n, rows int) []Block {
+	var bs []Block
+	for i0 := 0; i0 < n; i0 += rows {
+		i1 := min(i0+rows, n)
+		for j0 := i0; j0 < n; j0 += rows {
+			bs = append(bs, Block{I0: i0, I1: i1, J0: j0, J1: min(j0+rows, n)})
+		}
+	}
+	return bs
+}
+
+// Build computes the functional network of the N×L series x (row-major) on backend b:
+// prepare, one or two passes over the upper-triangle blocks, exact thresholding, CSR assembly.
+// The caller owns b and closes it. Rows must be finite and non-constant (CheckSeries).
+func Build(ctx context.Context, b Backend, x []float32, n, l int, cfg Config, rep progress.Reporter) (*network.Network, *Report, error) {
+	rep = progress.OrDiscard(rep)
+	if err := cfg.validate(n); err != nil {
+		return nil, nil, err
+	}
+	if err := CheckSeries(x, n, l); err != nil {
+		return nil, nil, err
+	}
+	d := &driver{ctx: ctx, x: x, b: b, n: n, l: l, cfg: cfg, rep: rep,
+		rpt: &Report{Backend: b.Name(), Device: b.Device(), Measure: cfg.Measure, Mode: cfg.Mode,
+			Correction: cfg.Correction, Abs: cfg.Abs, N: n, L: l}}
+	t0 := time.Now()
+	rep.Start("prepare", 0)
+	if err := b.Prepare(ctx, x, n, l, cfg.Measure); err != nil {
+		return nil, nil, fmt.Errorf("fc: preparing %s series on %s: %w", cfg.Measure, b.Name(), err)
+	}
+	d.timing("prepare", 0, t0)
+	d.rows = cfg.BlockRows
+	if d.rows == 0 {
+		d.rows = b.BlockRows()
+	}
+	if d.rows < 1 {
+		return nil, nil, fmt.Errorf("fc: backend %s asks for block height %d", b.Name(), d.rows)
+	}
+	d.rows = min(d.rows, n)
+	d.rpt.BlockRows = d.rows
+	d.blocks = PlanBlocks(n, d.rows)
+
+	var nw *network.Network
+	var err error
+	switch cfg.Mode {
+	case Strength:
+		nw, err = d.strength()
+	case Density:
+		nw, err = d.density()
+	case Significance:
+		if cfg.Correction == FDR {
+			nw, err = d.fdr()
+		} else {
+			nw, err = d.bonferroni()
+		}
+	case NearestNeighbours:
+		nw, err = d.knn()
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	t1 := time.Now()
+	d.rpt.Edges = nw.Edges()
+	d.rpt.Density = nw.Density()
+	d.rpt.Isolated, d.rpt.LargestComponent = Components(nw)
+	d.timing("components", 0, t1)
+	if !cfg.Abs && (cfg.Mode == Significance || cfg.Mode == Density) {
+		d.note("negative values are not kept; set Abs to rank pairs by |value|")
+	}
+	return nw, d.rpt, nil
+}
+
+type driver struct {
+	ctx    context.Context
+	x      []float32
+	b      Backend
+	n, l   int
+	cfg    Config
+	rep    progress.Reporter
+	rpt    *Report
+	rows   int
+	blocks []Block
+}
+
+func (d *driver) timing(stage string, blocks int, since time.Time) {
+	d.rpt.Passes = append(d.rpt.Passes, PassTiming{Stage: stage, Blocks: blocks, Seconds: time.Since(since).Seconds()})
+}
+
+func (d *driver) note(msg string) {
+	d.rpt.Notes = append(d.rpt.Notes, msg)
+	d.rep.Note(msg)
+}
+
+// pass runs op over every block, reporting progress per block.
+func (d *driver) pass(stage string, op Op, sink func(*BlockResult) error) error {
+	if err := d.ctx.Err(); err != nil {
+		return err
+	}
+	t0 := time.Now()
+	d.rep.Start(stage, int64(len(d.blocks)))
+	err := d.b.Run(d.ctx, d.blocks, op, func(r *BlockResult) error {
+		if err := sink(r); err != nil {
+			return err
+		}
+		d.rep.Add(1)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("fc: %s pass on %s: %w", stage, d.b.Name(), err)
+	}
+	d.timing(stage, len(d.blocks), t0)
+	return nil
+}
+
+// emit runs an OpEdges pass and assembles the edges that classify keeps; held edges are
+// returned for a final selection.
+func (d *driver) emit(op Op, classify func(Edge) edgeClass) (*assembler, error) {
+	a := newAssembler(d.n, d.rows, classify)
+	if err := d.pass("edges", op, a.add); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+func (d *driver) strength() (*network.Network, error) {
+	op := Op{Kind: OpEdges, Abs: d.cfg.Abs, Threshold: d.cfg.Threshold}
+	a, err := d.emit(op, func(Edge) edgeClass { return keep })
+	if err != nil {
+		return nil, err
+	}
+	d.rpt.Threshold = d.cfg.Threshold
+	return a.finish(nil)
+}
+
+// Components returns the number of isolated nodes and the size of the largest connected
+// component of nw (union–find with path halving over the edge list).
+func Components(nw *network.Network) (isolated, largest int) {
+	parent := make([]int32, nw.N)
+	for i := range parent {
+		parent[i] = int32(i)
+	}
+	find := func(x int32) int32 {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	deg := make([]bool, nw.N)
+	for i := 0; i < nw.N; i++ {
+		cols, _ := nw.Row(i)
+		for _, j := range cols {
+			deg[i], deg[j] = true, true
+			if ri, rj := find(int32(i)), find(int32(j)); ri != rj {
+				parent[ri] = rj
+			}
+		}
+	}
+	size := make([]int32, nw.N)
+	for i := range parent {
+		if !deg[i] {
+			isolated++
+		}
+		r := find(int32(i))
+		size[r]++
+		largest = max(largest, int(size[r]))
+	}
+	return isolated, largest
+}

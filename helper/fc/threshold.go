@@ -1,0 +1,487 @@
+package fc
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+	"time"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/hubscope/hubscope/helper/network"
+)
+
+func (d *driver) pairs() int64 { return int64(d.n) * int64(d.n-1) / 2 }
+
+func (d *driver) emptyNetwork() (*network.Network, error) {
+	return buildCSR(d.n, max(d.n, 1), []*panelChunk{nil}, nil)
+}
+
+// histogram runs an OpHistogram pass and sums the blocks' counts.
+func (d *driver) histogram(op Op) ([]uint64, error) {
+	hist := make([]uint64, op.Bins)
+	var total, want uint64
+	for _, b := range d.blocks {
+		want += uint64(b.Pairs())
+	}
+	err := d.pass("histogram", op, func(r *BlockResult) error {
+		if len(r.Hist) != op.Bins {
+			return fmt.Errorf("fc: backend returned %d histogram bins for block %+v, want %d", len(r.Hist), r.Block, op.Bins)
+		}
+		for i, c := range r.Hist {
+			hist[i] += c
+			total += c
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if total != want {
+		return nil, fmt.Errorf("fc: histogram pass on %s counted %d pairs, want %d", d.b.Name(), total, want)
+	}
+	return hist, nil
+}
+
+// boundary finds the bin b holding the k-th largest value: above = Σ_{c>b} hist[c] < k ≤ above + hist[b].
+func boundary(hist []uint64, k int64) (b int, above int64) {
+	for b = len(hist) - 1; b > 0; b-- {
+		if above+int64(hist[b]) >= k {
+			return b, above
+		}
+		above += int64(hist[b])
+	}
+	return 0, above
+}
+
+func byValueThenIJ(x, y Edge) int {
+	if x.W != y.W {
+		if x.W > y.W {
+			return -1
+		}
+		return 1
+	}
+	return cmpIJ(x, y)
+}
+
+// density keeps exactly k = round(D·N(N−1)/2) pairs (ALGORITHMS.md §3, made exact).
+//
+// Pass 1 histograms the values; the bin b holding the k-th largest value is found from the
+// top. Pass 2 emits every value whose bin (Op.BinOf, the same formula as pass 1) is ≥ b: all
+// of bins > b are kept, and from bin b exactly k − Σ_{c>b} hist[c] are chosen by (value desc,
+// i, j). Because both passes bin identical float32 values with the same formula, the counts
+// agree exactly; the driver verifies that and reports a backend whose passes disagree.
+//
+// Unless TwoPassOnly, pass 1 narrows the histogram to [lo, 1] where lo comes from a sample of
+// pairs computed on the host: values below lo all land in bin 0. If the k-th largest value
+// then falls in bin 0 the estimate was too high and pass 1 is repeated over the whole range,
+// so the narrowing changes speed and resolution, never the result.
+func (d *driver) density() (*network.Network, error) {
+	m := d.pairs()
+	k := int64(math.Round(d.cfg.Density * float64(m)))
+	d.rpt.ThresholdInclusive = true
+	if k == 0 {
+		d.rpt.Threshold = math.Inf(1)
+		return d.emptyNetwork()
+	}
+	lo := -1.0
+	if d.cfg.Abs {
+		lo = 0
+	}
+	bins := d.cfg.Bins
+	if bins == 0 {
+		bins = DefaultBins
+	}
+	hop := Op{Kind: OpHistogram, Abs: d.cfg.Abs, Lo: lo, Hi: 1, Bins: bins}
+	narrowed := false
+	if !d.cfg.TwoPassOnly && k < m {
+		t0 := time.Now()
+		if est, ok := d.sampleLowerBound(k, m); ok && est > lo && est < 1 {
+			hop.Lo, narrowed = est, true
+		}
+		d.timing("sample", 0, t0)
+	}
+	hist, err := d.histogram(hop)
+	if err != nil {
+		return nil, err
+	}
+	b, above := boundary(hist, k)
+	if narrowed && b == 0 {
+		d.note(fmt.Sprintf("density: sampled lower bound %.4f was above the %d-th largest value; histogram repeated over the full range", hop.Lo, k))
+		hop.Lo = lo
+		if hist, err = d.histogram(hop); err != nil {
+			return nil, err
+		}
+		b, above = boundary(hist, k)
+	}
+	need := k - above
+	eop := Op{Kind: OpEdges, Abs: d.cfg.Abs, Inclusive: true, Threshold: math.Inf(-1)}
+	if b > 0 {
+		// one bin of margin: a value of bin b may compare below BinLower(b) after rounding;
+		// membership is decided by BinOf below, not by this comparison.
+		eop.Threshold = hop.BinLower(b - 1)
+	}
+	a, err := d.emit(eop, func(e Edge) edgeClass {
+		switch bin := hop.BinOf(e.W); {
+		case bin > b:
+			return keep
+		case bin == b:
+			return hold
+		}
+		return drop
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(a.held) != int(hist[b]) {
+		return nil, fmt.Errorf("fc: %s backend is not deterministic: boundary bin %d held %d values in the histogram pass and %d in the edge pass",
+			d.b.Name(), b, hist[b], len(a.held))
+	}
+	t0 := time.Now()
+	sel := a.held
+	slices.SortFunc(sel, byValueThenIJ)
+	sel = sel[:need]
+	d.rpt.Threshold = float64(sel[need-1].W)
+	slices.SortFunc(sel, cmpIJ)
+	nw, err := a.finish(sel)
+	if err != nil {
+		return nil, err
+	}
+	if nw.Edges() != k {
+		return nil, fmt.Errorf("fc: %s backend is not deterministic: %d edges above the boundary bin in the edge pass, %d in the histogram pass",
+			d.b.Name(), nw.Edges()-need, above)
+	}
+	d.timing("select", 0, t0)
+	return nw, nil
+}
+
+// sampleLowerBound estimates a value below the k-th largest of the m pairs from all pairs of
+// a seeded random subset of nodes, computed in float64 on the host. The bound sits at about
+// twice the expected rank plus six standard deviations, so a fallback is rare.
+func (d *driver) sampleLowerBound(k, m int64) (float64, bool) {
+	s := 600
+	if d.cfg.Measure == Kendall {
+		s = 300
+	}
+	s = min(s, d.n)
+	if s < 50 {
+		return 0, false
+	}
+	rng := rand.New(rand.NewPCG(0x68756273636f7065, uint64(d.n))) // fixed seed: reproducible runs
+	nodes := rng.Perm(d.n)[:s]
+	vals := sampleValues(d.cfg.Measure, d.cfg.Abs, nodes, d.x, d.l)
+	e := float64(k) / float64(m) * float64(len(vals))
+	r := int(math.Ceil(2*e + 6*math.Sqrt(e) + 50))
+	if r >= len(vals) {
+		return 0, false
+	}
+	slices.SortFunc(vals, func(a, b float64) int { return cmp.Compare(b, a) })
+	return vals[r], true
+}
+
+// sampleValues computes the measure for all pairs of the given nodes in float64.
+func sampleValues(meas Measure, abs bool, nodes []int, x []float32, l int) []float64 {
+	s := len(nodes)
+	out := make([]float64, 0, s*(s-1)/2)
+	val := func(v float64) float64 {
+		if abs {
+			return math.Abs(v)
+		}
+		return v
+	}
+	if meas == Kendall {
+		w := (SignPairs(l) + 63) / 64
+		pos, neg := make([]uint64, s*w), make([]uint64, s*w)
+		cnt := make([]int64, s)
+		for a, v := range nodes {
+			cnt[a] = SignBitPlanes(pos[a*w:(a+1)*w], neg[a*w:(a+1)*w], x[v*l:(v+1)*l])
+		}
+		for a := 0; a < s; a++ {
+			for c := a + 1; c < s; c++ {
+				dot := SignDot(pos[a*w:(a+1)*w], neg[a*w:(a+1)*w], pos[c*w:(c+1)*w], neg[c*w:(c+1)*w])
+				out = append(out, val(float64(KendallTau(dot, cnt[a], cnt[c]))))
+			}
+		}
+		return out
+	}
+	u := make([]float64, s*l)
+	var rk Ranker
+	tmp := make([]float32, l)
+	for a, v := range nodes {
+		row := x[v*l : (v+1)*l]
+		if meas == Spearman {
+			rk.Ranks(tmp, row)
+			row = tmp
+		}
+		var sum, ss float64
+		for _, q := range row {
+			sum += float64(q)
+		}
+		mean := sum / float64(l)
+		for _, q := range row {
+			ss += (float64(q) - mean) * (float64(q) - mean)
+		}
+		inv := 1 / math.Sqrt(ss)
+		for t, q := range row {
+			u[a*l+t] = (float64(q) - mean) * inv
+		}
+	}
+	for a := 0; a < s; a++ {
+		for c := a + 1; c < s; c++ {
+			var dot float64
+			for t := 0; t < l; t++ {
+				dot += u[a*l+t] * u[c*l+t]
+			}
+			out = append(out, val(dot))
+		}
+	}
+	return out
+}
+
+// SignDot is the exact integer dot product of two sign vectors held as bit planes
+// (SignBitPlanes): popcnt(p_i∧p_j) + popcnt(n_i∧n_j) − popcnt(p_i∧n_j) − popcnt(n_i∧p_j).
+func SignDot(pi, ni, pj, nj []uint64) int64 {
+	var same, diff int
+	for w := range pi {
+		same += bits.OnesCount64(pi[w]&pj[w]) + bits.OnesCount64(ni[w]&nj[w])
+		diff += bits.OnesCount64(pi[w]&nj[w]) + bits.OnesCount64(ni[w]&pj[w])
+	}
+	return int64(same - diff)
+}
+
+// PValue is the two-sided p of a connectivity value of magnitude a under H0 (no association)
+// for series of length l: Student's t = a·sqrt((L−2)/(1−a²)) with L−2 degrees of freedom for
+// Pearson and Spearman; for Kendall the normal approximation z = 3a·sqrt(L(L−1))/sqrt(2(2L+5)).
+func PValue(m Measure, a float64, l int) float64 {
+	a = math.Abs(a)
+	if m == Kendall {
+		z := 3 * a * math.Sqrt(float64(l)*float64(l-1)) / math.Sqrt(2*float64(2*l+5))
+		return math.Erfc(z / math.Sqrt2)
+	}
+	if a >= 1 {
+		return 0
+	}
+	nu := float64(l - 2)
+	t := a * math.Sqrt(nu/(1-a*a))
+	return 2 * distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nu}.Survival(t)
+}
+
+// CriticalValue inverts PValue: the magnitude a with PValue(a) = p (two-sided), from the
+// lower-tail quantiles (accurate for the tiny p of Bonferroni over 10⁸ tests).
+func CriticalValue(m Measure, p float64, l int) float64 {
+	if m == Kendall {
+		z := -distuv.UnitNormal.Quantile(p / 2)
+		return z * math.Sqrt(2*float64(2*l+5)) / (3 * math.Sqrt(float64(l)*float64(l-1)))
+	}
+	nu := float64(l - 2)
+	t := -distuv.StudentsT{Mu: 0, Sigma: 1, Nu: nu}.Quantile(p / 2)
+	return t / math.Sqrt(nu+t*t)
+}
+
+// bonferroni keeps p ≤ α/m, i.e. |v| ≥ CriticalValue(α/m): one edge pass.
+func (d *driver) bonferroni() (*network.Network, error) {
+	m := d.pairs()
+	if m == 0 {
+		return d.emptyNetwork()
+	}
+	v := CriticalValue(d.cfg.Measure, d.cfg.Alpha/float64(m), d.l)
+	d.rpt.Threshold, d.rpt.ThresholdInclusive = v, true
+	op := Op{Kind: OpEdges, Abs: d.cfg.Abs, Threshold: v, Inclusive: true}
+	a, err := d.emit(op, func(Edge) edgeClass { return keep })
+	if err != nil {
+		return nil, err
+	}
+	return a.finish(nil)
+}
+
+// fdr applies Benjamini–Hochberg over the m tests: the largest k with p_(k) ≤ k·α/m, all pairs
+// with p ≤ p_(k) rejected. p falls as |v| grows, so p_(k) is the p of the k-th largest |v|.
+// A histogram of |v| bounds the bins where that k can lie: in bin b the ranks are
+// (C_{b+1}, C_b] with values below the bin's upper edge h_b, so if p(h_b) > C_b·α/m no rank
+// of bin b qualifies. Every |v| from the lowest possible bin up (one bin of margin for
+// rounding) is emitted; their exact ranks give the exact k.
+func (d *driver) fdr() (*network.Network, error) {
+	m := d.pairs()
+	d.rpt.ThresholdInclusive = true
+	bins := d.cfg.Bins
+	if bins == 0 {
+		bins = DefaultBins
+	}
+	hop := Op{Kind: OpHistogram, Abs: true, Lo: 0, Hi: 1, Bins: bins}
+	hist, err := d.histogram(hop)
+	if err != nil {
+		return nil, err
+	}
+	alpha, fm := d.cfg.Alpha, float64(m)
+	pv := func(a float64) float64 { return PValue(d.cfg.Measure, a, d.l) }
+	// above[b] = C_b, the count of values in bins ≥ b
+	above := make([]int64, bins+1)
+	for b := bins - 1; b >= 0; b-- {
+		above[b] = above[b+1] + int64(hist[b])
+	}
+	// Lowest non-empty bin that may hold a qualifying rank. p is costly (incomplete beta), so
+	// chunks of bins [b1, b2] are first tested with the necessary condition
+	// p(h_{b2}) ≤ C_{b1}·α/m (p only grows and C only shrinks towards the chunk's other end).
+	lowest := -1
+	const chunk = 1024
+	for b1 := 0; b1 < bins && lowest < 0; b1 += chunk {
+		b2 := min(b1+chunk, bins) - 1
+		if above[b1] == 0 || pv(hop.BinLower(b2+1)) > float64(above[b1])*alpha/fm {
+			continue
+		}
+		for b := b1; b <= b2; b++ {
+			if hist[b] > 0 && pv(hop.BinLower(b+1)) <= float64(above[b])*alpha/fm {
+				lowest = b
+				break
+			}
+		}
+	}
+	if lowest < 0 {
+		d.rpt.Threshold = math.Inf(1)
+		d.note("FDR: no pair is significant")
+		return d.emptyNetwork()
+	}
+	eop := Op{Kind: OpEdges, Abs: true, Inclusive: true, Threshold: hop.BinLower(max(lowest-1, 0))}
+	a, err := d.emit(eop, func(Edge) edgeClass { return hold })
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	cand := a.held
+	slices.SortFunc(cand, byValueThenIJ)
+	// largest k with p(v_k) ≤ k·α/m, ranks in chunks [k1, k2] skipped when p(v_k1) > k2·α/m
+	kBest := 0
+	const kchunk = 1024
+	for k2 := len(cand); k2 >= 1 && kBest == 0; k2 -= kchunk {
+		k1 := max(1, k2-kchunk+1)
+		if pv(float64(cand[k1-1].W)) > float64(k2)*alpha/fm {
+			continue
+		}
+		for k := k2; k >= k1; k-- {
+			if pv(float64(cand[k-1].W)) <= float64(k)*alpha/fm {
+				kBest = k
+				break
+			}
+		}
+	}
+	if kBest == 0 {
+		d.rpt.Threshold = math.Inf(1)
+		d.note("FDR: no pair is significant")
+		return d.emptyNetwork()
+	}
+	cut := cand[kBest-1].W
+	d.rpt.Threshold = float64(cut)
+	d.note(fmt.Sprintf("FDR: %d of %d tests significant at q = %g (|value| ≥ %.6f)", kBest, m, alpha, cut))
+	d.timing("select", 0, t0)
+	if d.cfg.Abs {
+		sel := cand[:kBest]
+		for len(sel) < len(cand) && cand[len(sel)].W == cut { // ties with the cut are rejected too
+			sel = cand[:len(sel)+1]
+		}
+		slices.SortFunc(sel, cmpIJ)
+		return buildCSR(d.n, max(d.n, 1), []*panelChunk{nil}, sel)
+	}
+	// The |v| pass cannot tell signs apart: one more pass keeps the positive significant pairs.
+	a.held = nil
+	cand = nil
+	op := Op{Kind: OpEdges, Threshold: float64(cut), Inclusive: true}
+	a, err = d.emit(op, func(Edge) edgeClass { return keep })
+	if err != nil {
+		return nil, err
+	}
+	return a.finish(nil)
+}
+
+// neighbour is one entry of a node's bounded top-K heap.
+type neighbour struct {
+	u uint32
+	w float32
+}
+
+// better orders candidates: larger value first, ties to the smaller node index.
+func better(a, b neighbour) bool { return a.w > b.w || (a.w == b.w && a.u < b.u) }
+
+// knn keeps each node's K best links (union over nodes). One OpTopK pass: every block hands
+// back each row's and each column's K best; per-node bounded heaps (memory N·K) merge them.
+// The global K best of a node are among its per-block K best, so the merge is exact.
+func (d *driver) knn() (*network.Network, error) {
+	k := min(d.cfg.K, d.n-1)
+	if k < 1 {
+		return d.emptyNetwork()
+	}
+	heap := make([]neighbour, d.n*k)
+	cnt := make([]int32, d.n)
+	push := func(v int, c neighbour) {
+		h := heap[v*k : (v+1)*k]
+		n := int(cnt[v])
+		if n < k { // sift up; the root is the worst kept neighbour
+			h[n] = c
+			cnt[v]++
+			for i := n; i > 0; {
+				p := (i - 1) / 2
+				if !better(h[p], h[i]) {
+					break
+				}
+				h[p], h[i] = h[i], h[p]
+				i = p
+			}
+			return
+		}
+		if !better(c, h[0]) {
+			return
+		}
+		h[0] = c
+		for i := 0; ; {
+			l, r, w := 2*i+1, 2*i+2, i
+			if l < k && better(h[w], h[l]) {
+				w = l
+			}
+			if r < k && better(h[w], h[r]) {
+				w = r
+			}
+			if w == i {
+				break
+			}
+			h[i], h[w] = h[w], h[i]
+			i = w
+		}
+	}
+	op := Op{Kind: OpTopK, Abs: d.cfg.Abs, K: k}
+	err := d.pass("topk", op, func(r *BlockResult) error {
+		b := r.Block
+		for _, e := range r.Edges {
+			i, j := int(e.I), int(e.J)
+			if i < b.I0 || i >= b.I1 || j < b.J0 || j >= b.J1 || j <= i {
+				return fmt.Errorf("fc: backend returned edge (%d,%d) outside block %+v", i, j, b)
+			}
+			push(i, neighbour{e.J, e.W})
+			push(j, neighbour{e.I, e.W})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	t0 := time.Now()
+	es := make([]Edge, 0, d.n*k)
+	minW := float32(math.Inf(1))
+	for v := 0; v < d.n; v++ {
+		for _, c := range heap[v*k : v*k+int(cnt[v])] {
+			i, j := uint32(v), c.u
+			if j < i {
+				i, j = j, i
+			}
+			es = append(es, Edge{I: i, J: j, W: c.w})
+			minW = min(minW, c.w)
+		}
+	}
+	heap = nil
+	slices.SortFunc(es, cmpIJ)
+	es = slices.CompactFunc(es, func(a, b Edge) bool { return a.I == b.I && a.J == b.J })
+	d.rpt.Threshold, d.rpt.ThresholdInclusive = float64(minW), true
+	d.timing("select", 0, t0)
+	return buildCSR(d.n, max(d.n, 1), []*panelChunk{nil}, es)
+}
