@@ -57,6 +57,33 @@ __device__ __forceinline__ long long bin_of(float v, double lo, double hi, long 
     return (long long)t;        // truncation toward zero, as Go's int(float64)
 }
 
+// count_bin adds one value to bin b. The end bins collect every value clamped below Lo or
+// above Hi: when the driver narrows the range to the top of the distribution, nearly all of a
+// block's pairs land in bin 0, and one global atomic each would serialize on one address. So
+// the end bins are counted in registers (low, high) and added once per warp by
+// flush_edge_bins; interior bins, where values spread out, take a global atomic each.
+__device__ __forceinline__ void count_bin(unsigned long long* __restrict__ hist, long long b, long long bins,
+                                          unsigned int& low, unsigned int& high) {
+    if (b == 0) {
+        ++low;
+    } else if (b == bins - 1) {
+        ++high;
+    } else {
+        atomicAdd(&hist[b], 1ULL);
+    }
+}
+
+// flush_edge_bins adds the warp's register counts of the end bins; every lane must call it.
+__device__ __forceinline__ void flush_edge_bins(unsigned long long* __restrict__ hist, long long bins,
+                                                unsigned int low, unsigned int high) {
+    low = __reduce_add_sync(0xffffffffu, low);
+    high = __reduce_add_sync(0xffffffffu, high);
+    if ((threadIdx.x & 31) == 0) {
+        if (low) atomicAdd(&hist[0], (unsigned long long)low);
+        if (high) atomicAdd(&hist[bins - 1], (unsigned long long)high);
+    }
+}
+
 // append_edge appends (i, j, w) for the lanes whose pass is true with one atomic per warp:
 // the lowest passing lane reserves popc(ballot) slots and the others take consecutive ones by
 // their rank among the passing lanes. The counter keeps counting past capacity so the host

@@ -2,7 +2,7 @@
 // histogram (pass 1 of the density threshold, ALGORITHMS.md §3): for every counted pair,
 // hist[bin_of(r or |r|)] += 1 with fc.Op.BinOf's formula. 10⁶ bins do not fit in shared
 // memory, so the counts go straight to a 64-bit device histogram with global atomics (exact;
-// values spread over many bins, so contention stays low).
+// see count_bin for the two clamped end bins).
 //
 // Launch: grid (ceil((j1−j0)/128), ceil((i1−i0)/128)), block 256, static shared memory
 // 16.5 KiB. hist (bins counters) must be zero before the launch.
@@ -21,6 +21,7 @@ correlation_histogram(const float* __restrict__ U, long long ld, long long K,
     __shared__ SgemmShared s;
     float acc[8][8];
     sgemm_tile(U, ld, K, r0, c0, s, acc);
+    unsigned int low = 0, high = 0;
 #pragma unroll
     for (int m = 0; m < 8; ++m) {
         const long long i = r0 + sg_row(m);
@@ -28,9 +29,10 @@ correlation_histogram(const float* __restrict__ U, long long ld, long long K,
         for (int n = 0; n < 8; ++n) {
             const long long j = c0 + sg_col(n);
             if (pair_counts(bp, i, j)) {
-                const float v = connection_value(acc[m][n], flags);
-                atomicAdd(&hist[bin_of(v, lo, hi, bins)], 1ULL);
+                const long long b = bin_of(connection_value(acc[m][n], flags), lo, hi, bins);
+                count_bin(hist, b, bins, low, high);
             }
         }
     }
+    flush_edge_bins(hist, bins, low, high);
 }

@@ -1,5 +1,6 @@
 // kendall_histogram: one block pair of Kendall τ-b counted into a 64-bit device histogram
 // with fc.Op.BinOf's formula (pass 1 of the density threshold); τ as in kendall_edges.
+// Counting as in correlation_histogram (count_bin).
 //
 // Launch: grid (ceil((j1−j0)/64), ceil((i1−i0)/64)), block 256, static shared memory 17 KiB.
 // hist (bins counters) must be zero before the launch.
@@ -19,6 +20,7 @@ kendall_histogram(const unsigned int* __restrict__ P, const unsigned int* __rest
     __shared__ PopcShared s;
     int dot[4][4];
     popc_tile(P, N, ldw, r0, c0, s, dot);
+    unsigned int low = 0, high = 0;
     const int ty4 = (threadIdx.x >> 4) * 4, tx4 = (threadIdx.x & 15) * 4;
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
@@ -28,8 +30,9 @@ kendall_histogram(const unsigned int* __restrict__ P, const unsigned int* __rest
             const long long j = c0 + tx4 + n;
             if (pair_counts(bp, i, j)) {
                 const float tau = kendall_tau(dot[m][n], nonzero[i], nonzero[j]);
-                atomicAdd(&hist[bin_of(connection_value(tau, flags), lo, hi, bins)], 1ULL);
+                count_bin(hist, bin_of(connection_value(tau, flags), lo, hi, bins), bins, low, high);
             }
         }
     }
+    flush_edge_bins(hist, bins, low, high);
 }

@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "131ab22936708128edebeeb04464b33a786b84eca66cce2d08de0120f50fdd16"
+const SourceSHA256 = "530cb44c370cf250e7f5fc8cf6aeaf50900aea23eeca980494764ddc8d7bb8f5"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "8d070ef273edf4876a19080972073d26dcea0161b91df28ecee2113f7c7f516b"
+const FatbinSHA256 = "500ce2cca81bc1e850e423edea806fb559108f98d647905111664555f229f065"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"

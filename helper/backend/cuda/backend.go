@@ -487,14 +487,20 @@ func (b *backend) complete(s *slot, op fc.Op, sink func(*fc.BlockResult) error) 
 }
 
 // split processes slot s's block as two blocks of half the rows (out of device memory for
-// its edges: halve the block and retry). The halves stay upper-triangle blocks: where the
-// block reaches the diagonal, the lower half's columns start at its first row.
+// its edges: halve the block and retry), gathers both halves' edges in host memory and hands
+// them to the sink as the one block the driver planned. The halves stay upper-triangle
+// blocks: where the block reaches the diagonal, the lower half's columns start at its first row.
 func (b *backend) split(s *slot, op fc.Op, sink func(*fc.BlockResult) error) error {
 	blk := s.block
 	mid := (blk.I0 + blk.I1) / 2
 	lower := fc.Block{I0: mid, I1: blk.I1, J0: blk.J0, J1: blk.J1}
 	if blk.J0 < blk.I1 {
 		lower.J0 = max(blk.J0, mid)
+	}
+	var edges []fc.Edge
+	gather := func(r *fc.BlockResult) error {
+		edges = append(edges, r.Edges...)
+		return nil
 	}
 	for _, half := range []fc.Block{{I0: blk.I0, I1: mid, J0: blk.J0, J1: blk.J1}, lower} {
 		if half.J0 >= half.J1 {
@@ -504,11 +510,12 @@ func (b *backend) split(s *slot, op fc.Op, sink func(*fc.BlockResult) error) err
 		if err := b.enqueue(s, op); err != nil {
 			return err
 		}
-		if err := b.complete(s, op, sink); err != nil {
+		if err := b.complete(s, op, gather); err != nil {
 			return err
 		}
 	}
-	return nil
+	s.block = blk
+	return sink(&fc.BlockResult{Block: blk, Edges: edges})
 }
 
 // ensureEdges makes room for capacity edges on the device and in pinned host memory. With
