@@ -47,15 +47,33 @@ func view[T rawValue](b []byte) []T {
 // get_fdata does (the product is rounded before the sum: the explicit conversion forbids an FMA).
 func scaleInto[T rawValue, D float32 | float64](dst []D, src []T, slope, inter float64, scaled bool) {
 	dst = dst[:len(src)]
-	if !scaled {
+	var zero T
+	if !scaled && (unsafe.Sizeof(zero) < 8 || isFloat[T]()) {
 		for i, v := range src {
 			dst[i] = D(v)
+		}
+		return
+	}
+	if !scaled {
+		// (u)int64 → float32 goes through float64, like the scaled path and nibabel's
+		// get_fdata().astype(float32), so ReadVolume is always ReadVolume64 rounded once more.
+		for i, v := range src {
+			dst[i] = D(float64(v))
 		}
 		return
 	}
 	for i, v := range src {
 		dst[i] = D(float64(float64(v)*slope) + inter)
 	}
+}
+
+func isFloat[T rawValue]() bool {
+	var zero T
+	switch any(zero).(type) {
+	case float32, float64:
+		return true
+	}
+	return false
 }
 
 // decode converts one chunk of raw native-order bytes of datatype dt into dst.

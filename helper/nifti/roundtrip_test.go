@@ -1,9 +1,11 @@
 package nifti
 
 import (
+	"encoding/binary"
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -101,4 +103,27 @@ func float32Affine(a [4][4]float64) [4][4]float64 {
 		}
 	}
 	return a
+}
+
+// TestInt64ReadVolumeIsFloat64Rounded: ReadVolume is ReadVolume64 rounded to float32, also
+// for 64-bit integers where direct rounding would differ: 2^60 + 2^36 + 1 is 2^60 + 2^36 in
+// float64, a float32 tie that rounds to even (2^60), while direct rounding gives 2^60 + 2^37.
+func TestInt64ReadVolumeIsFloat64Rounded(t *testing.T) {
+	for _, dt := range []DataType{Int64, Uint64} {
+		h := NewHeader([]int{1}, dt, testAffine(), 0)
+		b := rawHeader(t, 1, binary.LittleEndian, &h, false)
+		b = binary.LittleEndian.AppendUint64(b, 1<<60+1<<36+1)
+		path := filepath.Join(t.TempDir(), "big.nii")
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, data, err := ReadImage(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, data64 := readAll64(t, path)
+		if data64[0] != 1<<60+1<<36 || data[0] != 1<<60 {
+			t.Errorf("%v: float64 %v, float32 %v; want 2^60+2^36 and 2^60", dt, data64[0], data[0])
+		}
+	}
 }
