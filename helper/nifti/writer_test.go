@@ -297,6 +297,8 @@ func TestNewHeaderQformMatchesNibabel(t *testing.T) {
 		{{-2, 0, 0, 90}, {0, 2, 0, -126}, {0, 0, 2, -72}, {0, 0, 0, 1}},
 		{{2, 0.3, 0.1, 1}, {0.2, 2.5, -0.4, 2}, {0, 0.1, 3, 3}, {0, 0, 0, 1}},
 		{{-1, 0, 0, 0}, {0, -1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}},
+		{{2, 0, 0, 0}, {0, -2, 0.01, 0}, {0, 0, -2, 0}, {0, 0, 0, 1}},
+		{{-2, 0, 0, 0}, {0, 2, 0, 0}, {0.01, 0, -2, 0}, {0, 0, 0, 1}},
 		{{0, 0, 3, 5}, {2, 0, 0, 6}, {0, 2.5, 0, 7}, {0, 0, 0, 1}},
 		{{0, -1.5, 0, 5}, {-1.5, 0, 0, 6}, {0, 0, -4, 7}, {0, 0, 0, 1}},
 	}
@@ -333,4 +335,15 @@ for k in range(0, len(v), 12):
 			}
 		}
 	}
+}
+
+// TestWriteImageLength: data must hold exactly the header's volumes; nothing is left behind.
+func TestWriteImageLength(t *testing.T) {
+	dir := t.TempDir()
+	h := NewHeader([]int{2, 2, 2, 3}, Int16, testAffine(), 2)
+	err := WriteImage(filepath.Join(dir, "short.nii"), h, make([]float32, 8*3-1))
+	if err == nil || !strings.Contains(err.Error(), "short.nii") || !strings.Contains(err.Error(), "23 values") {
+		t.Errorf("short data: %v", err)
+	}
+	assertEmptyDir(t, dir)
 }
