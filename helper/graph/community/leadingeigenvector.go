@@ -154,7 +154,10 @@ func LeadingEigenvectorModules(ctx context.Context, g *graph.Graph, opts Leading
 		divide := beta > opts.MinEigenvalue && negatives > 0 && negatives < len(members)
 		if divide {
 			if opts.FineTune {
-				fineTune(op, sv)
+				if err := fineTune(ctx, op, sv); err != nil {
+					op.unbind()
+					return nil, fmt.Errorf("leading-eigenvector modules: %w", err)
+				}
 				negatives = 0
 				for _, s := range sv {
 					if s < 0 {
@@ -209,7 +212,7 @@ func LeadingEigenvectorModules(ctx context.Context, g *graph.Graph, opts Leading
 //
 // kept current through a_j = Σ_{l∈G} A_jl s_l (sparse updates) and κ = Σ_l k_l s_l (one scalar).
 // Each sweep costs O(|G|² + edges).
-func fineTune(op *groupModularityMatrix, s []float64) {
+func fineTune(ctx context.Context, op *groupModularityMatrix, s []float64) error {
 	n := op.dim()
 	g := op.g
 	a := make([]float64, n)
@@ -234,6 +237,11 @@ func fineTune(op *groupModularityMatrix, s []float64) {
 		var gain, bestGain float64
 		bestLen := 0
 		for step := 0; step < n; step++ {
+			if step&255 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
 			best, bestDelta := -1, math.Inf(-1)
 			for j := 0; j < n; j++ {
 				if moved[j] {
@@ -268,9 +276,10 @@ func fineTune(op *groupModularityMatrix, s []float64) {
 			s[j] = -s[j]
 		}
 		if bestLen == 0 {
-			return
+			return nil
 		}
 	}
+	return nil
 }
 
 // connectedComponents labels the components of g in order of their lowest node and lists

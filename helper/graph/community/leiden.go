@@ -49,6 +49,9 @@ func LeidenModules(ctx context.Context, g *graph.Graph, opts LeidenOptions, rep 
 	if opts.Resolution == 0 {
 		opts.Resolution = 1
 	}
+	if err := (ModularityOptions{Resolution: opts.Resolution}).check(); err != nil {
+		return nil, err
+	}
 	if opts.Randomness <= 0 {
 		opts.Randomness = 0.01
 	}
@@ -81,12 +84,12 @@ func LeidenModules(ctx context.Context, g *graph.Graph, opts LeidenOptions, rep 
 		if err != nil {
 			return nil, err
 		}
-		rep.Add(1)
 		if q <= bestQ+1e-12 {
 			break
 		}
 		bestQ, best, membership = q, part, next
 	}
+	rep.Add(int64(opts.MaxIterations)) // the bar completes even when Q settled early
 	return newModules("Leiden", g, best, mo)
 }
 

@@ -37,6 +37,13 @@ type ModularityOptions struct {
 	Resolution float64
 }
 
+func (o ModularityOptions) check() error {
+	if o.Resolution < 0 || math.IsNaN(o.Resolution) || math.IsInf(o.Resolution, 0) {
+		return fmt.Errorf("community: resolution γ = %v: want a finite value ≥ 0", o.Resolution)
+	}
+	return nil
+}
+
 func (o ModularityOptions) resolution() float64 {
 	if o.Resolution == 0 {
 		return 1
@@ -53,6 +60,9 @@ func (o ModularityOptions) resolution() float64 {
 // Graph.modularity for the same partition.
 func Modularity(g *graph.Graph, membership []int, opts ModularityOptions) (float64, error) {
 	if err := checkGraph(g, opts.Weighted); err != nil {
+		return 0, err
+	}
+	if err := opts.check(); err != nil {
 		return 0, err
 	}
 	labels, k, err := compactMembership(membership, g.N)
@@ -113,9 +123,15 @@ func checkGraph(g *graph.Graph, weighted bool) error {
 			return fmt.Errorf("community: graph offsets decrease at node %d", i)
 		}
 	}
-	for p, j := range g.Adj {
-		if j < 0 || int(j) >= g.N {
-			return fmt.Errorf("community: adjacency entry %d names node %d, outside [0, %d)", p, j, g.N)
+	for i := 0; i < g.N; i++ {
+		for p := g.Offsets[i]; p < g.Offsets[i+1]; p++ {
+			j := g.Adj[p]
+			if j < 0 || int(j) >= g.N {
+				return fmt.Errorf("community: adjacency entry %d of node %d names node %d, outside [0, %d)", p, i, j, g.N)
+			}
+			if int(j) == i {
+				return fmt.Errorf("community: node %d has a self-loop; functional networks have none and the methods here assume so", i)
+			}
 		}
 	}
 	if weighted && g.Weights != nil {

@@ -1,0 +1,208 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+)
+
+// RewireOptions sets up a Maslov–Sneppen rewiring; the zero value asks for the defaults.
+type RewireOptions struct {
+	// SwapsPerEdge is the number of accepted double-edge swaps per edge (default 10, the
+	// convention of Maslov & Sneppen 2002 and of the Brain Connectivity Toolbox's
+	// randmio_und with ITER = 10, where every edge is rewired about ten times).
+	SwapsPerEdge float64
+	// MaxAttemptsPerSwap caps the attempts at this multiple of the swaps asked for (default 100),
+	// so that graphs where few swaps are possible (near-complete graphs, stars) still stop.
+	MaxAttemptsPerSwap float64
+	// Seed and Stream select the PCG random stream (math/rand/v2): the same seed, stream and
+	// graph give the same random network on every machine.
+	Seed, Stream uint64
+}
+
+// RewireStats says how much rewiring happened.
+type RewireStats struct {
+	Attempts int64 `json:"attempts"`
+	Swaps    int64 `json:"swaps"` // accepted swaps
+}
+
+// Rewire returns a degree-preserving randomisation of g by double edge swaps (Maslov & Sneppen,
+// Science 296:910, 2002): pick two edges (a,b) and (c,d) uniformly, orient the second at random,
+// and replace them by (a,d) and (c,b) unless that would create a self-loop or an edge that
+// already exists. Every node keeps its degree exactly; the result is a simple graph with the
+// same N and E. Edge membership is an open-addressing hash set (linear probing, backward-shift
+// deletion), O(1) per check. The chain is sequential; run several rewirings in parallel for
+// several random networks (SmallWorld does). Weights are dropped: random networks are binary.
+// ctx is checked every 2¹⁶ attempts.
+func Rewire(ctx context.Context, g *Graph, opt RewireOptions) (*Graph, RewireStats, error) {
+	var st RewireStats
+	if g == nil {
+		return nil, st, errors.New("graph: rewiring a nil graph")
+	}
+	if opt.SwapsPerEdge <= 0 {
+		opt.SwapsPerEdge = 10
+	}
+	if opt.MaxAttemptsPerSwap <= 0 {
+		opt.MaxAttemptsPerSwap = 100
+	}
+	m := int(g.Edges())
+	edges := make([]uint64, 0, m) // (u<<32 | v) with u < v
+	for i := 0; i < g.N; i++ {
+		for _, j := range g.Neighbors(i) {
+			if int(j) > i {
+				edges = append(edges, edgeKey(int32(i), j))
+			}
+		}
+	}
+	want := int64(opt.SwapsPerEdge * float64(m))
+	maxAttempts := int64(opt.MaxAttemptsPerSwap * float64(want))
+	if m < 2 || want == 0 {
+		h, err := graphFromKeys(g.N, edges)
+		return h, st, err
+	}
+	set := newEdgeSet(m)
+	for _, e := range edges {
+		set.insert(e)
+	}
+	rng := rand.NewPCG(opt.Seed, opt.Stream)
+	um := uint64(m)
+	for st.Swaps < want && st.Attempts < maxAttempts {
+		if st.Attempts&0xffff == 0 {
+			if err := ctx.Err(); err != nil {
+				return nil, st, err
+			}
+		}
+		st.Attempts++
+		r := rng.Uint64()
+		// Lemire's multiply-shift maps 64 random bits onto [0, m); the bias (m/2⁶⁴) is nil here.
+		i1, _ := bits.Mul64(r, um)
+		r2 := rng.Uint64()
+		i2, _ := bits.Mul64(r2, um)
+		if i1 == i2 {
+			continue
+		}
+		e1, e2 := edges[i1], edges[i2]
+		a, b := int32(e1>>32), int32(uint32(e1))
+		c, d := int32(e2>>32), int32(uint32(e2))
+		if r2&1 != 0 { // the low bit is unused by the index (it took the high word)
+			c, d = d, c
+		}
+		if a == d || c == b || a == c || b == d {
+			continue // a self-loop, or the same pair of edges back
+		}
+		n1, n2 := edgeKey(a, d), edgeKey(c, b)
+		if set.has(n1) || set.has(n2) {
+			continue
+		}
+		set.remove(e1)
+		set.remove(e2)
+		set.insert(n1)
+		set.insert(n2)
+		edges[i1], edges[i2] = n1, n2
+		st.Swaps++
+	}
+	h, err := graphFromKeys(g.N, edges)
+	return h, st, err
+}
+
+func edgeKey(u, v int32) uint64 {
+	if u > v {
+		u, v = v, u
+	}
+	return uint64(u)<<32 | uint64(uint32(v))
+}
+
+// graphFromKeys builds the symmetric CSR of a simple graph from packed edge keys.
+func graphFromKeys(n int, keys []uint64) (*Graph, error) {
+	g := &Graph{N: n, Offsets: make([]int64, n+1)}
+	for _, k := range keys {
+		u, v := int(k>>32), int(uint32(k))
+		if u >= n || v >= n || u == v {
+			return nil, fmt.Errorf("graph: internal error: edge (%d,%d) in a %d-node graph", u, v, n)
+		}
+		g.Offsets[u+1]++
+		g.Offsets[v+1]++
+	}
+	for i := 0; i < n; i++ {
+		g.Offsets[i+1] += g.Offsets[i]
+	}
+	g.Adj = make([]int32, g.Offsets[n])
+	pos := make([]int64, n)
+	copy(pos, g.Offsets[:n])
+	for _, k := range keys {
+		u, v := int32(k>>32), int32(uint32(k))
+		g.Adj[pos[u]] = v
+		pos[u]++
+		g.Adj[pos[v]] = u
+		pos[v]++
+	}
+	g.sortRows()
+	return g, nil
+}
+
+// edgeSet is an open-addressing hash set of packed edge keys with linear probing and
+// backward-shift deletion (Knuth, TAOCP vol. 3, Algorithm R), so deletions leave no tombstones
+// and probe lengths stay short through millions of swaps. The table is kept at most half full.
+type edgeSet struct {
+	slots []uint64
+	mask  uint64
+	shift uint
+}
+
+const emptySlot = ^uint64(0) // never a key: keys have u < v < 2³¹
+
+func newEdgeSet(m int) *edgeSet {
+	size := uint64(16)
+	for size < uint64(2*m) {
+		size <<= 1
+	}
+	s := &edgeSet{slots: make([]uint64, size), mask: size - 1, shift: uint(64 - bits.TrailingZeros64(size))}
+	for i := range s.slots {
+		s.slots[i] = emptySlot
+	}
+	return s
+}
+
+// home is the Fibonacci hash of k onto the table.
+func (s *edgeSet) home(k uint64) uint64 { return (k * 0x9E3779B97F4A7C15) >> s.shift }
+
+func (s *edgeSet) has(k uint64) bool {
+	for i := s.home(k); ; i = (i + 1) & s.mask {
+		switch s.slots[i] {
+		case k:
+			return true
+		case emptySlot:
+			return false
+		}
+	}
+}
+
+func (s *edgeSet) insert(k uint64) {
+	i := s.home(k)
+	for s.slots[i] != emptySlot && s.slots[i] != k {
+		i = (i + 1) & s.mask
+	}
+	s.slots[i] = k
+}
+
+func (s *edgeSet) remove(k uint64) {
+	i := s.home(k)
+	for s.slots[i] != k {
+		if s.slots[i] == emptySlot {
+			return
+		}
+		i = (i + 1) & s.mask
+	}
+	// Shift later members of the probe run back into the hole when the hole lies between their
+	// home slot and where they sit (cyclically), so every key stays reachable from its home.
+	for j := (i + 1) & s.mask; s.slots[j] != emptySlot; j = (j + 1) & s.mask {
+		h := s.home(s.slots[j])
+		if (j-h)&s.mask >= (j-i)&s.mask {
+			s.slots[i] = s.slots[j]
+			i = j
+		}
+	}
+	s.slots[i] = emptySlot
+}

@@ -1,0 +1,151 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/hubscope/hubscope/helper/progress"
+)
+
+// SmallWorldOptions sets up the comparison with random networks; the zero value asks for the
+// defaults of Wang et al. (2013): 15 random networks, 10 swaps per edge.
+type SmallWorldOptions struct {
+	Random       int     // K, number of random networks (default 15)
+	SwapsPerEdge float64 // accepted Maslov–Sneppen swaps per edge (default 10)
+	Seed         uint64  // random network k uses PCG stream (Seed, k): reproducible, order-free
+	// PerRandom, when set, is called with each random network (k = 0..K−1) after its C_p and
+	// L_p are measured — the hook for measures computed elsewhere on the same random networks
+	// (modularity Q for its z-score). It runs on worker goroutines, possibly concurrently for
+	// different k, and must not keep r after returning: each random network is discarded right
+	// after, so memory stays at one network per core, never K × E. An error stops the run.
+	PerRandom func(k int, r *Graph) error
+}
+
+// SmallWorldResult compares g with degree-preserving random networks (Humphries et al. 2008;
+// Wang et al. 2013): γ = C_p / ⟨C_p,rand⟩, λ = L_p / ⟨L_p,rand⟩, σ = γ / λ, where ⟨·⟩ is the mean
+// over the K random networks. SDs are sample standard deviations (n − 1) over the K networks.
+type SmallWorldResult struct {
+	ClusteringCoefficient    float64   `json:"clustering_coefficient"`     // C_p of g
+	CharacteristicPathLength float64   `json:"characteristic_path_length"` // L_p of g
+	RandomClustering         []float64 `json:"random_clustering"`          // C_p of each random network
+	RandomPathLength         []float64 `json:"random_path_length"`         // L_p of each random network
+	RandomClusteringMean     float64   `json:"random_clustering_mean"`
+	RandomClusteringSD       float64   `json:"random_clustering_sd"`
+	RandomPathLengthMean     float64   `json:"random_path_length_mean"`
+	RandomPathLengthSD       float64   `json:"random_path_length_sd"`
+	Gamma                    float64   `json:"gamma"`  // normalised clustering γ
+	Lambda                   float64   `json:"lambda"` // normalised path length λ
+	Sigma                    float64   `json:"sigma"`  // small-worldness σ = γ/λ
+	// SigmaSD is the SD of the per-network ratios (C_p/C_p,rand,k)/(L_p/L_p,rand,k), a spread
+	// for σ (σ itself is taken from the means, as in the papers).
+	SigmaSD        float64 `json:"sigma_sd"`
+	SwapsPerEdge   float64 `json:"swaps_per_edge"`
+	MinSwapsFrac   float64 `json:"min_swaps_fraction"` // lowest accepted/asked swap ratio over the K rewirings
+	RandomNetworks int     `json:"random_networks"`
+}
+
+// SmallWorld measures C_p and L_p of g and of K Maslov–Sneppen random networks with the same
+// degree sequence, generated, measured and discarded one per core at a time. Progress counts
+// random networks; cancellation reaches every rewiring and BFS sweep.
+func SmallWorld(ctx context.Context, g *Graph, opt SmallWorldOptions, rep progress.Reporter) (SmallWorldResult, error) {
+	rep = progress.OrDiscard(rep)
+	var res SmallWorldResult
+	if g == nil {
+		return res, errors.New("graph: small-world analysis of a nil graph")
+	}
+	if g.Edges() < 2 {
+		return res, fmt.Errorf("graph: small-world analysis needs at least 2 edges, the graph has %d", g.Edges())
+	}
+	if opt.Random <= 0 {
+		opt.Random = 15
+	}
+	if opt.SwapsPerEdge <= 0 {
+		opt.SwapsPerEdge = 10
+	}
+	k := opt.Random
+	res.RandomNetworks, res.SwapsPerEdge = k, opt.SwapsPerEdge
+	cp, err := MeanClustering(ctx, g)
+	if err != nil {
+		return res, err
+	}
+	ps, err := ShortestPaths(ctx, g, nil)
+	if err != nil {
+		return res, err
+	}
+	res.ClusteringCoefficient, res.CharacteristicPathLength = cp, ps.CharacteristicPathLength
+
+	res.RandomClustering = make([]float64, k)
+	res.RandomPathLength = make([]float64, k)
+	swapFrac := make([]float64, k)
+	rep.Start("small-world: random networks", int64(k))
+	err = forEachChunk(ctx, k, 1, workerCount(k), false, func(_, lo, _ int) error {
+		r, st, err := Rewire(ctx, g, RewireOptions{SwapsPerEdge: opt.SwapsPerEdge, Seed: opt.Seed, Stream: uint64(lo)})
+		if err != nil {
+			return err
+		}
+		swapFrac[lo] = float64(st.Swaps) / (opt.SwapsPerEdge * float64(g.Edges()))
+		c, err := MeanClustering(ctx, r)
+		if err != nil {
+			return err
+		}
+		p, err := ShortestPaths(ctx, r, nil)
+		if err != nil {
+			return err
+		}
+		res.RandomClustering[lo], res.RandomPathLength[lo] = c, p.CharacteristicPathLength
+		if opt.PerRandom != nil {
+			if err := opt.PerRandom(lo, r); err != nil {
+				return fmt.Errorf("graph: random network %d: %w", lo, err)
+			}
+		}
+		rep.Add(1)
+		return nil
+	})
+	if err != nil {
+		return res, err
+	}
+	res.MinSwapsFrac = 1
+	for _, f := range swapFrac {
+		res.MinSwapsFrac = min(res.MinSwapsFrac, f)
+	}
+	if res.MinSwapsFrac < 1 {
+		rep.Note(fmt.Sprintf("small-world: only %.0f %% of the asked swaps were possible in some random network; it stays close to the original", 100*res.MinSwapsFrac))
+	}
+	res.RandomClusteringMean, res.RandomClusteringSD = meanSD(res.RandomClustering)
+	res.RandomPathLengthMean, res.RandomPathLengthSD = meanSD(res.RandomPathLength)
+	if res.RandomClusteringMean > 0 {
+		res.Gamma = cp / res.RandomClusteringMean
+	}
+	if res.RandomPathLengthMean > 0 {
+		res.Lambda = res.CharacteristicPathLength / res.RandomPathLengthMean
+	}
+	if res.Lambda > 0 {
+		res.Sigma = res.Gamma / res.Lambda
+	}
+	var sig []float64
+	for i := range k {
+		if res.RandomClustering[i] > 0 && res.CharacteristicPathLength > 0 {
+			sig = append(sig, (cp/res.RandomClustering[i])/(res.CharacteristicPathLength/res.RandomPathLength[i]))
+		}
+	}
+	_, res.SigmaSD = meanSD(sig)
+	return res, nil
+}
+
+// meanSD returns the mean and the sample standard deviation (n − 1; 0 for n < 2).
+func meanSD(x []float64) (m, sd float64) {
+	if len(x) == 0 {
+		return 0, 0
+	}
+	m = mean(x)
+	if len(x) < 2 {
+		return m, 0
+	}
+	var ss float64
+	for _, v := range x {
+		ss += (v - m) * (v - m)
+	}
+	return m, math.Sqrt(ss / float64(len(x)-1))
+}
