@@ -9,3 +9,9 @@ const kernelName = "portable Go 6×16"
 func kernel(l int, a, b []float32, c *[mr * nr]float32) {
 	kernelGo(l, a, b, c)
 }
+
+// kernelMask computes the tile like kernel, takes |v| if abs, and returns the ≥ t masks.
+func kernelMask(l int, a, b []float32, c *[mr * nr]float32, t float32, abs bool) (m0, m1 uint64) {
+	kernelGo(l, a, b, c)
+	return tileMask(c, t, abs)
+}

@@ -19,3 +19,22 @@ func kernelGo(l int, a, b []float32, c *[mr * nr]float32) {
 	}
 	*c = acc
 }
+
+// tileMask replaces the tile by |v| if abs and returns bit 16·r+q (m0: rows 0–3, m1: rows
+// 4–5) set where the value is ≥ t — what the assembly kernel computes in its epilogue.
+func tileMask(c *[mr * nr]float32, t float32, abs bool) (m0, m1 uint64) {
+	for i, v := range c {
+		if abs {
+			v = abs32(v)
+			c[i] = v
+		}
+		if v >= t {
+			if i < 4*nr {
+				m0 |= 1 << i
+			} else {
+				m1 |= 1 << (i - 4*nr)
+			}
+		}
+	}
+	return m0, m1
+}

@@ -142,6 +142,10 @@ func (w *worker) strip(blk fc.Block, q0, q1 int) {
 		w.rows.reset(r1-r0, w.op.K)
 	}
 	l := b.l
+	t := w.t32
+	if w.op.Kind == fc.OpTopK {
+		t = float32(math.Inf(-1)) // every value is a candidate
+	}
 	for c := blk.J0 / nr; c*nr < blk.J1; c++ {
 		cb := c * nr
 		for p := q0; p < q1; p++ {
@@ -149,12 +153,15 @@ func (w *worker) strip(blk fc.Block, q0, q1 int) {
 			if diag && cb+nr-1 <= ra { // every j ≤ i: below the diagonal
 				continue
 			}
+			var m0, m1 uint64
 			if b.m == fc.Kendall {
 				w.kendallTile(blk, ra, cb)
+				m0, m1 = tileMask(&w.tile, t, w.abs)
 			} else {
-				kernel(l, b.pa[p*mr*l:(p+1)*mr*l], b.pb[c*nr*l:(c+1)*nr*l], &w.tile)
+				m0, m1 = kernelMask(l, b.pa[p*mr*l:(p+1)*mr*l], b.pb[c*nr*l:(c+1)*nr*l], &w.tile, t, w.abs)
 			}
-			w.epilogue(blk, ra, cb, diag)
+			v0, v1 := validMask(blk, ra, cb, diag)
+			w.epilogue(blk, ra, cb, m0&v0, m1&v1, v0, v1)
 		}
 	}
 	if w.op.Kind == fc.OpTopK {
@@ -191,55 +198,78 @@ func signDot(pi, ni, pj, nj []uint64) int64 {
 	return int64(agree - disagree)
 }
 
-// epilogue applies the op to the valid entries of the tile at rows ra.., columns cb..: inside
-// the block and, on a diagonal block, j > i.
-func (w *worker) epilogue(blk fc.Block, ra, cb int, diag bool) {
-	i0, i1 := max(ra, blk.I0), min(ra+mr, blk.I1)
-	j0, j1 := max(cb, blk.J0), min(cb+nr, blk.J1)
-	for i := i0; i < i1; i++ {
-		js := j0
-		if diag && js <= i {
-			js = i + 1
-		}
-		if js >= j1 {
+const (
+	full0 = ^uint64(0)            // rows 0–3 of a tile
+	full1 = uint64(1)<<(2*nr) - 1 // rows 4–5
+)
+
+// validMask marks the tile entries (bit 16·r+q as in the kernel's masks) that are pairs of the
+// block: inside its rows and columns and, on a diagonal block, j > i.
+func validMask(blk fc.Block, ra, cb int, diag bool) (v0, v1 uint64) {
+	if ra >= blk.I0 && ra+mr <= blk.I1 && cb >= blk.J0 && cb+nr <= blk.J1 && (!diag || cb > ra+mr-1) {
+		return full0, full1
+	}
+	for r := 0; r < mr; r++ {
+		i := ra + r
+		if i < blk.I0 || i >= blk.I1 {
 			continue
 		}
-		row := w.tile[(i-ra)*nr+js-cb : (i-ra)*nr+j1-cb]
-		switch w.op.Kind {
-		case fc.OpEdges:
-			t := w.t32
-			for k, v := range row {
-				if w.abs {
-					v = abs32(v)
-				}
-				if v >= t {
-					w.edges = append(w.edges, fc.Edge{I: uint32(i), J: uint32(js + k), W: v})
-				}
-			}
-		case fc.OpHistogram:
-			t := w.t32
-			for _, v := range row {
-				if w.abs {
-					v = abs32(v)
-				}
-				if v < t {
-					w.below++
-				} else {
-					bin := w.op.BinOf(v)
-					w.hist[bin]++
-					w.hmin, w.hmax = min(w.hmin, bin), max(w.hmax, bin)
-				}
-			}
-		case fc.OpTopK:
-			for k, v := range row {
-				if w.abs {
-					v = abs32(v)
-				}
-				j := js + k
-				w.rows.push(i-w.row0, neighbour{uint32(j), v})
-				w.cols.push(j-blk.J0, neighbour{uint32(i), v})
-			}
+		lo, hi := max(cb, blk.J0)-cb, min(cb+nr, blk.J1)-cb
+		if diag {
+			lo = max(lo, i+1-cb)
 		}
+		if lo >= hi {
+			continue
+		}
+		bits := (uint64(1)<<hi - 1) &^ (uint64(1)<<lo - 1)
+		if r < 4 {
+			v0 |= bits << (nr * r)
+		} else {
+			v1 |= bits << (nr * (r - 4))
+		}
+	}
+	return v0, v1
+}
+
+// epilogue folds a tile into the worker's result. m0, m1 mark the valid entries with value
+// (|v| with Abs) ≥ t32; v0, v1 all valid entries.
+func (w *worker) epilogue(blk fc.Block, ra, cb int, m0, m1, v0, v1 uint64) {
+	switch w.op.Kind {
+	case fc.OpEdges:
+		w.emit(ra, cb, m0, 0)
+		w.emit(ra, cb, m1, 4*nr)
+	case fc.OpHistogram:
+		// below Lo: bin 0 without computing BinOf (v < Lo ⇒ BinOf(v) = 0)
+		w.below += uint64(bits.OnesCount64(v0&^m0) + bits.OnesCount64(v1&^m1))
+		w.count(m0, 0)
+		w.count(m1, 4*nr)
+	case fc.OpTopK:
+		w.offer(blk, ra, cb, v0, 0)
+		w.offer(blk, ra, cb, v1, 4*nr)
+	}
+}
+
+func (w *worker) emit(ra, cb int, m uint64, off int) {
+	for ; m != 0; m &= m - 1 {
+		x := off + bits.TrailingZeros64(m)
+		w.edges = append(w.edges, fc.Edge{I: uint32(ra + x/nr), J: uint32(cb + x%nr), W: w.tile[x]})
+	}
+}
+
+func (w *worker) count(m uint64, off int) {
+	for ; m != 0; m &= m - 1 {
+		bin := w.op.BinOf(w.tile[off+bits.TrailingZeros64(m)])
+		w.hist[bin]++
+		w.hmin, w.hmax = min(w.hmin, bin), max(w.hmax, bin)
+	}
+}
+
+func (w *worker) offer(blk fc.Block, ra, cb int, m uint64, off int) {
+	for ; m != 0; m &= m - 1 {
+		x := off + bits.TrailingZeros64(m)
+		i, j, v := ra+x/nr, cb+x%nr, w.tile[x]
+		w.rows.push(i-w.row0, neighbour{uint32(j), v})
+		w.cols.push(j-blk.J0, neighbour{uint32(i), v})
 	}
 }
 

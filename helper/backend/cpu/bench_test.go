@@ -1,0 +1,48 @@
+package cpu
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hubscope/hubscope/helper/fc"
+)
+
+// BenchmarkC1 is BENCHMARKS.md's C1: Pearson, N = 20,000, L = 200, density 1 %, two passes,
+// on fc.BenchData (seed fc.BenchSeed). Prepare is inside the timed span, as for the peer.
+func BenchmarkC1(b *testing.B) {
+	benchBuild(b, 20000, 200, fc.Config{Mode: fc.Density, Density: 0.01})
+}
+
+// BenchmarkC1TwoPassOnly is C1 with the full-range histogram of Zhao et al. (no sampled
+// narrowing), to show what the narrowing buys.
+func BenchmarkC1TwoPassOnly(b *testing.B) {
+	benchBuild(b, 20000, 200, fc.Config{Mode: fc.Density, Density: 0.01, TwoPassOnly: true})
+}
+
+// BenchmarkC1Strength is C1's product with one fixed-threshold pass (the peer's --r 0.164).
+func BenchmarkC1Strength(b *testing.B) {
+	benchBuild(b, 20000, 200, fc.Config{Mode: fc.Strength, Threshold: 0.164})
+}
+
+func BenchmarkKendall(b *testing.B) {
+	benchBuild(b, 5000, 128, fc.Config{Measure: fc.Kendall, Mode: fc.Density, Density: 0.01})
+}
+
+func benchBuild(b *testing.B, n, l int, cfg fc.Config) {
+	x := fc.BenchData(n, l, fc.BenchSeed)
+	be := New(Options{})
+	defer be.Close()
+	b.ResetTimer()
+	var rpt *fc.Report
+	for i := 0; i < b.N; i++ {
+		var err error
+		if _, rpt, err = fc.Build(context.Background(), be, x, n, l, cfg, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	for _, p := range rpt.Passes {
+		b.Logf("%-10s %4d blocks %8.3f s", p.Stage, p.Blocks, p.Seconds)
+	}
+	b.Logf("edges %d, threshold %.6f, device %s", rpt.Edges, rpt.Threshold, be.Device())
+}

@@ -1,0 +1,211 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func kernelAVX2(l int, a, b *float32, c *[96]float32)
+//
+// c[r][0:16] = Σ_k a[k·6+r] · b[k·16 : k·16+16], r = 0..5 (ALGORITHMS.md §1: r_ij = p_i·p_j
+// for a 6×16 tile). Accumulators: Y4..Y15 (row r in Y(4+2r), Y(5+2r)); Y0, Y1 hold b's row,
+// Y2, Y3 alternate the broadcasts so consecutive FMAs do not wait on one register.
+TEXT ·kernelAVX2(SB), NOSPLIT, $0-32
+	MOVQ l+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ c+24(FP), DX
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+	TESTQ CX, CX
+	JE    done
+
+loop:
+	VMOVUPS      (DI), Y0
+	VMOVUPS      32(DI), Y1
+	VBROADCASTSS (SI), Y2
+	VFMADD231PS  Y0, Y2, Y4
+	VFMADD231PS  Y1, Y2, Y5
+	VBROADCASTSS 4(SI), Y3
+	VFMADD231PS  Y0, Y3, Y6
+	VFMADD231PS  Y1, Y3, Y7
+	VBROADCASTSS 8(SI), Y2
+	VFMADD231PS  Y0, Y2, Y8
+	VFMADD231PS  Y1, Y2, Y9
+	VBROADCASTSS 12(SI), Y3
+	VFMADD231PS  Y0, Y3, Y10
+	VFMADD231PS  Y1, Y3, Y11
+	VBROADCASTSS 16(SI), Y2
+	VFMADD231PS  Y0, Y2, Y12
+	VFMADD231PS  Y1, Y2, Y13
+	VBROADCASTSS 20(SI), Y3
+	VFMADD231PS  Y0, Y3, Y14
+	VFMADD231PS  Y1, Y3, Y15
+	ADDQ         $24, SI
+	ADDQ         $64, DI
+	DECQ         CX
+	JNZ          loop
+
+done:
+	VMOVUPS Y4, (DX)
+	VMOVUPS Y5, 32(DX)
+	VMOVUPS Y6, 64(DX)
+	VMOVUPS Y7, 96(DX)
+	VMOVUPS Y8, 128(DX)
+	VMOVUPS Y9, 160(DX)
+	VMOVUPS Y10, 192(DX)
+	VMOVUPS Y11, 224(DX)
+	VMOVUPS Y12, 256(DX)
+	VMOVUPS Y13, 288(DX)
+	VMOVUPS Y14, 320(DX)
+	VMOVUPS Y15, 352(DX)
+	VZEROUPPER
+	RET
+
+// func kernelAVX2Mask(l int, a, b *float32, c *[96]float32, t float32, abs bool) (m0, m1 uint64)
+//
+// c[r][0:16] = Σ_k a[k·6+r] · b[k·16 : k·16+16], r = 0..5 (ALGORITHMS.md §1: r_ij = p_i·p_j
+// for a 6×16 tile). Accumulators: Y4..Y15 (row r in Y(4+2r), Y(5+2r)); Y0, Y1 hold b's row,
+// Y2, Y3 alternate the broadcasts so consecutive FMAs do not wait on one register.
+TEXT ·kernelAVX2Mask(SB), NOSPLIT, $0-56
+	MOVQ l+0(FP), CX
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DI
+	MOVQ c+24(FP), DX
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	VXORPS Y13, Y13, Y13
+	VXORPS Y14, Y14, Y14
+	VXORPS Y15, Y15, Y15
+	TESTQ CX, CX
+	JE    mdone
+
+mloop:
+	VMOVUPS      (DI), Y0
+	VMOVUPS      32(DI), Y1
+	VBROADCASTSS (SI), Y2
+	VFMADD231PS  Y0, Y2, Y4
+	VFMADD231PS  Y1, Y2, Y5
+	VBROADCASTSS 4(SI), Y3
+	VFMADD231PS  Y0, Y3, Y6
+	VFMADD231PS  Y1, Y3, Y7
+	VBROADCASTSS 8(SI), Y2
+	VFMADD231PS  Y0, Y2, Y8
+	VFMADD231PS  Y1, Y2, Y9
+	VBROADCASTSS 12(SI), Y3
+	VFMADD231PS  Y0, Y3, Y10
+	VFMADD231PS  Y1, Y3, Y11
+	VBROADCASTSS 16(SI), Y2
+	VFMADD231PS  Y0, Y2, Y12
+	VFMADD231PS  Y1, Y2, Y13
+	VBROADCASTSS 20(SI), Y3
+	VFMADD231PS  Y0, Y3, Y14
+	VFMADD231PS  Y1, Y3, Y15
+	ADDQ         $24, SI
+	ADDQ         $64, DI
+	DECQ         CX
+	JNZ          mloop
+
+mdone:
+	// |v| when abs: clear the sign bits
+	MOVBLZX abs+36(FP), AX
+	TESTL   AX, AX
+	JE      noabs
+	MOVL    $0x7fffffff, AX
+	VMOVD   AX, X3
+	VPBROADCASTD X3, Y3
+	VANDPS  Y3, Y4, Y4
+	VANDPS  Y3, Y5, Y5
+	VANDPS  Y3, Y6, Y6
+	VANDPS  Y3, Y7, Y7
+	VANDPS  Y3, Y8, Y8
+	VANDPS  Y3, Y9, Y9
+	VANDPS  Y3, Y10, Y10
+	VANDPS  Y3, Y11, Y11
+	VANDPS  Y3, Y12, Y12
+	VANDPS  Y3, Y13, Y13
+	VANDPS  Y3, Y14, Y14
+	VANDPS  Y3, Y15, Y15
+
+noabs:
+	VMOVUPS Y4, 0(DX)
+	VMOVUPS Y5, 32(DX)
+	VMOVUPS Y6, 64(DX)
+	VMOVUPS Y7, 96(DX)
+	VMOVUPS Y8, 128(DX)
+	VMOVUPS Y9, 160(DX)
+	VMOVUPS Y10, 192(DX)
+	VMOVUPS Y11, 224(DX)
+	VMOVUPS Y12, 256(DX)
+	VMOVUPS Y13, 288(DX)
+	VMOVUPS Y14, 320(DX)
+	VMOVUPS Y15, 352(DX)
+
+	// masks: bit 16·row + column set where value ≥ t (VCMPPS predicate 0x1d = GE_OQ)
+	VBROADCASTSS t+32(FP), Y2
+	XORQ AX, AX
+	VCMPPS    $0x1d, Y2, Y4, Y0
+	VMOVMSKPS Y0, BX
+	VCMPPS    $0x1d, Y2, Y5, Y1
+	VMOVMSKPS Y1, R8
+	SHLQ      $8, R8
+	ORQ       R8, BX
+	ORQ       BX, AX
+	VCMPPS    $0x1d, Y2, Y6, Y0
+	VMOVMSKPS Y0, BX
+	VCMPPS    $0x1d, Y2, Y7, Y1
+	VMOVMSKPS Y1, R8
+	SHLQ      $8, R8
+	ORQ       R8, BX
+	SHLQ      $16, BX
+	ORQ       BX, AX
+	VCMPPS    $0x1d, Y2, Y8, Y0
+	VMOVMSKPS Y0, BX
+	VCMPPS    $0x1d, Y2, Y9, Y1
+	VMOVMSKPS Y1, R8
+	SHLQ      $8, R8
+	ORQ       R8, BX
+	SHLQ      $32, BX
+	ORQ       BX, AX
+	VCMPPS    $0x1d, Y2, Y10, Y0
+	VMOVMSKPS Y0, BX
+	VCMPPS    $0x1d, Y2, Y11, Y1
+	VMOVMSKPS Y1, R8
+	SHLQ      $8, R8
+	ORQ       R8, BX
+	SHLQ      $48, BX
+	ORQ       BX, AX
+	MOVQ AX, m0+40(FP)
+	XORQ AX, AX
+	VCMPPS    $0x1d, Y2, Y12, Y0
+	VMOVMSKPS Y0, BX
+	VCMPPS    $0x1d, Y2, Y13, Y1
+	VMOVMSKPS Y1, R8
+	SHLQ      $8, R8
+	ORQ       R8, BX
+	ORQ       BX, AX
+	VCMPPS    $0x1d, Y2, Y14, Y0
+	VMOVMSKPS Y0, BX
+	VCMPPS    $0x1d, Y2, Y15, Y1
+	VMOVMSKPS Y1, R8
+	SHLQ      $8, R8
+	ORQ       R8, BX
+	SHLQ      $16, BX
+	ORQ       BX, AX
+	MOVQ AX, m1+48(FP)
+	VZEROUPPER
+	RET
