@@ -3,6 +3,7 @@ package cpu
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/hubscope/hubscope/helper/fc"
 )
@@ -45,4 +46,30 @@ func benchBuild(b *testing.B, n, l int, cfg fc.Config) {
 		b.Logf("%-10s %4d blocks %8.3f s", p.Stage, p.Blocks, p.Seconds)
 	}
 	b.Logf("edges %d, threshold %.6f, device %s", rpt.Edges, rpt.Threshold, be.Device())
+}
+
+// BenchmarkPeak reports the FMA ceiling of all workers and of one.
+func BenchmarkPeak(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		b.ReportMetric(PeakGFLOPS(0, time.Second), "GFLOP/s")
+		b.ReportMetric(PeakGFLOPS(1, time.Second), "GFLOP/s-1core")
+	}
+}
+
+// BenchmarkKernel is the micro-kernel alone on L1-resident panels (L = 200), one core.
+func BenchmarkKernel(b *testing.B) {
+	const l = 200
+	a := make([]float32, l*mr)
+	p := make([]float32, l*nr)
+	var c [mr * nr]float32
+	for i := 0; i < b.N; i++ {
+		kernel(l, a, p, &c)
+	}
+	b.ReportMetric(float64(b.N)*2*mr*nr*l/b.Elapsed().Seconds()/1e9, "GFLOP/s")
+}
+
+// BenchmarkN100k is the memory workload (BENCHMARKS.md): N = 100,000, L = 200, density 0.1 %.
+// Measure peak RSS with /usr/bin/time -v on the test binary.
+func BenchmarkN100k(b *testing.B) {
+	benchBuild(b, 100000, 200, fc.Config{Mode: fc.Density, Density: 0.001})
 }

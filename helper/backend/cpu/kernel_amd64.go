@@ -47,3 +47,17 @@ func kernel(l int, a, b []float32, c *[mr * nr]float32) {
 	}
 	kernelGo(l, a, b, c)
 }
+
+// fmaPeakAVX2 runs n iterations of 12 independent ymm FMAs (kernel_amd64.s).
+//
+//go:noescape
+func fmaPeakAVX2(n int)
+
+// fmaPeak runs n·192 flop of register-only FMAs, or reports false without AVX2/FMA.
+func fmaPeak(n int) bool {
+	if !useAVX2 {
+		return false
+	}
+	fmaPeakAVX2(n)
+	return true
+}

@@ -15,3 +15,6 @@ func kernelMask(l int, a, b []float32, c *[mr * nr]float32, t float32, abs bool)
 	kernelGo(l, a, b, c)
 	return tileMask(c, t, abs)
 }
+
+// fmaPeak has no portable equivalent.
+func fmaPeak(n int) bool { return false }

@@ -25,6 +25,7 @@ func datasets() []Dataset {
 		Gaussian("gauss", 157, 40, 5, 1),
 		Ties("ties", 97, 20, 4, 2),
 		Gaussian("tinyL", 23, 3, 2, 3),
+		Gaussian("longL", 30, 300, 3, 5), // long series: backends may sum in chunks
 		Gaussian("pair", 2, 3, 1, 4),
 	}
 }
