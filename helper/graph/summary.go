@@ -1,0 +1,227 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"math"
+
+	"github.com/hubscope/hubscope/helper/progress"
+)
+
+// Global gathers the whole-network measures written to metrics.json (snake_case keys). Every
+// number is finite; a measure that is undefined for this graph (assortativity of a regular
+// graph, say) or was not asked for is null or absent, never NaN.
+type Global struct {
+	Nodes                 int     `json:"nodes"`
+	Edges                 int64   `json:"edges"`
+	Density               float64 `json:"density"`
+	MeanDegree            float64 `json:"mean_degree"`
+	DegreeSD              float64 `json:"degree_sd"` // population SD, the hub rule's σ
+	MaxDegree             int     `json:"max_degree"`
+	MeanStrength          float64 `json:"mean_strength"`
+	IsolatedNodes         int     `json:"isolated_nodes"`
+	Components            int     `json:"components"`
+	LargestComponentSize  int     `json:"largest_component_size"`
+	LargestComponentShare float64 `json:"largest_component_share"`
+	HubCount              int     `json:"hub_count"` // nodes with degree > mean + 1 SD
+
+	// C_p, mean binary clustering with C_i = 0 for degree < 2 (igraph mode="zero").
+	ClusteringCoefficient float64 `json:"clustering_coefficient"`
+	// Mean Onnela weighted clustering; absent for binary graphs.
+	WeightedClusteringCoefficient *float64 `json:"weighted_clustering_coefficient,omitempty"`
+	// L_p over connected pairs (igraph unconn=True) and E_glob over all pairs.
+	CharacteristicPathLength float64 `json:"characteristic_path_length"`
+	GlobalEfficiency         float64 `json:"global_efficiency"`
+	ConnectedPairs           int64   `json:"connected_pairs"`
+	Diameter                 int     `json:"diameter"`
+	// Mean local efficiency (networkx local_efficiency); absent unless asked for.
+	LocalEfficiency *float64 `json:"local_efficiency,omitempty"`
+	// Newman's degree assortativity; null when undefined.
+	Assortativity *float64 `json:"assortativity"`
+
+	SmallWorld         *SmallWorldResult   `json:"small_world,omitempty"`
+	DegreeDistribution *DegreeDistribution `json:"degree_distribution,omitempty"`
+}
+
+// GlobalOptions chooses the optional, costlier parts of GlobalMeasures.
+type GlobalOptions struct {
+	LocalEfficiency    bool               // mean local efficiency (O(Σ k_i · E_i))
+	SmallWorld         *SmallWorldOptions // nil: no random networks
+	DegreeDistribution bool               // log-binned histogram and power-law fits
+	PowerLaw           PowerLawOptions
+}
+
+// GlobalMeasures computes the Global summary of g. Progress goes through rep stage by stage;
+// ctx cancels any stage.
+func GlobalMeasures(ctx context.Context, g *Graph, opt GlobalOptions, rep progress.Reporter) (Global, error) {
+	rep = progress.OrDiscard(rep)
+	var s Global
+	if g == nil {
+		return s, errors.New("graph: global measures of a nil graph")
+	}
+	s.Nodes, s.Edges, s.Density = g.N, g.Edges(), g.Density()
+	deg := Degrees(g)
+	s.MeanDegree, s.DegreeSD, s.MaxDegree = degreeMoments(deg)
+	for _, k := range deg {
+		if k == 0 {
+			s.IsolatedNodes++
+		}
+	}
+	s.HubCount = len(Hubs(deg))
+	if g.N > 0 {
+		s.MeanStrength = mean(Strengths(g))
+	}
+	s.Components, s.LargestComponentSize, s.LargestComponentShare = LargestComponent(g)
+
+	rep.Start("clustering", int64(g.N))
+	cp, err := MeanClustering(ctx, g)
+	if err != nil {
+		return s, err
+	}
+	s.ClusteringCoefficient = cp
+	if g.Weights != nil && g.N > 0 {
+		wc, err := WeightedClusteringCoefficients(ctx, g)
+		if err != nil {
+			return s, err
+		}
+		m := mean(wc)
+		s.WeightedClusteringCoefficient = &m
+	}
+	rep.Add(int64(g.N))
+
+	ps, err := ShortestPaths(ctx, g, rep)
+	if err != nil {
+		return s, err
+	}
+	s.CharacteristicPathLength, s.GlobalEfficiency = ps.CharacteristicPathLength, ps.GlobalEfficiency
+	s.ConnectedPairs, s.Diameter = ps.ConnectedPairs, ps.Diameter
+
+	if opt.LocalEfficiency && g.N > 0 {
+		le, err := LocalEfficiencies(ctx, g, rep)
+		if err != nil {
+			return s, err
+		}
+		m := mean(le)
+		s.LocalEfficiency = &m
+	}
+	if r, ok := DegreeAssortativity(g); ok {
+		s.Assortativity = &r
+	}
+	if opt.SmallWorld != nil {
+		sw, err := SmallWorld(ctx, g, *opt.SmallWorld, rep)
+		if err != nil {
+			return s, err
+		}
+		s.SmallWorld = &sw
+	}
+	if opt.DegreeDistribution {
+		dd, err := FitDegreeDistribution(deg, opt.PowerLaw)
+		if err != nil {
+			// Too few distinct degrees for a fit is a property of the graph, not a failure.
+			rep.Note("degree distribution: " + err.Error())
+		} else {
+			s.DegreeDistribution = &dd
+		}
+	}
+	return s, nil
+}
+
+// degreeMoments returns the mean, the population SD and the maximum of the degrees.
+func degreeMoments(deg []int) (m, sd float64, kmax int) {
+	if len(deg) == 0 {
+		return 0, 0, 0
+	}
+	var s float64
+	for _, k := range deg {
+		s += float64(k)
+		kmax = max(kmax, k)
+	}
+	m = s / float64(len(deg))
+	var ss float64
+	for _, k := range deg {
+		ss += (float64(k) - m) * (float64(k) - m)
+	}
+	return m, math.Sqrt(ss / float64(len(deg))), kmax
+}
+
+// DegreeZScores returns (k_i − ⟨k⟩)/σ_k with the population SD; all zeros when σ_k = 0.
+func DegreeZScores(deg []int) []float64 {
+	m, sd, _ := degreeMoments(deg)
+	z := make([]float64, len(deg))
+	if sd == 0 {
+		return z
+	}
+	for i, k := range deg {
+		z[i] = (float64(k) - m) / sd
+	}
+	return z
+}
+
+// Hubs returns the hub nodes, degree > mean + 1 SD (Wang et al. 2013; population SD), in
+// increasing node order.
+func Hubs(deg []int) []int32 {
+	m, sd, _ := degreeMoments(deg)
+	var h []int32
+	for i, k := range deg {
+		if float64(k) > m+sd {
+			h = append(h, int32(i))
+		}
+	}
+	return h
+}
+
+// Nodal gathers per-node measures, each indexed by node (nil when not asked for).
+type Nodal struct {
+	Degree                []int
+	DegreeZ               []float64
+	Strength              []float64
+	Clustering            []float64
+	WeightedClustering    []float64 // Onnela; nil for binary graphs
+	LocalEfficiency       []float64
+	Betweenness           []float64 // igraph convention: each unordered pair once
+	EigenvectorCentrality []float64 // max-normalised (igraph scale=True)
+}
+
+// NodalOptions selects the costly nodal measures.
+type NodalOptions struct {
+	LocalEfficiency bool
+	Betweenness     bool // O(N·E)
+	Eigenvector     bool
+}
+
+// NodalMeasures computes per-node measures; the cheap ones always, the others as asked.
+func NodalMeasures(ctx context.Context, g *Graph, opt NodalOptions, rep progress.Reporter) (Nodal, error) {
+	rep = progress.OrDiscard(rep)
+	var nd Nodal
+	if g == nil {
+		return nd, errors.New("graph: nodal measures of a nil graph")
+	}
+	var err error
+	nd.Degree = Degrees(g)
+	nd.DegreeZ = DegreeZScores(nd.Degree)
+	nd.Strength = Strengths(g)
+	if nd.Clustering, err = ClusteringCoefficients(ctx, g); err != nil {
+		return nd, err
+	}
+	if g.Weights != nil {
+		if nd.WeightedClustering, err = WeightedClusteringCoefficients(ctx, g); err != nil {
+			return nd, err
+		}
+	}
+	if opt.LocalEfficiency {
+		if nd.LocalEfficiency, err = LocalEfficiencies(ctx, g, rep); err != nil {
+			return nd, err
+		}
+	}
+	if opt.Betweenness {
+		if nd.Betweenness, err = Betweenness(ctx, g, rep); err != nil {
+			return nd, err
+		}
+	}
+	if opt.Eigenvector {
+		if nd.EigenvectorCentrality, _, err = EigenvectorCentrality(ctx, g, EigenvectorOptions{}); err != nil {
+			return nd, err
+		}
+	}
+	return nd, nil
+}
