@@ -134,6 +134,8 @@ type Truth struct {
 // Validate reports the first problem with the parameters for a mask of n voxels.
 func (p Params) Validate(n int) error {
 	switch {
+	case p.LowHz == 0 && p.HighHz == 0 && p.Baseline == 0 && p.Amplitude == 0:
+		return errors.New("synth: band, baseline and amplitude are all zero: start from DefaultParams() and change what you need")
 	case p.Modules < 1:
 		return fmt.Errorf("synth: %d modules: need at least 1", p.Modules)
 	case p.Hubs < 0:

@@ -153,6 +153,9 @@ func TestValidateRejects(t *testing.T) {
 			t.Errorf("%s: error %v, want one mentioning %q", c.name, err, c.want)
 		}
 	}
+	if _, _, err := Generate(m, a, Params{Modules: 7, Hubs: 40, TR: 2, Length: 200, Seed: 1}); err == nil || !strings.Contains(err.Error(), "DefaultParams") {
+		t.Errorf("parameters without the signal model: error %v, want a pointer to DefaultParams", err)
+	}
 	if _, _, err := Generate(scan.Mask{Dims: [3]int{2, 2, 2}, In: make([]bool, 8)}, a, DefaultParams()); err == nil {
 		t.Error("empty mask accepted")
 	}
