@@ -99,7 +99,11 @@ func (d *driver) density() (*network.Network, error) {
 	narrowed := false
 	if !d.cfg.TwoPassOnly && k < m {
 		t0 := time.Now()
-		if est, ok := d.sampleLowerBound(k, m); ok && est > lo && est < 1 {
+		est, ok := d.sampleLowerBound(k, m)
+		if sampleOverride != nil {
+			est, ok = sampleOverride(est), true
+		}
+		if ok && est > lo && est < 1 {
 			hop.Lo, narrowed = est, true
 		}
 		d.timing("sample", 0, t0)
@@ -157,6 +161,9 @@ func (d *driver) density() (*network.Network, error) {
 	d.timing("select", 0, t0)
 	return nw, nil
 }
+
+// sampleOverride replaces the sampled bound in tests of the fallback path.
+var sampleOverride func(float64) float64
 
 // sampleLowerBound estimates a value below the k-th largest of the m pairs from all pairs of
 // a seeded random subset of nodes, computed in float64 on the host. The bound sits at about
