@@ -74,24 +74,25 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 		return nil, fmt.Errorf("%s: no voxel in the mask %s", path, opt.MaskPath)
 	}
 	data := make([]float32, N*L)
-	vol := make([]float32, h.VoxelsPerVolume())
 	blk := make([]float32, scatterVolumes*N)
 	rep.Start("load", int64(L))
+	vols := streamVolumes[float32](ctx, r, h.VoxelsPerVolume(), L)
+	defer vols.close() // runs before r.Close
 	for t := 0; t < L; t++ {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("load %s: %w", path, err)
-		}
-		if err := r.ReadVolume(vol); err != nil {
-			return nil, volumeError(path, t, L, err)
+		vol, err := nextVolume(ctx, vols, path, t, L)
+		if err != nil {
+			return nil, err
 		}
 		s.BytesRead += volBytes
 		b := t % scatterVolumes
 		gatherMasked(blk[b*N:(b+1)*N], vol, flat)
+		vols.release(vol)
 		if b == scatterVolumes-1 || t == L-1 {
 			scatterBlock(data, blk, N, L, t-b, b+1)
 		}
 		rep.Add(1)
 	}
+	vols.close()
 
 	kept, st := dropBadSeries(data, N, L)
 	s.Dropped = DropStats{MaskVoxels: N, ZeroVariance: st.ZeroVariance, NonFinite: st.NonFinite}
@@ -118,24 +119,44 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 func meanImage(ctx context.Context, r *nifti.Reader, path string, L int, rep progress.Reporter) ([]float64, error) {
 	n := r.Header.VoxelsPerVolume()
 	sum := make([]float64, n)
-	vol := make([]float64, n)
 	rep.Start("epi-mask", int64(L))
+	vols := streamVolumes[float64](ctx, r, n, L)
+	defer vols.close()
 	for t := 0; t < L; t++ {
-		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("load %s: %w", path, err)
-		}
-		if err := r.ReadVolume64(vol); err != nil {
-			return nil, volumeError(path, t, L, err)
+		vol, err := nextVolume(ctx, vols, path, t, L)
+		if err != nil {
+			return nil, err
 		}
 		for i, x := range vol {
 			sum[i] += x
 		}
+		vols.release(vol)
 		rep.Add(1)
 	}
 	for i := range sum {
 		sum[i] /= float64(L)
 	}
 	return sum, nil
+}
+
+// nextVolume takes volume t from the stream, checking for cancellation first so that a
+// cancelled load stops within one volume.
+func nextVolume[D float32 | float64](ctx context.Context, vols *volumeStream[D], path string, t, L int) ([]D, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	v, ok := vols.next()
+	if !ok { // the producer saw the cancellation first
+		err := ctx.Err()
+		if err == nil {
+			err = errors.New("volume stream stopped")
+		}
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	if v.err != nil {
+		return nil, volumeError(path, t, L, v.err)
+	}
+	return v.data, nil
 }
 
 func volumeError(path string, t, L int, err error) error {
