@@ -36,8 +36,13 @@ type Options struct {
 // are dropped and counted in Scan.Dropped (and told through rep.Note); an input with no
 // usable series is an error.
 //
-// Progress: stage "epi-mask" (one unit per volume, first pass when the EPI mask is
-// computed), then stage "load" (one unit per volume; bytes for a plain matrix). ctx is
+// Memory: the masked N×L float32 matrix, plus a ring of 3 decoded volumes and 16 gathered
+// masked volumes for the cache-friendly transpose; the automatic mask adds a float64 mean
+// image during its first pass. No full 4D array is ever held.
+//
+// Progress: stage "epi-mask" (one unit per volume: the first pass over the file, which
+// computes the mean image when no mask is given; Scan.Passes is then 2), then stage "load"
+// (one unit per volume; bytes for a plain matrix). ctx is
 // checked between volumes; on cancellation Load returns an error wrapping ctx.Err().
 // Every error names the input file.
 func Load(ctx context.Context, path string, opt Options, rep progress.Reporter) (*Scan, error) {

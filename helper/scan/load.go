@@ -40,6 +40,9 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 	s := &Scan{L: L, Dims: dims, Affine: h.Affine(), TR: h.TR(), Source: path, Passes: 1}
 	volBytes := int64(h.VoxelsPerVolume()) * int64(h.DataType.Size())
 
+	if lo, up := opt.LowerCutoff, opt.UpperCutoff; lo < 0 || up < 0 || lo >= 1 || up > 1 || (lo > 0 && up > 0 && lo >= up) {
+		return nil, fmt.Errorf("%s: EPI mask cutoffs %g and %g: need 0 ≤ lower < upper ≤ 1 (0 = default)", path, lo, up)
+	}
 	var mask Mask
 	if opt.MaskPath != "" {
 		if mask, err = LoadMask(opt.MaskPath, h); err != nil {

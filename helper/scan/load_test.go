@@ -383,11 +383,24 @@ func TestLoadErrors(t *testing.T) {
 	mask4d := filepath.Join(dir, "mask4d.nii")
 	writeScan(t, mask4d, []int{4, 3, 2, 2}, testAffine, synthValue)
 
+	// A gzip stream cut in the middle of the data: the error comes from the decoding
+	// goroutine and must still name the file.
+	cut := filepath.Join(dir, "cut.nii.gz")
+	writeScan(t, cut, []int{9, 8, 7, 30}, testAffine, synthValue)
+	if raw, err := os.ReadFile(cut); err != nil {
+		t.Fatal(err)
+	} else if err := os.WriteFile(cut, raw[:len(raw)*2/3], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cutMask := mask("cutmask.nii", []int{9, 8, 7}, testAffine, all)
+
 	cases := []struct {
 		name, path string
 		opt        Options
 		want       []string
 	}{
+		{"truncated gzip", cut, Options{MaskPath: cutMask}, []string{"cut.nii.gz", "volume"}},
+		{"bad cutoffs", scan, Options{LowerCutoff: 0.9, UpperCutoff: 0.5}, []string{"scan.nii", "cutoffs 0.9 and 0.5"}},
 		{"missing file", filepath.Join(dir, "nope.nii.gz"), Options{}, []string{"nope.nii.gz"}},
 		{"3D image", vol3d, Options{}, []string{"anat.nii.gz", "3D image", "4D time series"}},
 		{"two volumes", two, Options{}, []string{"two.nii", "2 volumes", "at least 3"}},
@@ -405,6 +418,7 @@ func TestLoadErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("no error; loaded %d×%d", s.N, s.L)
 			}
+			t.Log(err)
 			for _, w := range c.want {
 				if !strings.Contains(err.Error(), w) {
 					t.Fatalf("error %q does not say %q", err, w)
