@@ -19,7 +19,8 @@ import (
 //	B^(G)_ij = A_ij − k_i k_j / 2m − δ_ij Σ_{l∈G} (A_il − k_i k_l / 2m),   i, j ∈ G,
 //
 // to a vector without forming it: a sparse product with A restricted to G, one rank-1 term and
-// one diagonal term (Newman 2006, eq. 6; Wang et al. 2013). Memory is O(|G|).
+// one diagonal term (Newman 2006, eq. 6; Wang et al. 2013). A restricted to G is copied once per
+// group into a CSR with local indices (O(edges in G)), so every product is a plain SpMV.
 type groupModularityMatrix struct {
 	g        *graph.Graph
 	weighted bool
@@ -29,6 +30,9 @@ type groupModularityMatrix struct {
 	local    []int32 // global id → index in members, −1 outside G (shared, length N)
 	kG       []float64
 	rowSumG  []float64 // Σ_{l∈G} B_il for each member i
+	subOff   []int64   // A restricted to G, local indices
+	subAdj   []int32
+	subW     []float64 // nil for a binary graph
 }
 
 // bind prepares the operator for group members; local must be −1 everywhere on entry and is
@@ -41,18 +45,36 @@ func (b *groupModularityMatrix) bind(members []int32) {
 	}
 	b.kG = resize(b.kG, n)
 	b.rowSumG = resize(b.rowSumG, n)
+	if cap(b.subOff) < n+1 {
+		b.subOff = make([]int64, n+1)
+	}
+	b.subOff = b.subOff[:n+1]
+	b.subAdj = b.subAdj[:0]
+	weighted := b.weighted && b.g.Weights != nil
+	if weighted {
+		b.subW = b.subW[:0]
+	} else {
+		b.subW = nil
+	}
 	var kTotalG float64
 	for li, v := range members {
 		b.kG[li] = b.k[v]
 		kTotalG += b.k[v]
 	}
+	g := b.g
 	for li, v := range members {
 		var inside float64
-		for p := b.g.Offsets[v]; p < b.g.Offsets[v+1]; p++ {
-			if b.local[b.g.Adj[p]] >= 0 {
-				inside += edgeWeight(b.g, p, b.weighted)
+		for p := g.Offsets[v]; p < g.Offsets[v+1]; p++ {
+			if lu := b.local[g.Adj[p]]; lu >= 0 {
+				w := edgeWeight(g, p, b.weighted)
+				inside += w
+				b.subAdj = append(b.subAdj, lu)
+				if weighted {
+					b.subW = append(b.subW, w)
+				}
 			}
 		}
+		b.subOff[li+1] = int64(len(b.subAdj))
 		b.rowSumG[li] = inside - b.k[v]*kTotalG/b.twoM
 	}
 }
@@ -98,22 +120,17 @@ func (b *groupModularityMatrix) apply(y, x []float64) {
 
 // applyRows computes rows [lo, hi) of y = B^(G) x given kx = kᵀx / 2m.
 func (b *groupModularityMatrix) applyRows(y, x []float64, kx float64, lo, hi int) {
-	g, local := b.g, b.local
+	off, adj, ws := b.subOff, b.subAdj, b.subW
 	for li := lo; li < hi; li++ {
-		v := b.members[li]
 		var ax float64
-		if !b.weighted || g.Weights == nil {
-			for _, u := range g.Adj[g.Offsets[v]:g.Offsets[v+1]] {
-				if lu := local[u]; lu >= 0 {
-					ax += x[lu]
-				}
+		if ws == nil {
+			for _, lu := range adj[off[li]:off[li+1]] {
+				ax += x[lu]
 			}
 		} else {
-			ws := g.Weights[g.Offsets[v]:g.Offsets[v+1]]
-			for q, u := range g.Adj[g.Offsets[v]:g.Offsets[v+1]] {
-				if lu := local[u]; lu >= 0 {
-					ax += float64(ws[q]) * x[lu]
-				}
+			row := ws[off[li]:off[li+1]]
+			for q, lu := range adj[off[li]:off[li+1]] {
+				ax += row[q] * x[lu]
 			}
 		}
 		y[li] = ax - b.kG[li]*kx - b.rowSumG[li]*x[li]
