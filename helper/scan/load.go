@@ -37,6 +37,10 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 		return nil, fmt.Errorf("%s: %d volumes; at least 3 time points are needed for a correlation", path, L)
 	}
 	dims := [3]int{h.Nx(), h.Ny(), h.Nz()}
+	if h.VoxelsPerVolume() > math.MaxInt32 {
+		// Node positions and the grid index are int32.
+		return nil, fmt.Errorf("%s: grid %d×%d×%d has more than 2³¹ voxels", path, dims[0], dims[1], dims[2])
+	}
 	s := &Scan{L: L, Dims: dims, Affine: h.Affine(), TR: h.TR(), Source: path, Passes: 1}
 	volBytes := int64(h.VoxelsPerVolume()) * int64(h.DataType.Size())
 
