@@ -22,7 +22,9 @@ const (
 	// Significance keeps the pairs whose two-sided p passes Alpha after Bonferroni or
 	// Benjamini–Hochberg correction over the N(N−1)/2 tests.
 	Significance
-	// NearestNeighbours keeps, for every node, its K strongest links (union over nodes).
+	// NearestNeighbours keeps, for every node, its K strongest links (union over nodes), so no
+	// node is isolated. Strongest is the largest value (|v| with Abs); equal values go to the
+	// smaller neighbour index.
 	NearestNeighbours
 )
 

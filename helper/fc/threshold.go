@@ -296,6 +296,7 @@ func (d *driver) bonferroni() (*network.Network, error) {
 	}
 	v := CriticalValue(d.cfg.Measure, d.cfg.Alpha/float64(m), d.l)
 	d.rpt.Threshold, d.rpt.ThresholdInclusive = v, true
+	d.note(fmt.Sprintf("Bonferroni: p ≤ %g/%d ⇔ |%s| ≥ %.6f", d.cfg.Alpha, m, d.cfg.Measure, v))
 	op := Op{Kind: OpEdges, Abs: d.cfg.Abs, Threshold: v, Inclusive: true}
 	a, err := d.emit(op, func(Edge) edgeClass { return keep })
 	if err != nil {

@@ -46,23 +46,42 @@ func (b *Backend) Run(ctx context.Context, blocks []fc.Block, op fc.Op, sink fun
 	for i := range ws {
 		ws[i] = b.newWorker(&op)
 	}
-	res := &result{}
-	if op.Kind == fc.OpHistogram {
-		res.Hist = make([]uint64, op.Bins)
-	}
-	for _, blk := range blocks {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := b.runBlock(ctx, blk, ws); err != nil {
-			return err
-		}
-		b.merge(res, blk, ws)
-		if err := sink(&res.BlockResult); err != nil {
-			return err
+	// Two result buffers: the sink digests block k (on its own goroutine) while the workers
+	// compute block k+1, so the host-side assembly hides behind the arithmetic.
+	var res [2]*result
+	for i := range res {
+		res[i] = &result{}
+		if op.Kind == fc.OpHistogram {
+			res[i].Hist = make([]uint64, op.Bins)
 		}
 	}
-	return nil
+	done := make(chan error, 1)
+	pending := false
+	wait := func() error {
+		if !pending {
+			return nil
+		}
+		pending = false
+		return <-done
+	}
+	for k, blk := range blocks {
+		err := ctx.Err()
+		if err == nil {
+			err = b.runBlock(ctx, blk, ws)
+		}
+		if err != nil {
+			wait() // never leave a sink running after Run returns
+			return err
+		}
+		r := res[k%2]
+		b.merge(r, blk, ws)
+		if err := wait(); err != nil {
+			return err
+		}
+		pending = true
+		go func() { done <- sink(&r.BlockResult) }()
+	}
+	return wait()
 }
 
 // worker holds one goroutine's scratch and partial results for the current block.
