@@ -63,6 +63,7 @@ func BenchmarkLoad(b *testing.B) {
 		}{{"user-mask", Options{MaskPath: mask}}, {"epi-mask", Options{}}} {
 			b.Run(ext[1:]+"/"+c.name, func(b *testing.B) {
 				var s *Scan
+				b.ReportAllocs()
 				for b.Loop() {
 					var err error
 					if s, err = Load(context.Background(), scan, c.opt, nil); err != nil {
@@ -71,6 +72,7 @@ func BenchmarkLoad(b *testing.B) {
 				}
 				b.SetBytes(s.BytesRead)
 				b.ReportMetric(float64(s.N), "nodes")
+				b.ReportMetric(float64(len(s.Data)*4)/1e6, "matrix-MB")
 			})
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -505,4 +506,62 @@ func TestNodeAtWithoutIndex(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestLoadMemory bounds everything Load allocates (runtime TotalAlloc, so also the peak) by
+// the masked matrix plus the documented buffers: 16 gathered masked volumes, 3 decoded
+// volumes in flight, the EPI mask's float64 work images, per-node bookkeeping and the NIfTI
+// reader's 1 MiB chunk per open. Holding the 4D image (15.6 MB here) would break the bound.
+func TestLoadMemory(t *testing.T) {
+	dir := t.TempDir()
+	const nx, ny, nz, L = 30, 36, 24, 150
+	G := nx * ny * nz
+	inside := func(i, j, k int) bool { return (i+j+k)%2 == 0 || i < 10 }
+	data := make([]float32, 0, G*L)
+	for tt := 0; tt < L; tt++ {
+		for k := 0; k < nz; k++ {
+			for j := 0; j < ny; j++ {
+				for i := 0; i < nx; i++ {
+					v := float32(20 + (i*7+j*3+k+tt*5)%11)
+					if i > 3 && i < 26 && j > 3 && j < 32 && k > 3 && k < 20 {
+						v += 800
+					}
+					data = append(data, v)
+				}
+			}
+		}
+	}
+	scan := filepath.Join(dir, "run.nii")
+	if err := nifti.WriteImage(scan, nifti.NewHeader([]int{nx, ny, nz, L}, nifti.Int16, testAffine, 2), data); err != nil {
+		t.Fatal(err)
+	}
+	data = nil
+	mask := filepath.Join(dir, "mask.nii")
+	writeScan(t, mask, []int{nx, ny, nz}, testAffine, func(i, j, k, _ int) float32 {
+		if inside(i, j, k) {
+			return 1
+		}
+		return 0
+	})
+	for _, opt := range []Options{{MaskPath: mask}, {}} {
+		before := totalAlloc()
+		s, err := Load(context.Background(), scan, opt, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		used := totalAlloc() - before
+		matrix := uint64(s.Dropped.MaskVoxels) * L * 4
+		overhead := uint64(scatterVolumes*s.Dropped.MaskVoxels*4+(streamDepth+1)*G*8+13*G*8+32*s.Dropped.MaskVoxels) + 3<<20
+		t.Logf("mask %q: %d nodes, allocated %.1f MB for a %.1f MB matrix (bound %.1f MB)", opt.MaskPath, s.N,
+			float64(used)/1e6, float64(matrix)/1e6, float64(matrix+overhead)/1e6)
+		if used > matrix+overhead {
+			t.Fatalf("Load allocated %d bytes; the masked matrix is %d and the buffers may add %d", used, matrix, overhead)
+		}
+	}
+}
+
+func totalAlloc() uint64 {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.TotalAlloc
 }
