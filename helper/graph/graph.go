@@ -1,8 +1,11 @@
 // Package graph analyses a functional network as an undirected graph: nodal measures (degree,
-// strength, clustering, local efficiency, participation, betweenness, eigenvector centrality),
-// global measures (density, C_p, exact L_p, global efficiency, assortativity, modularity),
-// modules (Newman's leading eigenvector, Louvain with Leiden refinement), degree-preserving
-// random baselines and small-world indices (ALGORITHMS.md §4). CSR in, results out; no I/O.
+// strength, binary and Onnela clustering, local efficiency, betweenness, eigenvector
+// centrality, hubs), global measures (density, C_p, exact L_p and global efficiency by
+// bit-parallel multi-source BFS, assortativity, components), degree-preserving Maslov–Sneppen
+// random networks, small-world indices and degree-distribution fits (ALGORITHMS.md §4). Modules
+// (leading eigenvector, Louvain/Leiden) live in the subpackage community. CSR in, results out;
+// no I/O. Long computations take a context (cancellation) and a progress.Reporter, and use
+// every core Go may run on (GOMAXPROCS).
 package graph
 
 import (
