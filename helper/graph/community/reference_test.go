@@ -27,6 +27,8 @@ type igraphModules struct {
 	MultilevelQ         []float64 `json:"ml_q"` // community_multilevel, random.seed(0..4)
 	// WeightedLeadingEigenvectorQ is the weighted method's weighted Q.
 	WeightedLeadingEigenvectorQ float64 `json:"le_w_q"`
+	// WeightedMultilevelQ: weighted community_multilevel, random.seed(0..4).
+	WeightedMultilevelQ []float64 `json:"ml_w_q"`
 }
 
 const igraphModulesScript = igraphPreamble + `
@@ -37,9 +39,13 @@ mlq = []
 for s in range(5):
     random.seed(s)
     mlq.append(g.community_multilevel().modularity)
+mlwq = []
+for s in range(5):
+    random.seed(s)
+    mlwq.append(g.community_multilevel(weights="weight").modularity)
 lew = g.community_leading_eigenvector(weights="weight")
 print(json.dumps({"le_q": le.modularity, "le": le.membership, "ml_q": mlq,
-                  "le_w_q": g.modularity(lew.membership, weights="weight")}))
+                  "le_w_q": g.modularity(lew.membership, weights="weight"), "ml_w_q": mlwq}))
 `
 
 // scanNetworkScript builds the thresholded correlation network of a real scan: masked voxel
@@ -197,6 +203,11 @@ func TestLeidenBeatsIgraphMultilevel(t *testing.T) {
 				t.Fatalf("%s seed %d: %v", tg.name, seed, err)
 			}
 			qs = append(qs, mods.Q)
+			// Leiden's refinement guarantees connected modules (Traag et al. 2019, Theorem 1);
+			// Louvain does not.
+			if bad := disconnectedModule(tg.g, mods.Membership); bad >= 0 {
+				t.Errorf("%s seed %d: module %d is not connected", tg.name, seed, bad)
+			}
 			if tg.truth != nil && tg.name == "planted 7×300" {
 				nmi, err := NormalizedMutualInformation(mods.Membership, tg.truth)
 				if err != nil {
@@ -212,5 +223,48 @@ func TestLeidenBeatsIgraphMultilevel(t *testing.T) {
 		if got < want-1e-12 {
 			t.Errorf("%s: Leiden median Q %.6f below igraph multilevel's %.6f", tg.name, got, want)
 		}
+		var wqs []float64
+		for seed := uint64(0); seed < 5; seed++ {
+			mods, err := LeidenModules(context.Background(), tg.g, LeidenOptions{Seed: seed, Weighted: true}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wqs = append(wqs, mods.Q)
+			if bad := disconnectedModule(tg.g, mods.Membership); bad >= 0 {
+				t.Errorf("%s seed %d weighted: module %d is not connected", tg.name, seed, bad)
+			}
+		}
+		got, want = median(wqs), median(tg.ref.WeightedMultilevelQ)
+		t.Logf("%s weighted: Leiden Q median %.6f; igraph multilevel median %.6f", tg.name, got, want)
+		if got < want-1e-12 {
+			t.Errorf("%s weighted: Leiden median Q %.6f below igraph multilevel's %.6f", tg.name, got, want)
+		}
 	}
+}
+
+// disconnectedModule returns a module whose induced subgraph is not connected, or −1.
+func disconnectedModule(g *graph.Graph, membership []int) int {
+	seen := make([]bool, g.N)
+	done := map[int]bool{}
+	for s := 0; s < g.N; s++ {
+		c := membership[s]
+		if done[c] {
+			if !seen[s] {
+				return c // a second piece of a module already explored
+			}
+			continue
+		}
+		done[c] = true
+		queue := []int32{int32(s)}
+		seen[s] = true
+		for h := 0; h < len(queue); h++ {
+			for _, u := range g.Neighbors(int(queue[h])) {
+				if !seen[u] && membership[u] == c {
+					seen[u] = true
+					queue = append(queue, u)
+				}
+			}
+		}
+	}
+	return -1
 }

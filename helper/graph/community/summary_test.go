@@ -167,6 +167,13 @@ func TestDisconnectedGraph(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []int{0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 2, 3}
+	// The connectivity check used on Leiden's output notices a module made of two cliques.
+	if bad := disconnectedModule(g, []int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2}); bad != 0 {
+		t.Fatalf("disconnectedModule = %d, want 0", bad)
+	}
+	if bad := disconnectedModule(g, want); bad != -1 {
+		t.Fatalf("disconnectedModule = %d on connected modules", bad)
+	}
 	for _, m := range []*Modules{le, ld} {
 		if !slices.Equal(m.Membership, want) || math.Abs(m.Q-0.5) > 1e-15 {
 			t.Errorf("%s: membership %v Q %v, want %v Q 0.5", m.Method, m.Membership, m.Q, want)
