@@ -11,6 +11,11 @@ import (
 // iterations on brain masks, and a capped count keeps the result a fixed function of the inputs.
 const lloydIterations = 30
 
+// lloydSample bounds the number of voxels the k-means iterations run on: on larger masks every
+// ⌈N/lloydSample⌉-th node stands in for its neighbours (the 1 mm grey-matter mask would otherwise
+// cost 10⁹ distance evaluations for centres that move by less than a voxel).
+const lloydSample = 50000
+
 // parcellate splits the nodes into m spatially compact modules, labelled 1..m: farthest-point
 // sampling on the voxels' world coordinates picks m well-spread seeds (the first drawn from rng),
 // then k-means (Lloyd) iterations move each centre to its module's centroid and reassign every
@@ -45,29 +50,24 @@ func parcellate(ijk [][3]int32, affine [4][4]float64, m int, rng *rand.Rand) []i
 		}
 	}
 
-	labels := make([]int32, n)
+	sample := pos
+	if stride := (n + lloydSample - 1) / lloydSample; stride > 1 {
+		sample = make([][3]float64, 0, n/stride+1)
+		for v := 0; v < n; v += stride {
+			sample = append(sample, pos[v])
+		}
+	}
+	labels := make([]int32, len(sample))
 	sums := make([][3]float64, m)
 	counts := make([]int, m)
-	for it := 0; it <= lloydIterations; it++ {
-		changed := false
-		for v, p := range pos {
-			best, bestD := 0, dist2(p, centres[0])
-			for c := 1; c < m; c++ {
-				if d := dist2(p, centres[c]); d < bestD {
-					best, bestD = c, d
-				}
-			}
-			if lab := int32(best + 1); labels[v] != lab {
-				labels[v] = lab
-				changed = true
-			}
-		}
-		if !changed || it == lloydIterations {
+	for it := 0; it < lloydIterations; it++ {
+		changed := assign(sample, centres, labels)
+		if !changed && it > 0 {
 			break
 		}
 		clear(sums)
 		clear(counts)
-		for v, p := range pos {
+		for v, p := range sample {
 			c := labels[v] - 1
 			counts[c]++
 			for a := range 3 {
@@ -82,7 +82,28 @@ func parcellate(ijk [][3]int32, affine [4][4]float64, m int, rng *rand.Rand) []i
 			}
 		}
 	}
+	labels = make([]int32, n)
+	assign(pos, centres, labels)
 	return labels
+}
+
+// assign labels every point with its nearest centre (1-based; ties to the lower index) and
+// reports whether any label changed.
+func assign(pos, centres [][3]float64, labels []int32) bool {
+	changed := false
+	for v, p := range pos {
+		best, bestD := 0, dist2(p, centres[0])
+		for c := 1; c < len(centres); c++ {
+			if d := dist2(p, centres[c]); d < bestD {
+				best, bestD = c, d
+			}
+		}
+		if lab := int32(best + 1); labels[v] != lab {
+			labels[v] = lab
+			changed = true
+		}
+	}
+	return changed
 }
 
 func dist2(a, b [3]float64) float64 {

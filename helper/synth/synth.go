@@ -314,11 +314,26 @@ func Generate(mask scan.Mask, affine [4][4]float64, p Params) (*scan.Scan, *Trut
 	}
 	n, L := len(g.nodes), p.Length
 	data := make([]float32, n*L)
+	// The generator runs time point by time point, but the scan is voxel-major: buffer a few
+	// volumes and copy them out as contiguous runs of each series, instead of writing one value
+	// per cache line per volume across the whole N×L matrix.
+	const chunk = 16
+	buf := make([]float32, chunk*n)
 	vol := make([]float64, n)
-	for t := 0; t < L; t++ {
-		g.next(vol)
-		for v, x := range vol {
-			data[v*L+t] = float32(x)
+	for t0 := 0; t0 < L; t0 += chunk {
+		c := min(chunk, L-t0)
+		for dt := range c {
+			g.next(vol)
+			row := buf[dt*n : (dt+1)*n]
+			for v, x := range vol {
+				row[v] = float32(x)
+			}
+		}
+		for v := range n {
+			dst := data[v*L+t0 : v*L+t0+c]
+			for dt := range dst {
+				dst[dt] = buf[dt*n+v]
+			}
 		}
 	}
 	s := &scan.Scan{

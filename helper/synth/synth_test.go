@@ -374,24 +374,44 @@ func TestAR1Noise(t *testing.T) {
 
 func TestParcelsAreCompactContiguous(t *testing.T) {
 	s, tr, p := demoPhantom(t)
-	size := make([]int, p.Modules+1)
-	for _, lab := range tr.Modules {
-		size[lab]++
-	}
-	mean := float64(s.N) / float64(p.Modules)
-	for m := 1; m <= p.Modules; m++ {
-		if float64(size[m]) < 0.5*mean || float64(size[m]) > 1.6*mean {
-			t.Errorf("module %d has %d voxels; mean %.0f", m, size[m], mean)
+	checkParcels(t, "4 mm", s.Mask, s.IJK, tr.Modules, p.Modules)
+
+	// Above lloydSample voxels the k-means runs on a subsample: the demo mask at 2 mm
+	// (≈230,000 voxels, every 5th node) must still give balanced, contiguous parcels.
+	m, a := testMask(t, 2)
+	var ijk [][3]int32
+	for f, in := range m.In {
+		if in {
+			ijk = append(ijk, [3]int32{int32(f % m.Dims[0]), int32(f / m.Dims[0] % m.Dims[1]), int32(f / (m.Dims[0] * m.Dims[1]))})
 		}
 	}
-	// Largest 26-connected component of each module, by flood fill on the grid.
-	label := make([]int32, len(s.Mask.In))
-	for v, pos := range s.IJK {
-		label[s.Mask.Flat(int(pos[0]), int(pos[1]), int(pos[2]))] = tr.Modules[v]
+	if len(ijk) <= lloydSample {
+		t.Fatalf("2 mm mask has only %d voxels", len(ijk))
+	}
+	checkParcels(t, "2 mm", m, ijk, parcellate(ijk, a, 9, newRand(5, streamParcels)), 9)
+}
+
+// checkParcels asserts that every module holds 0.5–1.6× the mean module size and that its
+// largest 26-connected part holds at least 98 % of it.
+func checkParcels(t *testing.T, name string, mask scan.Mask, ijk [][3]int32, labels []int32, modules int) {
+	t.Helper()
+	size := make([]int, modules+1)
+	for _, lab := range labels {
+		size[lab]++
+	}
+	mean := float64(len(labels)) / float64(modules)
+	for m := 1; m <= modules; m++ {
+		if float64(size[m]) < 0.5*mean || float64(size[m]) > 1.6*mean {
+			t.Errorf("%s: module %d has %d voxels; mean %.0f", name, m, size[m], mean)
+		}
+	}
+	label := make([]int32, len(mask.In))
+	for v, pos := range ijk {
+		label[mask.Flat(int(pos[0]), int(pos[1]), int(pos[2]))] = labels[v]
 	}
 	seen := make([]bool, len(label))
-	largest := make([]int, p.Modules+1)
-	d := s.Dims
+	largest := make([]int, modules+1)
+	d := mask.Dims
 	for start, lab := range label {
 		if lab == 0 || seen[start] {
 			continue
@@ -410,7 +430,7 @@ func TestParcelsAreCompactContiguous(t *testing.T) {
 						if a < 0 || b < 0 || c < 0 || a >= d[0] || b >= d[1] || c >= d[2] {
 							continue
 						}
-						g := s.Mask.Flat(a, b, c)
+						g := mask.Flat(a, b, c)
 						if label[g] == lab && !seen[g] {
 							seen[g] = true
 							stack = append(stack, g)
@@ -421,11 +441,12 @@ func TestParcelsAreCompactContiguous(t *testing.T) {
 		}
 		largest[lab] = max(largest[lab], n)
 	}
-	for m := 1; m <= p.Modules; m++ {
+	for m := 1; m <= modules; m++ {
 		if float64(largest[m]) < 0.98*float64(size[m]) {
-			t.Errorf("module %d: largest connected part %d of %d voxels", m, largest[m], size[m])
+			t.Errorf("%s: module %d: largest connected part %d of %d voxels", name, m, largest[m], size[m])
 		}
 	}
+	t.Logf("%s: module sizes %v", name, size[1:])
 }
 
 // TestBandLimitedScipy cross-checks bandFraction against scipy.signal.periodogram on the
