@@ -1,6 +1,7 @@
 // kendall_edges: one block pair of Kendall τ-b with the threshold and compaction fused into
 // the epilogue: τ_ij = (z_i·z_j)/sqrt(n_i n_j) from the exact integer dot product of the sign
-// bit-planes (popc_tile.cuh), scaled once by fc.KendallTau's float64 formula; pairs with τ (or
+// bit-planes (popc_tile.cuh; pairs = M = L(L−1)/2 selects its tie-free form), scaled once
+// by fc.KendallTau's float64 formula; pairs with τ (or
 // |τ|) > t (≥ t when inclusive) are appended to out with that value (fc.Op.Value).
 //
 // Launch: grid (ceil((j1−j0)/64), ceil((i1−i0)/64)), block 256, static shared memory
@@ -11,7 +12,7 @@
 
 extern "C" __global__ void __launch_bounds__(PC_THREADS)
 kendall_edges(const unsigned int* __restrict__ P, const unsigned int* __restrict__ N,
-              const long long* __restrict__ nonzero, long long ldw,
+              const long long* __restrict__ nonzero, long long ldw, long long pairs,
               long long i0, long long i1, long long j0, long long j1,
               double threshold, long long flags,
               Edge* __restrict__ out, unsigned long long* __restrict__ count, unsigned long long capacity) {
@@ -21,7 +22,7 @@ kendall_edges(const unsigned int* __restrict__ P, const unsigned int* __restrict
     if (tile_below_diagonal(bp, r0, c0, PC_TM)) return;
     __shared__ PopcShared s;
     int dot[4][4];
-    popc_tile(P, N, ldw, r0, c0, s, dot);
+    kendall_tile(P, N, nonzero, ldw, pairs, i1, j1, r0, c0, s, dot);
     const int ty4 = (threadIdx.x >> 4) * 4, tx4 = (threadIdx.x & 15) * 4;
 #pragma unroll
     for (int m = 0; m < 4; ++m) {

@@ -9,7 +9,7 @@
 
 extern "C" __global__ void __launch_bounds__(PC_THREADS)
 kendall_histogram(const unsigned int* __restrict__ P, const unsigned int* __restrict__ N,
-                  const long long* __restrict__ nonzero, long long ldw,
+                  const long long* __restrict__ nonzero, long long ldw, long long pairs,
                   long long i0, long long i1, long long j0, long long j1,
                   double lo, double hi, long long bins, long long flags,
                   unsigned long long* __restrict__ hist) {
@@ -19,7 +19,7 @@ kendall_histogram(const unsigned int* __restrict__ P, const unsigned int* __rest
     if (tile_below_diagonal(bp, r0, c0, PC_TM)) return;
     __shared__ PopcShared s;
     int dot[4][4];
-    popc_tile(P, N, ldw, r0, c0, s, dot);
+    kendall_tile(P, N, nonzero, ldw, pairs, i1, j1, r0, c0, s, dot);
     unsigned int low = 0, high = 0;
     const int ty4 = (threadIdx.x >> 4) * 4, tx4 = (threadIdx.x & 15) * 4;
 #pragma unroll

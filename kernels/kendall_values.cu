@@ -8,7 +8,7 @@
 
 extern "C" __global__ void __launch_bounds__(PC_THREADS)
 kendall_values(const unsigned int* __restrict__ P, const unsigned int* __restrict__ N,
-               const long long* __restrict__ nonzero, long long ldw,
+               const long long* __restrict__ nonzero, long long ldw, long long pairs,
                long long i0, long long i1, long long j0, long long j1, long long flags,
                float* __restrict__ V, long long ldv) {
     const BlockPair bp = {i0, i1, j0, j1};
@@ -16,7 +16,7 @@ kendall_values(const unsigned int* __restrict__ P, const unsigned int* __restric
     const long long c0 = j0 + (long long)blockIdx.x * PC_TM;
     __shared__ PopcShared s;
     int dot[4][4];
-    popc_tile(P, N, ldw, r0, c0, s, dot);
+    kendall_tile(P, N, nonzero, ldw, pairs, i1, j1, r0, c0, s, dot);
     const int ty4 = (threadIdx.x >> 4) * 4, tx4 = (threadIdx.x & 15) * 4;
 #pragma unroll
     for (int m = 0; m < 4; ++m) {

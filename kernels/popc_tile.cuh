@@ -88,6 +88,82 @@ __device__ __forceinline__ void popc_tile(const unsigned int* __restrict__ P, co
     }
 }
 
+// popc_tile_no_ties is popc_tile for rows without ties (n_i = M: every pair k < q of the
+// series differs, the rule for continuous data). Then N_i is the complement of P_i on the M
+// valid bits, and
+//   z_i·z_j = M − 2·popc(P_i ^ P_j)
+// (agreeing pairs +1, disagreeing −1; padding bits are 0 in both planes), one popcount per
+// word and half the shared-memory traffic. Same tile shape; only the P planes are read.
+__device__ __forceinline__ void popc_tile_no_ties(const unsigned int* __restrict__ P, long long ldw, long long pairs,
+                                                  long long r0, long long c0, PopcShared& s, int (&dot)[4][4]) {
+    const int tid = threadIdx.x;
+    const int lr = tid >> 2;
+    const int lk = (tid & 3) * 4;
+    const long long ao = (r0 + lr) * ldw + lk, bo = (c0 + lr) * ldw + lk;
+    int differ[4][4];
+#pragma unroll
+    for (int m = 0; m < 4; ++m)
+#pragma unroll
+        for (int n = 0; n < 4; ++n) differ[m][n] = 0;
+    uint4 pa = __ldg(reinterpret_cast<const uint4*>(P + ao));
+    uint4 pb = __ldg(reinterpret_cast<const uint4*>(P + bo));
+    pc_store(s.pa[0], lr, lk, pa);
+    pc_store(s.pb[0], lr, lk, pb);
+    __syncthreads();
+    const int ty4 = (tid >> 4) * 4, tx4 = (tid & 15) * 4;
+    int buf = 0;
+    for (long long w0 = 0; w0 < ldw; w0 += PC_TK) {
+        const bool more = w0 + PC_TK < ldw;
+        if (more) {
+            pa = __ldg(reinterpret_cast<const uint4*>(P + ao + w0 + PC_TK));
+            pb = __ldg(reinterpret_cast<const uint4*>(P + bo + w0 + PC_TK));
+        }
+#pragma unroll
+        for (int kk = 0; kk < PC_TK; ++kk) {
+            const uint4 p4 = *reinterpret_cast<const uint4*>(&s.pa[buf][kk][ty4]);
+            const uint4 q4 = *reinterpret_cast<const uint4*>(&s.pb[buf][kk][tx4]);
+            const unsigned int ap[4] = {p4.x, p4.y, p4.z, p4.w}, bp[4] = {q4.x, q4.y, q4.z, q4.w};
+#pragma unroll
+            for (int m = 0; m < 4; ++m)
+#pragma unroll
+                for (int n = 0; n < 4; ++n) differ[m][n] += __popc(ap[m] ^ bp[n]);
+        }
+        if (more) {
+            pc_store(s.pa[buf ^ 1], lr, lk, pa);
+            pc_store(s.pb[buf ^ 1], lr, lk, pb);
+            __syncthreads();
+            buf ^= 1;
+        }
+    }
+#pragma unroll
+    for (int m = 0; m < 4; ++m)
+#pragma unroll
+        for (int n = 0; n < 4; ++n) dot[m][n] = (int)pairs - 2 * differ[m][n];
+}
+
+// kendall_tile chooses per CTA between the two: the tie-free form when every row and column
+// of the tile that the block counts has n = M (uniform across the CTA through
+// __syncthreads_and), the general form otherwise. Both give the exact integer dot product.
+__device__ __forceinline__ void kendall_tile(const unsigned int* __restrict__ P, const unsigned int* __restrict__ N,
+                                             const long long* __restrict__ nonzero, long long ldw, long long pairs,
+                                             long long i1, long long j1, long long r0, long long c0,
+                                             PopcShared& s, int (&dot)[4][4]) {
+    const int t = threadIdx.x;
+    bool tie_free = true;
+    if (t < PC_TM) {
+        const long long r = r0 + t;
+        tie_free = r >= i1 || nonzero[r] == pairs;
+    } else if (t < 2 * PC_TM) {
+        const long long c = c0 + t - PC_TM;
+        tie_free = c >= j1 || nonzero[c] == pairs;
+    }
+    if (__syncthreads_and(tie_free)) {
+        popc_tile_no_ties(P, ldw, pairs, r0, c0, s, dot);
+    } else {
+        popc_tile(P, N, ldw, r0, c0, s, dot);
+    }
+}
+
 // kendall_tau is fc.KendallTau: float32(float64(dot) / sqrt(float64(n_i)·float64(n_j))), every
 // step rounded to nearest in float64 so the value is bit-identical to the Go formula.
 __device__ __forceinline__ float kendall_tau(int dot, long long ni, long long nj) {

@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "530cb44c370cf250e7f5fc8cf6aeaf50900aea23eeca980494764ddc8d7bb8f5"
+const SourceSHA256 = "a3dad0d21b10ec4210482fca78733a577a542d33f463beba29e7073703dc66e7"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "500ce2cca81bc1e850e423edea806fb559108f98d647905111664555f229f065"
+const FatbinSHA256 = "83ad86d17249a1180f4e336330b469d70d67d9984a67ad626e85341bbd2aa0de"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"

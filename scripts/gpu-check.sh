@@ -59,7 +59,7 @@ run_sanitize() {
 
 run_bench() {
     timeout ${BENCH_TIMEOUT:-400} "$T" -test.run "^$" -test.bench "BenchmarkWorkloads/${BENCH:-.}" -test.benchtime 1x -test.timeout 590s \
-        > "$OUT/bench.log" 2>&1
+        >> "$OUT/bench.log" 2>&1
     echo "bench exit $?"
     grep -E '^\{|Benchmark|FAIL' "$OUT/bench.log" | grep -v '"runs"' || true
     grep '^{' "$OUT/bench.log" | python3 -c '

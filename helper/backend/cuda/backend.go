@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/hubscope/hubscope/helper/fc"
@@ -58,17 +60,21 @@ type backend struct {
 	stage [2]unsafe.Pointer // pinned upload buffers, stageBytes each
 
 	// Prepared series.
-	prepared  bool
-	measure   fc.Measure
-	n, l      int
-	u         cu.DevicePtr // Pearson/Spearman: normalized rows, ld floats each
-	ld        int
-	planeP    cu.DevicePtr // Kendall: sign bit-planes, ldw words per row
-	planeN    cu.DevicePtr
-	nonzero   cu.DevicePtr // Kendall: n_i, int64 per row
-	ldw       int
-	blockRows int
-	forced    int // SetBlockRows
+	prepared bool
+	measure  fc.Measure
+	n, l     int
+	u        cu.DevicePtr // Pearson/Spearman: normalized rows, ld floats each
+	ld       int
+	planeP   cu.DevicePtr // Kendall: sign bit-planes, ldw words per row
+	planeN   cu.DevicePtr
+	nonzero  cu.DevicePtr // Kendall: n_i, int64 per row
+	ldw      int
+	// kendallPairs is M = L(L−1)/2, the length of a sign vector.
+	kendallPairs int
+	blockRows    int
+	forced       int // SetBlockRows
+
+	uploadTime time.Duration // of the last Prepare, for benchmarks
 
 	// Dense values of one block, for OpTopK only.
 	vals    cu.DevicePtr
@@ -179,10 +185,12 @@ func (b *backend) Prepare(ctx context.Context, x []float32, n, l int, m fc.Measu
 }
 
 func (b *backend) prepare(x []float32, n, l int, m fc.Measure) error {
+	t0 := time.Now()
 	dx, err := b.upload(x)
 	if err != nil {
 		return err
 	}
+	b.uploadTime = time.Since(t0)
 	defer cu.MemFree(dx)
 	s := b.slots[0].stream
 	switch m {
@@ -212,7 +220,8 @@ func (b *backend) prepare(x []float32, n, l int, m fc.Measure) error {
 			return err
 		}
 	case fc.Kendall:
-		words := ceilDiv(l*(l-1)/2, 32)
+		b.kendallPairs = l * (l - 1) / 2
+		words := ceilDiv(b.kendallPairs, 32)
 		b.ldw = roundUp(words, popcStepWords)
 		rows := roundUp(n, popcTile) + popcTile
 		if b.planeP, err = alloc("Kendall positive sign plane", rows*b.ldw*4); err != nil {
@@ -261,7 +270,7 @@ func (b *backend) upload(x []float32) (cu.DevicePtr, error) {
 			cu.MemFree(dx)
 			return 0, fmt.Errorf("cuda backend: uploading series: %w", err)
 		}
-		copy(unsafe.Slice((*float32)(b.stage[k%2]), end-off), x[off:end])
+		parallelCopy(unsafe.Slice((*float32)(b.stage[k%2]), end-off), x[off:end])
 		if err := cu.MemcpyHtoDAsync(dx+cu.DevicePtr(off*4), b.stage[k%2], int64((end-off)*4), s); err != nil {
 			cu.MemFree(dx)
 			return 0, fmt.Errorf("cuda backend: uploading series: %w", err)
@@ -274,6 +283,27 @@ func (b *backend) upload(x []float32) (cu.DevicePtr, error) {
 		}
 	}
 	return dx, nil
+}
+
+// parallelCopy copies src into dst (pinned staging memory) with a few goroutines: one core's
+// memcpy, not the DMA, limits a staged upload.
+func parallelCopy(dst, src []float32) {
+	const parts = 4
+	if len(src) < 1<<18 {
+		copy(dst, src)
+		return
+	}
+	var wg sync.WaitGroup
+	step := ceilDiv(len(src), parts)
+	for a := 0; a < len(src); a += step {
+		e := min(a+step, len(src))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			copy(dst[a:e], src[a:e])
+		}()
+	}
+	wg.Wait()
 }
 
 // chooseBlockRows keeps room on the device for two blocks' edge buffers even at an assumed
@@ -407,7 +437,7 @@ func (b *backend) enqueue(s *slot, op fc.Op) error {
 		}
 		var err error
 		if b.measure == fc.Kendall {
-			err = b.fn.kendallHistogramLaunch(s.stream, b.planeP, b.planeN, b.nonzero, b.ldw, blk, op, s.hist)
+			err = b.fn.kendallHistogramLaunch(s.stream, b.planeP, b.planeN, b.nonzero, b.ldw, b.kendallPairs, blk, op, s.hist)
 		} else {
 			err = b.fn.correlationHistogramLaunch(s.stream, b.u, b.ld, blk, op, s.hist)
 		}
@@ -424,7 +454,7 @@ func (b *backend) enqueue(s *slot, op fc.Op) error {
 	}
 	var err error
 	if b.measure == fc.Kendall {
-		err = b.fn.kendallEdgesLaunch(s.stream, b.planeP, b.planeN, b.nonzero, b.ldw, blk, op, s.edges, s.count, s.edgeCap)
+		err = b.fn.kendallEdgesLaunch(s.stream, b.planeP, b.planeN, b.nonzero, b.ldw, b.kendallPairs, blk, op, s.edges, s.count, s.edgeCap)
 	} else {
 		err = b.fn.correlationEdgesLaunch(s.stream, b.u, b.ld, blk, op, s.edges, s.count, s.edgeCap)
 	}
@@ -650,7 +680,7 @@ func (b *backend) runTopK(ctx context.Context, blocks []fc.Block, op fc.Op, sink
 			return fmt.Errorf("cuda backend: clearing the edge counter: %w", err)
 		}
 		if b.measure == fc.Kendall {
-			err = b.fn.kendallValuesLaunch(s.stream, b.planeP, b.planeN, b.nonzero, b.ldw, blk, op, b.vals, w)
+			err = b.fn.kendallValuesLaunch(s.stream, b.planeP, b.planeN, b.nonzero, b.ldw, b.kendallPairs, blk, op, b.vals, w)
 		} else {
 			err = b.fn.correlationValuesLaunch(s.stream, b.u, b.ld, blk, op, b.vals, w)
 		}

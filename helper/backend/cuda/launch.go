@@ -133,15 +133,15 @@ func (f *functions) correlationHistogramLaunch(s cu.Stream, u cu.DevicePtr, ld i
 }
 
 // kendallEdges: grid (ceil((J1−J0)/64), ceil((I1−I0)/64)), block 256.
-func (f *functions) kendallEdgesLaunch(s cu.Stream, planeP, planeN, nonzero cu.DevicePtr, ldw int, b fc.Block, op fc.Op, out, count cu.DevicePtr, capacity int) error {
-	p := append([]uint64{ptr(planeP), ptr(planeN), ptr(nonzero), i64(ldw)}, blockParams(b)...)
+func (f *functions) kendallEdgesLaunch(s cu.Stream, planeP, planeN, nonzero cu.DevicePtr, ldw, pairs int, b fc.Block, op fc.Op, out, count cu.DevicePtr, capacity int) error {
+	p := append([]uint64{ptr(planeP), ptr(planeN), ptr(nonzero), i64(ldw), i64(pairs)}, blockParams(b)...)
 	p = append(p, f64(op.Threshold), opFlags(op), ptr(out), ptr(count), uint64(capacity))
 	return launch(kernels.KendallEdges, f.kendallEdges, ceilDiv(b.J1-b.J0, popcTile), ceilDiv(b.I1-b.I0, popcTile), 256, 0, s, p...)
 }
 
 // kendallHistogram: grid (ceil((J1−J0)/64), ceil((I1−I0)/64)), block 256.
-func (f *functions) kendallHistogramLaunch(s cu.Stream, planeP, planeN, nonzero cu.DevicePtr, ldw int, b fc.Block, op fc.Op, hist cu.DevicePtr) error {
-	p := append([]uint64{ptr(planeP), ptr(planeN), ptr(nonzero), i64(ldw)}, blockParams(b)...)
+func (f *functions) kendallHistogramLaunch(s cu.Stream, planeP, planeN, nonzero cu.DevicePtr, ldw, pairs int, b fc.Block, op fc.Op, hist cu.DevicePtr) error {
+	p := append([]uint64{ptr(planeP), ptr(planeN), ptr(nonzero), i64(ldw), i64(pairs)}, blockParams(b)...)
 	p = append(p, f64(op.Lo), f64(op.Hi), i64(op.Bins), opFlags(op), ptr(hist))
 	return launch(kernels.KendallHistogram, f.kendallHistogram, ceilDiv(b.J1-b.J0, popcTile), ceilDiv(b.I1-b.I0, popcTile), 256, 0, s, p...)
 }
@@ -154,8 +154,8 @@ func (f *functions) correlationValuesLaunch(s cu.Stream, u cu.DevicePtr, ld int,
 }
 
 // kendallValues: grid (ceil((J1−J0)/64), ceil((I1−I0)/64)), block 256.
-func (f *functions) kendallValuesLaunch(s cu.Stream, planeP, planeN, nonzero cu.DevicePtr, ldw int, b fc.Block, op fc.Op, v cu.DevicePtr, ldv int) error {
-	p := append([]uint64{ptr(planeP), ptr(planeN), ptr(nonzero), i64(ldw)}, blockParams(b)...)
+func (f *functions) kendallValuesLaunch(s cu.Stream, planeP, planeN, nonzero cu.DevicePtr, ldw, pairs int, b fc.Block, op fc.Op, v cu.DevicePtr, ldv int) error {
+	p := append([]uint64{ptr(planeP), ptr(planeN), ptr(nonzero), i64(ldw), i64(pairs)}, blockParams(b)...)
 	p = append(p, opFlags(op), ptr(v), i64(ldv))
 	return launch(kernels.KendallValues, f.kendallValues, ceilDiv(b.J1-b.J0, popcTile), ceilDiv(b.I1-b.I0, popcTile), 256, 0, s, p...)
 }
