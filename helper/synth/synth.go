@@ -44,8 +44,9 @@
 // embedded MNI mask resampled to 8 mm (3,735 voxels; DemoMask then ResampleMask(…, 8)), the
 // smallest grid the tests check: all 40 planted hubs are the 40 highest-degree nodes (weakest hub
 // 298 edges, strongest ordinary voxel 212, mean degree 37) and igraph's Louvain finds the planted
-// modules with NMI 0.96. On smaller grids (mean degree below ~30) isolated voxels start to pull
-// the NMI down; use a coarser density there.
+// modules with NMI 0.96 (L = 100–200, 7 or 10 modules: recall 1.0, NMI 0.92–0.98). On the 4 mm
+// demo mask itself (28,971 voxels): recall 1.0, NMI 0.995. On smaller grids (mean degree below
+// ~30) isolated voxels start to pull the NMI down; use a higher density there.
 //
 // # Determinism
 //
