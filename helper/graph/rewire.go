@@ -47,27 +47,51 @@ func Rewire(ctx context.Context, g *Graph, opt RewireOptions) (*Graph, RewireSta
 	if opt.MaxAttemptsPerSwap <= 0 {
 		opt.MaxAttemptsPerSwap = 100
 	}
+	// Nodes < 2¹⁶ fit two to a 32-bit key, halving the memory the swaps walk over at random
+	// (edge list + hash table), which is what bounds their speed.
+	if g.N <= 1<<16 {
+		return rewire[uint32](ctx, g, opt, 16)
+	}
+	return rewire[uint64](ctx, g, opt, 32)
+}
+
+// rewire runs the swap chain with edges packed as u<<shift | v (u < v) in keys of type K.
+func rewire[K uint32 | uint64](ctx context.Context, g *Graph, opt RewireOptions, shift uint) (*Graph, RewireStats, error) {
+	var st RewireStats
 	m := int(g.Edges())
-	edges := make([]uint64, 0, m) // (u<<32 | v) with u < v
+	low := K(1)<<shift - 1
+	key := func(u, v int32) K {
+		if u > v {
+			u, v = v, u
+		}
+		return K(u)<<shift | K(v)
+	}
+	edges := make([]K, 0, m)
 	for i := 0; i < g.N; i++ {
 		for _, j := range g.Neighbors(i) {
 			if int(j) > i {
-				edges = append(edges, edgeKey(int32(i), j))
+				edges = append(edges, key(int32(i), j))
 			}
 		}
 	}
 	want := int64(opt.SwapsPerEdge * float64(m))
 	maxAttempts := int64(opt.MaxAttemptsPerSwap * float64(want))
 	if m < 2 || want == 0 {
-		h, err := graphFromKeys(g.N, edges)
+		h, err := graphFromKeys(g.N, edges, shift)
 		return h, st, err
 	}
-	set := newEdgeSet(m)
+	set := newEdgeSet[K](m)
 	for _, e := range edges {
 		set.insert(e)
 	}
 	rng := rand.NewPCG(opt.Seed, opt.Stream)
 	um := uint64(m)
+	// The next attempt's edge indices are drawn one step ahead and their list entries read
+	// early, so those cache misses overlap with the current attempt's hash probes.
+	n1, _ := bits.Mul64(rng.Uint64(), um)
+	r2 := rng.Uint64()
+	n2, _ := bits.Mul64(r2, um)
+	var sink K
 	for st.Swaps < want && st.Attempts < maxAttempts {
 		if st.Attempts&0xffff == 0 {
 			if err := ctx.Err(); err != nil {
@@ -75,50 +99,48 @@ func Rewire(ctx context.Context, g *Graph, opt RewireOptions) (*Graph, RewireSta
 			}
 		}
 		st.Attempts++
-		r := rng.Uint64()
+		i1, i2, flip := n1, n2, r2&1 != 0 // the low bit is unused by the index (it took the high word)
 		// Lemire's multiply-shift maps 64 random bits onto [0, m); the bias (m/2⁶⁴) is nil here.
-		i1, _ := bits.Mul64(r, um)
-		r2 := rng.Uint64()
-		i2, _ := bits.Mul64(r2, um)
+		n1, _ = bits.Mul64(rng.Uint64(), um)
+		r2 = rng.Uint64()
+		n2, _ = bits.Mul64(r2, um)
+		sink ^= edges[n1] ^ edges[n2]
 		if i1 == i2 {
 			continue
 		}
 		e1, e2 := edges[i1], edges[i2]
-		a, b := int32(e1>>32), int32(uint32(e1))
-		c, d := int32(e2>>32), int32(uint32(e2))
-		if r2&1 != 0 { // the low bit is unused by the index (it took the high word)
+		a, b := int32(e1>>shift), int32(e1&low)
+		c, d := int32(e2>>shift), int32(e2&low)
+		if flip {
 			c, d = d, c
 		}
 		if a == d || c == b || a == c || b == d {
 			continue // a self-loop, or the same pair of edges back
 		}
-		n1, n2 := edgeKey(a, d), edgeKey(c, b)
-		if set.has(n1) || set.has(n2) {
+		k1, k2 := key(a, d), key(c, b)
+		if set.has(k1) || set.has(k2) {
 			continue
 		}
 		set.remove(e1)
 		set.remove(e2)
-		set.insert(n1)
-		set.insert(n2)
-		edges[i1], edges[i2] = n1, n2
+		set.insert(k1)
+		set.insert(k2)
+		edges[i1], edges[i2] = k1, k2
 		st.Swaps++
 	}
-	h, err := graphFromKeys(g.N, edges)
+	if sink == ^K(0) { // keeps the early reads alive; a key is never all ones
+		return nil, st, errors.New("graph: internal error: impossible edge key")
+	}
+	h, err := graphFromKeys(g.N, edges, shift)
 	return h, st, err
 }
 
-func edgeKey(u, v int32) uint64 {
-	if u > v {
-		u, v = v, u
-	}
-	return uint64(u)<<32 | uint64(uint32(v))
-}
-
-// graphFromKeys builds the symmetric CSR of a simple graph from packed edge keys.
-func graphFromKeys(n int, keys []uint64) (*Graph, error) {
+// graphFromKeys builds the symmetric CSR of a simple graph from packed edge keys u<<shift | v.
+func graphFromKeys[K uint32 | uint64](n int, keys []K, shift uint) (*Graph, error) {
+	low := K(1)<<shift - 1
 	g := &Graph{N: n, Offsets: make([]int64, n+1)}
 	for _, k := range keys {
-		u, v := int(k>>32), int(uint32(k))
+		u, v := int(k>>shift), int(k&low)
 		if u >= n || v >= n || u == v {
 			return nil, fmt.Errorf("graph: internal error: edge (%d,%d) in a %d-node graph", u, v, n)
 		}
@@ -132,7 +154,7 @@ func graphFromKeys(n int, keys []uint64) (*Graph, error) {
 	pos := make([]int64, n)
 	copy(pos, g.Offsets[:n])
 	for _, k := range keys {
-		u, v := int32(k>>32), int32(uint32(k))
+		u, v := int32(k>>shift), int32(k&low)
 		g.Adj[pos[u]] = v
 		pos[u]++
 		g.Adj[pos[v]] = u
@@ -145,64 +167,65 @@ func graphFromKeys(n int, keys []uint64) (*Graph, error) {
 // edgeSet is an open-addressing hash set of packed edge keys with linear probing and
 // backward-shift deletion (Knuth, TAOCP vol. 3, Algorithm R), so deletions leave no tombstones
 // and probe lengths stay short through millions of swaps. The table is kept at most half full.
-type edgeSet struct {
-	slots []uint64
+type edgeSet[K uint32 | uint64] struct {
+	slots []K
 	mask  uint64
 	shift uint
 }
 
-const emptySlot = ^uint64(0) // never a key: keys have u < v < 2³¹
+// The all-ones key marks an empty slot: it is never an edge, whose first node u < v has a zero
+// somewhere in its bits.
 
-func newEdgeSet(m int) *edgeSet {
+func newEdgeSet[K uint32 | uint64](m int) *edgeSet[K] {
 	size := uint64(16)
 	for size < uint64(2*m) {
 		size <<= 1
 	}
-	s := &edgeSet{slots: make([]uint64, size), mask: size - 1, shift: uint(64 - bits.TrailingZeros64(size))}
+	s := &edgeSet[K]{slots: make([]K, size), mask: size - 1, shift: uint(64 - bits.TrailingZeros64(size))}
 	for i := range s.slots {
-		s.slots[i] = emptySlot
+		s.slots[i] = ^K(0)
 	}
 	return s
 }
 
 // home is the Fibonacci hash of k onto the table.
-func (s *edgeSet) home(k uint64) uint64 { return (k * 0x9E3779B97F4A7C15) >> s.shift }
+func (s *edgeSet[K]) home(k K) uint64 { return (uint64(k) * 0x9E3779B97F4A7C15) >> s.shift }
 
-func (s *edgeSet) has(k uint64) bool {
+func (s *edgeSet[K]) has(k K) bool {
 	for i := s.home(k); ; i = (i + 1) & s.mask {
 		switch s.slots[i] {
 		case k:
 			return true
-		case emptySlot:
+		case ^K(0):
 			return false
 		}
 	}
 }
 
-func (s *edgeSet) insert(k uint64) {
+func (s *edgeSet[K]) insert(k K) {
 	i := s.home(k)
-	for s.slots[i] != emptySlot && s.slots[i] != k {
+	for s.slots[i] != ^K(0) && s.slots[i] != k {
 		i = (i + 1) & s.mask
 	}
 	s.slots[i] = k
 }
 
-func (s *edgeSet) remove(k uint64) {
+func (s *edgeSet[K]) remove(k K) {
 	i := s.home(k)
 	for s.slots[i] != k {
-		if s.slots[i] == emptySlot {
+		if s.slots[i] == ^K(0) {
 			return
 		}
 		i = (i + 1) & s.mask
 	}
 	// Shift later members of the probe run back into the hole when the hole lies between their
 	// home slot and where they sit (cyclically), so every key stays reachable from its home.
-	for j := (i + 1) & s.mask; s.slots[j] != emptySlot; j = (j + 1) & s.mask {
+	for j := (i + 1) & s.mask; s.slots[j] != ^K(0); j = (j + 1) & s.mask {
 		h := s.home(s.slots[j])
 		if (j-h)&s.mask >= (j-i)&s.mask {
 			s.slots[i] = s.slots[j]
 			i = j
 		}
 	}
-	s.slots[i] = emptySlot
+	s.slots[i] = ^K(0)
 }

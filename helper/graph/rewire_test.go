@@ -13,13 +13,25 @@ import (
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 )
 
+func edgeKey(u, v int32) uint64 {
+	if u > v {
+		u, v = v, u
+	}
+	return uint64(u)<<32 | uint64(uint32(v))
+}
+
 func TestEdgeSetAgainstMap(t *testing.T) {
-	s := newEdgeSet(500)
-	ref := map[uint64]bool{}
+	testEdgeSet[uint64](t)
+	testEdgeSet[uint32](t)
+}
+
+func testEdgeSet[K uint32 | uint64](t *testing.T) {
+	s := newEdgeSet[K](500)
+	ref := map[K]bool{}
 	rng := rand.New(rand.NewPCG(3, 4))
 	for op := 0; op < 200000; op++ {
 		// a small key space forces long probe runs and many deletions inside them
-		k := edgeKey(int32(rng.IntN(40)), int32(40+rng.IntN(25)))
+		k := K(rng.IntN(40))<<16 | K(40+rng.IntN(25))
 		switch rng.IntN(3) {
 		case 0:
 			s.insert(k)
@@ -93,6 +105,35 @@ func TestRewirePreservesDegreesAndRandomises(t *testing.T) {
 		if slices.Equal(edgeList(r), edgeList(r3)) {
 			t.Error("different seeds gave the same random network")
 		}
+	}
+}
+
+// TestRewireLargeNodeIDs covers the 64-bit key path (N > 2¹⁶ nodes).
+func TestRewireLargeNodeIDs(t *testing.T) {
+	const n = 70000
+	rng := rand.New(rand.NewPCG(8, 8))
+	seen := map[uint64]bool{}
+	var edges [][2]int32
+	for len(edges) < 30000 {
+		u, v := int32(rng.IntN(n)), int32(rng.IntN(n))
+		if u != v && !seen[edgeKey(u, v)] {
+			seen[edgeKey(u, v)] = true
+			edges = append(edges, [2]int32{u, v})
+		}
+	}
+	g, err := FromEdges(n, edges, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, st, err := Rewire(context.Background(), g, RewireOptions{Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(Degrees(r), Degrees(g)) || st.Swaps != 10*g.Edges() {
+		t.Fatalf("degrees changed or swaps short: %+v", st)
 	}
 }
 
