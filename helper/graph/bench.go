@@ -24,7 +24,7 @@ func BenchC2(ctx context.Context, g *Graph) (map[string]time.Duration, error) {
 	out["char_path_length"] = time.Since(t0)
 	out["global_efficiency"] = out["char_path_length"]
 	t0 = time.Now()
-	if _, _, err := Rewire(ctx, g, RewireOptions{SwapsPerEdge: 10, Seed: 1}); err != nil {
+	if _, _, err := Rewire(ctx, g, RewireOptions{SwapsPerEdge: 10, Seed: 1}, nil); err != nil {
 		return nil, err
 	}
 	out["maslov_rewire_10x"] = time.Since(t0)

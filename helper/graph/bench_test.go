@@ -76,7 +76,7 @@ func BenchmarkRewireC2(b *testing.B) {
 	g := c2Graph(b)
 	b.ResetTimer()
 	for b.Loop() {
-		if _, _, err := Rewire(context.Background(), g, RewireOptions{Seed: 1}); err != nil {
+		if _, _, err := Rewire(context.Background(), g, RewireOptions{Seed: 1}, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

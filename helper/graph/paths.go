@@ -25,6 +25,10 @@ type PathStats struct {
 	Diameter int `json:"diameter"`
 	// DistanceCounts[d] is the number of unordered pairs at distance d (index 0 unused).
 	DistanceCounts []int64 `json:"distance_counts"`
+	// Components counts connected components (isolated nodes included); LargestComponentShare
+	// is the largest one's fraction of all nodes — read L_p together with it.
+	Components            int     `json:"components"`
+	LargestComponentShare float64 `json:"largest_component_share"`
 }
 
 // ShortestPaths computes L_p, E_glob and the distance distribution exactly, with a bit-parallel
@@ -44,7 +48,9 @@ func ShortestPaths(ctx context.Context, g *Graph, rep progress.Reporter) (PathSt
 	if err != nil {
 		return PathStats{}, err
 	}
-	return pathStatsFromHistogram(hist, g.N), nil
+	ps := pathStatsFromHistogram(hist, g.N)
+	ps.Components, _, ps.LargestComponentShare = LargestComponent(g)
+	return ps, nil
 }
 
 // pathStatsFromHistogram turns counts of ordered pairs per distance into PathStats. The sums are

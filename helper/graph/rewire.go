@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
+
+	"github.com/hubscope/hubscope/helper/progress"
 )
 
 // RewireOptions sets up a Maslov–Sneppen rewiring; the zero value asks for the defaults.
@@ -35,8 +37,9 @@ type RewireStats struct {
 // same N and E. Edge membership is an open-addressing hash set (linear probing, backward-shift
 // deletion), O(1) per check. The chain is sequential; run several rewirings in parallel for
 // several random networks (SmallWorld does). Weights are dropped: random networks are binary.
-// ctx is checked every 2¹⁶ attempts.
-func Rewire(ctx context.Context, g *Graph, opt RewireOptions) (*Graph, RewireStats, error) {
+// ctx is checked and progress (in accepted swaps) reported every 2¹⁶ attempts.
+func Rewire(ctx context.Context, g *Graph, opt RewireOptions, rep progress.Reporter) (*Graph, RewireStats, error) {
+	rep = progress.OrDiscard(rep)
 	var st RewireStats
 	if g == nil {
 		return nil, st, errors.New("graph: rewiring a nil graph")
@@ -50,13 +53,13 @@ func Rewire(ctx context.Context, g *Graph, opt RewireOptions) (*Graph, RewireSta
 	// Nodes < 2¹⁶ fit two to a 32-bit key, halving the memory the swaps walk over at random
 	// (edge list + hash table), which is what bounds their speed.
 	if g.N <= 1<<16 {
-		return rewire[uint32](ctx, g, opt, 16)
+		return rewire[uint32](ctx, g, opt, 16, rep)
 	}
-	return rewire[uint64](ctx, g, opt, 32)
+	return rewire[uint64](ctx, g, opt, 32, rep)
 }
 
 // rewire runs the swap chain with edges packed as u<<shift | v (u < v) in keys of type K.
-func rewire[K uint32 | uint64](ctx context.Context, g *Graph, opt RewireOptions, shift uint) (*Graph, RewireStats, error) {
+func rewire[K uint32 | uint64](ctx context.Context, g *Graph, opt RewireOptions, shift uint, rep progress.Reporter) (*Graph, RewireStats, error) {
 	var st RewireStats
 	m := int(g.Edges())
 	low := K(1)<<shift - 1
@@ -80,6 +83,8 @@ func rewire[K uint32 | uint64](ctx context.Context, g *Graph, opt RewireOptions,
 		h, err := graphFromKeys(g.N, edges, shift)
 		return h, st, err
 	}
+	rep.Start("Maslov–Sneppen rewiring", want)
+	var reported int64
 	set := newEdgeSet[K](m)
 	for _, e := range edges {
 		set.insert(e)
@@ -97,6 +102,8 @@ func rewire[K uint32 | uint64](ctx context.Context, g *Graph, opt RewireOptions,
 			if err := ctx.Err(); err != nil {
 				return nil, st, err
 			}
+			rep.Add(st.Swaps - reported)
+			reported = st.Swaps
 		}
 		st.Attempts++
 		i1, i2, flip := n1, n2, r2&1 != 0 // the low bit is unused by the index (it took the high word)
@@ -128,6 +135,7 @@ func rewire[K uint32 | uint64](ctx context.Context, g *Graph, opt RewireOptions,
 		edges[i1], edges[i2] = k1, k2
 		st.Swaps++
 	}
+	rep.Add(st.Swaps - reported)
 	if sink == ^K(0) { // keeps the early reads alive; a key is never all ones
 		return nil, st, errors.New("graph: internal error: impossible edge key")
 	}

@@ -67,7 +67,7 @@ func edgeList(g *Graph) []uint64 {
 func TestRewirePreservesDegreesAndRandomises(t *testing.T) {
 	ctx := context.Background()
 	for _, g := range []*Graph{randomGraph(t, 400, 0.05, 3, 21), geometricGraph(t, 500, 0.08, 22)} {
-		r, st, err := Rewire(ctx, g, RewireOptions{Seed: 7})
+		r, st, err := Rewire(ctx, g, RewireOptions{Seed: 7}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,11 +97,11 @@ func TestRewirePreservesDegreesAndRandomises(t *testing.T) {
 			t.Errorf("only %.1f %% of edges changed", 100*changed)
 		}
 		// Reproducible for a seed, different for another.
-		r2, _, _ := Rewire(ctx, g, RewireOptions{Seed: 7})
+		r2, _, _ := Rewire(ctx, g, RewireOptions{Seed: 7}, nil)
 		if !slices.Equal(edgeList(r), edgeList(r2)) {
 			t.Error("same seed gave different random networks")
 		}
-		r3, _, _ := Rewire(ctx, g, RewireOptions{Seed: 8})
+		r3, _, _ := Rewire(ctx, g, RewireOptions{Seed: 8}, nil)
 		if slices.Equal(edgeList(r), edgeList(r3)) {
 			t.Error("different seeds gave the same random network")
 		}
@@ -125,7 +125,7 @@ func TestRewireLargeNodeIDs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, st, err := Rewire(context.Background(), g, RewireOptions{Seed: 2})
+	r, st, err := Rewire(context.Background(), g, RewireOptions{Seed: 2}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestRewireImpossibleSwapsStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, st, err := Rewire(context.Background(), g, RewireOptions{MaxAttemptsPerSwap: 3})
+	r, st, err := Rewire(context.Background(), g, RewireOptions{MaxAttemptsPerSwap: 3}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestRewireImpossibleSwapsStop(t *testing.T) {
 func TestRewireCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := Rewire(ctx, randomGraph(t, 300, 0.05, 0, 5), RewireOptions{}); !errors.Is(err, context.Canceled) {
+	if _, _, err := Rewire(ctx, randomGraph(t, 300, 0.05, 0, 5), RewireOptions{}, nil); !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 }

@@ -81,7 +81,7 @@ func SmallWorld(ctx context.Context, g *Graph, opt SmallWorldOptions, rep progre
 	swapFrac := make([]float64, k)
 	rep.Start("small-world: random networks", int64(k))
 	err = forEachChunk(ctx, k, 1, workerCount(k), false, func(_, lo, _ int) error {
-		r, st, err := Rewire(ctx, g, RewireOptions{SwapsPerEdge: opt.SwapsPerEdge, Seed: opt.Seed, Stream: uint64(lo)})
+		r, st, err := Rewire(ctx, g, RewireOptions{SwapsPerEdge: opt.SwapsPerEdge, Seed: opt.Seed, Stream: uint64(lo)}, nil)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hubscope/hubscope/helper/progress"
 )
 
 func TestGlobalMeasuresConsistentAndJSON(t *testing.T) {
@@ -135,5 +137,34 @@ func TestCancellation(t *testing.T) {
 	defer cancel2()
 	if _, err := Betweenness(ctx2, randomGraph(t, 6000, 0.01, 0, 52), nil); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("betweenness after deadline: %v", err)
+	}
+}
+
+// TestProgressCountsUnits: each long stage reports exactly its total.
+func TestProgressCountsUnits(t *testing.T) {
+	ctx := context.Background()
+	g := randomGraph(t, 300, 0.03, 0, 61)
+	stages := map[string]func(r *progress.Tracker) (int64, error){
+		"paths":       func(r *progress.Tracker) (int64, error) { _, err := ShortestPaths(ctx, g, r); return int64(g.N), err },
+		"betweenness": func(r *progress.Tracker) (int64, error) { _, err := Betweenness(ctx, g, r); return int64(g.N), err },
+		"local eff":   func(r *progress.Tracker) (int64, error) { _, err := LocalEfficiencies(ctx, g, r); return int64(g.N), err },
+		"rewire": func(r *progress.Tracker) (int64, error) {
+			_, _, err := Rewire(ctx, g, RewireOptions{}, r)
+			return 10 * g.Edges(), err
+		},
+		"small world": func(r *progress.Tracker) (int64, error) {
+			_, err := SmallWorld(ctx, g, SmallWorldOptions{Random: 3}, r)
+			return 3, err
+		},
+	}
+	for name, run := range stages {
+		tr := progress.NewTracker()
+		want, err := run(tr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := tr.Snapshot(); s.Done != want || s.Total != want {
+			t.Errorf("%s: progress %d of %d, want %d of %d", name, s.Done, s.Total, want, want)
+		}
 	}
 }
