@@ -147,7 +147,10 @@ func TestProgressCountsUnits(t *testing.T) {
 	stages := map[string]func(r *progress.Tracker) (int64, error){
 		"paths":       func(r *progress.Tracker) (int64, error) { _, err := ShortestPaths(ctx, g, r); return int64(g.N), err },
 		"betweenness": func(r *progress.Tracker) (int64, error) { _, err := Betweenness(ctx, g, r); return int64(g.N), err },
-		"local eff":   func(r *progress.Tracker) (int64, error) { _, err := LocalEfficiencies(ctx, g, r); return int64(g.N), err },
+		"local eff": func(r *progress.Tracker) (int64, error) {
+			_, err := LocalEfficiencies(ctx, g, r)
+			return int64(g.N), err
+		},
 		"rewire": func(r *progress.Tracker) (int64, error) {
 			_, _, err := Rewire(ctx, g, RewireOptions{}, r)
 			return 10 * g.Edges(), err
