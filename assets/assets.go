@@ -4,7 +4,8 @@ package assets
 
 import "embed"
 
-// Demo holds the files `make demo` needs, so the demo runs with no data files present:
+// Demo holds the files `make demo` and the phantom generator need, so they run with no data
+// files present: demo/MNI152_T1_2mm_brain_mask.nii.gz and its 4 mm resampling
 // demo/MNI152_T1_4mm_brain_mask.nii.gz (see demo/LICENSE-MNI152.txt).
 //
 //go:embed demo

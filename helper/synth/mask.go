@@ -11,9 +11,14 @@ import (
 	"github.com/hubscope/hubscope/helper/scan"
 )
 
-// DemoMaskAsset is the embedded demo mask's path inside assets.Demo: the MNI152 2 mm brain
-// mask resampled by ResampleMask to 4 mm (46×55×46 grid).
-const DemoMaskAsset = "demo/MNI152_T1_4mm_brain_mask.nii.gz"
+// Paths of the embedded masks inside assets.Demo (licence: assets/demo/LICENSE-MNI152.txt).
+const (
+	// DefaultMaskAsset is the MNI152 2 mm brain mask (91×109×91, 228,483 voxels), the grid
+	// phantoms are generated on by default: the shared data's file, gzipped.
+	DefaultMaskAsset = "demo/MNI152_T1_2mm_brain_mask.nii.gz"
+	// DemoMaskAsset is the same mask resampled by ResampleMask to 4 mm (46×55×46, 28,971 voxels).
+	DemoMaskAsset = "demo/MNI152_T1_4mm_brain_mask.nii.gz"
+)
 
 // ResampleMask resamples a mask onto a grid of voxelMM-sized voxels covering the same box (the
 // same outer faces at the grid's origin corner, ⌈n·size/voxelMM⌉ voxels per axis, axes
@@ -179,20 +184,27 @@ func morph(d [3]int, in []bool, dilate bool) []bool {
 
 // DemoMask returns the embedded demo mask (MNI152 brain mask at 4 mm) and its affine, so that
 // the demo runs with no data files present.
-func DemoMask() (scan.Mask, [4][4]float64, error) {
-	raw, err := assets.Demo.ReadFile(DemoMaskAsset)
+func DemoMask() (scan.Mask, [4][4]float64, error) { return embeddedMask(DemoMaskAsset) }
+
+// DefaultMask returns the embedded MNI152 2 mm brain mask and its affine: the default grid of
+// phantoms (ResampleMask it to 3 or 4 mm for smaller ones).
+func DefaultMask() (scan.Mask, [4][4]float64, error) { return embeddedMask(DefaultMaskAsset) }
+
+// embeddedMask reads a mask shipped in assets.Demo.
+func embeddedMask(name string) (scan.Mask, [4][4]float64, error) {
+	raw, err := assets.Demo.ReadFile(name)
 	if err != nil {
-		return scan.Mask{}, [4][4]float64{}, fmt.Errorf("demo mask: %w", err)
+		return scan.Mask{}, [4][4]float64{}, fmt.Errorf("embedded mask: %w", err)
 	}
 	// The nifti package reads files; stage the embedded bytes in a private temporary directory.
-	dir, err := os.MkdirTemp("", "hubscope-demo-mask-")
+	dir, err := os.MkdirTemp("", "hubscope-mask-")
 	if err != nil {
-		return scan.Mask{}, [4][4]float64{}, fmt.Errorf("demo mask: %w", err)
+		return scan.Mask{}, [4][4]float64{}, fmt.Errorf("embedded mask %s: %w", name, err)
 	}
 	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, filepath.Base(DemoMaskAsset))
+	path := filepath.Join(dir, filepath.Base(name))
 	if err := os.WriteFile(path, raw, 0o600); err != nil {
-		return scan.Mask{}, [4][4]float64{}, fmt.Errorf("demo mask: %w", err)
+		return scan.Mask{}, [4][4]float64{}, fmt.Errorf("embedded mask %s: %w", name, err)
 	}
 	return ReadMask(path, 0)
 }

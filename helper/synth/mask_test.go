@@ -36,6 +36,28 @@ func TestDemoMask(t *testing.T) {
 	}
 }
 
+// TestDefaultMask checks the embedded 2 mm mask against the shared data's file it was
+// compressed from.
+func TestDefaultMask(t *testing.T) {
+	m, a, err := DefaultMask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Dims != [3]int{91, 109, 91} || m.Count() != 228483 {
+		t.Fatalf("default mask %v with %d voxels, want 91×109×91 with 228483", m.Dims, m.Count())
+	}
+	if _, err := os.Stat(mni2mm); err != nil {
+		t.Skipf("2 mm MNI mask not present: %v", err)
+	}
+	want, wa, err := ReadMask(mni2mm, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(m.In, want.In) || a != wa {
+		t.Fatalf("embedded 2 mm mask differs from %s", mni2mm)
+	}
+}
+
 // TestResampleMaskBlockMajority compares 2 mm → 4 mm against numpy: the source padded to even
 // sizes, summed over 2×2×2 blocks, kept where at least 4 of 8 voxels are in the mask.
 func TestResampleMaskBlockMajority(t *testing.T) {
