@@ -218,16 +218,42 @@ func (w *worker) longTile(a, b []float32) {
 }
 
 // kendallTile fills the tile with τ-b = (z_i·z_j)/sqrt(n_i n_j) from exact popcount dots.
+// When neither series has ties (n = P, every sign ±1, the neg plane the complement of pos
+// within P bits) z_i·z_j = P − 2·popcnt(pos_i ⊕ pos_j): one popcount per word instead of two.
 func (w *worker) kendallTile(blk fc.Block, ra, cb int) {
 	b := w.b
 	nw := b.words
+	full := int64(fc.SignPairs(b.l))
 	for i := max(ra, blk.I0); i < min(ra+mr, blk.I1); i++ {
 		pi, ni := b.pos[i*nw:(i+1)*nw], b.neg[i*nw:(i+1)*nw]
 		for j := max(cb, blk.J0, i+1); j < min(cb+nr, blk.J1); j++ {
-			pj, nj := b.pos[j*nw:(j+1)*nw], b.neg[j*nw:(j+1)*nw]
-			w.tile[(i-ra)*nr+j-cb] = fc.KendallTau(signDot(pi, ni, pj, nj), b.cnt[i], b.cnt[j])
+			pj := b.pos[j*nw : (j+1)*nw]
+			var dot int64
+			if b.cnt[i] == full && b.cnt[j] == full {
+				dot = full - 2*xorCount(pi, pj)
+			} else {
+				dot = signDot(pi, ni, pj, b.neg[j*nw:(j+1)*nw])
+			}
+			w.tile[(i-ra)*nr+j-cb] = fc.KendallTau(dot, b.cnt[i], b.cnt[j])
 		}
 	}
+}
+
+// xorCount is popcnt(a ⊕ b) over the words, four at a time.
+func xorCount(a, b []uint64) int64 {
+	b = b[:len(a)]
+	var c0, c1, c2, c3 int
+	k := 0
+	for ; k+4 <= len(a); k += 4 {
+		c0 += bits.OnesCount64(a[k] ^ b[k])
+		c1 += bits.OnesCount64(a[k+1] ^ b[k+1])
+		c2 += bits.OnesCount64(a[k+2] ^ b[k+2])
+		c3 += bits.OnesCount64(a[k+3] ^ b[k+3])
+	}
+	for ; k < len(a); k++ {
+		c0 += bits.OnesCount64(a[k] ^ b[k])
+	}
+	return int64(c0 + c1 + c2 + c3)
 }
 
 // signDot is z_i·z_j over bit planes. Since pos and neg of one vector are disjoint,

@@ -48,8 +48,9 @@ func Gaussian(name string, n, l, clusters int, seed uint64) Dataset {
 }
 
 // Ties returns int16-like seeded data with few distinct levels, so that ranks and sign
-// vectors carry many ties and Kendall/Spearman values repeat exactly across pairs. No row is
-// constant.
+// vectors carry many ties and Kendall/Spearman values repeat exactly across pairs; every 5th
+// row is continuous (tie-free), so tied and tie-free rows meet (backends may special-case
+// tie-free sign vectors). No row is constant.
 func Ties(name string, n, l, levels int, seed uint64) Dataset {
 	rng := rand.New(rand.NewPCG(seed, 29))
 	x := make([]float32, n*l)
@@ -57,6 +58,9 @@ func Ties(name string, n, l, levels int, seed uint64) Dataset {
 		for {
 			for t := 0; t < l; t++ {
 				x[i*l+t] = float32(1000 + 7*rng.IntN(levels))
+				if i%5 == 0 {
+					x[i*l+t] = float32(1000 + 7*rng.NormFloat64())
+				}
 			}
 			if fc.CheckSeries(x[i*l:(i+1)*l], 1, l) == nil {
 				break
