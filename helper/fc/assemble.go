@@ -168,3 +168,44 @@ func buildCSR(n, rows int, chunks []*panelChunk, extra []Edge) (*network.Network
 	}
 	return nw, nil
 }
+
+// each calls f for every edge of the finished panels.
+func (a *assembler) each(f func(i int, j uint32, w float32)) {
+	for p, c := range a.chunks {
+		if c == nil {
+			continue
+		}
+		x := 0
+		for r, d := range c.deg {
+			for q := x; q < x+int(d); q++ {
+				f(p*a.rows+r, c.cols[q], c.w[q])
+			}
+			x += int(d)
+		}
+	}
+}
+
+// filter keeps only the edges of the finished panels for which keep is true.
+func (a *assembler) filter(keep func(i int, j uint32, w float32) bool) {
+	a.kept = 0
+	for p, c := range a.chunks {
+		if c == nil {
+			continue
+		}
+		x, y := 0, 0
+		for r, d := range c.deg {
+			var nd uint32
+			for q := x; q < x+int(d); q++ {
+				if keep(p*a.rows+r, c.cols[q], c.w[q]) {
+					c.cols[y], c.w[y] = c.cols[q], c.w[q]
+					y++
+					nd++
+				}
+			}
+			x += int(d)
+			c.deg[r] = nd
+		}
+		c.cols, c.w = c.cols[:y], c.w[:y]
+		a.kept += int64(y)
+	}
+}

@@ -79,10 +79,32 @@ type Config struct {
 	BlockRows int
 	// Bins is the histogram resolution of Density and FDR (0: DefaultBins).
 	Bins int
-	// TwoPassOnly disables the density mode's sampled narrowing of the histogram range, so the
-	// histogram always spans the whole value range (the reference algorithm of Zhao et al.).
-	TwoPassOnly bool
+	// DensityMethod chooses among the density mode's exact algorithms (all give the same
+	// network; they differ in passes and memory).
+	DensityMethod DensityMethod
 }
+
+// DensityMethod is how the density mode finds its exact k strongest pairs.
+type DensityMethod uint8
+
+const (
+	// DensityAuto uses DensitySinglePass when its candidate buffer is expected to fit
+	// SinglePassBudget, else DensityTwoPass.
+	DensityAuto DensityMethod = iota
+	// DensityTwoPass: a value range [lo, 1] estimated from a sample of pairs, a histogram
+	// pass over it (falling back to the full range if lo was too high), an emit pass.
+	DensityTwoPass
+	// DensityHistogram is Zhao et al.'s algorithm made exact: histogram pass over the whole
+	// range [−1, 1] ([0, 1] with Abs), then the emit pass.
+	DensityHistogram
+	// DensitySinglePass emits every value ≥ a sampled lower bound in one pass and selects the
+	// k strongest on the host; if fewer than k values pass the bound it falls back to
+	// DensityHistogram.
+	DensitySinglePass
+)
+
+// SinglePassBudget bounds the expected candidate buffer of DensityAuto's single pass (bytes).
+const SinglePassBudget = 1 << 30
 
 // PassTiming is one pass over the blocks (or a host step) and its wall time.
 type PassTiming struct {

@@ -128,39 +128,44 @@ func randomSeries(n, l int, seed uint64) []float32 {
 }
 
 // TestDensityFallback forces the sampled lower bound above the k-th largest value: the
-// driver must notice the boundary in bin 0, repeat the histogram over the full range and still
-// return exactly the same network as the plain two-pass path.
+// two-pass method must notice the boundary in bin 0 and repeat the histogram over the full
+// range, the single-pass method must notice it has fewer than k candidates; both must still
+// return exactly the network of the full-range histogram method. Without the override the
+// methods must agree too.
 func TestDensityFallback(t *testing.T) {
 	n, l := 120, 30
 	x := randomSeries(n, l, 4)
-	cfg := Config{Mode: Density, Density: 0.1, Bins: 1 << 12}
-	twoPass := cfg
-	twoPass.TwoPassOnly = true
-	want, _, err := Build(context.Background(), &naive{}, x, n, l, twoPass, nil)
+	base := Config{Mode: Density, Density: 0.1, Bins: 1 << 12, DensityMethod: DensityHistogram}
+	want, _, err := Build(context.Background(), &naive{}, x, n, l, base, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sampleOverride = func(float64) float64 { return 0.9 }
-	defer func() { sampleOverride = nil }()
-	got, rpt, err := Build(context.Background(), &naive{}, x, n, l, cfg, nil)
-	if err != nil {
-		t.Fatal(err)
+	if want.Edges() != int64(math.Round(0.1*float64(n*(n-1)/2))) {
+		t.Fatalf("%d edges", want.Edges())
 	}
-	hist := 0
-	for _, p := range rpt.Passes {
-		if p.Stage == "histogram" {
-			hist++
-		}
-	}
-	if hist != 2 || len(rpt.Notes) == 0 {
-		t.Fatalf("fallback not taken: %d histogram passes, notes %q", hist, rpt.Notes)
-	}
-	if got.Edges() != want.Edges() || got.Edges() != int64(math.Round(0.1*float64(n*(n-1)/2))) {
-		t.Fatalf("fallback gives %d edges, two-pass %d", got.Edges(), want.Edges())
-	}
-	for i := range want.Indices {
-		if got.Indices[i] != want.Indices[i] || got.Weights[i] != want.Weights[i] {
-			t.Fatalf("fallback network differs from the two-pass one at edge %d", i)
+	for _, force := range []bool{false, true} {
+		for _, method := range []DensityMethod{DensityAuto, DensityTwoPass, DensitySinglePass} {
+			if force {
+				sampleOverride = func(float64) float64 { return 0.9 }
+			}
+			cfg := base
+			cfg.DensityMethod = method
+			got, rpt, err := Build(context.Background(), &naive{}, x, n, l, cfg, nil)
+			sampleOverride = nil
+			if err != nil {
+				t.Fatal(err)
+			}
+			if force && len(rpt.Notes) == 0 {
+				t.Fatalf("method %d: fallback not reported", method)
+			}
+			if got.Edges() != want.Edges() {
+				t.Fatalf("method %d (forced fallback %v): %d edges, histogram method %d", method, force, got.Edges(), want.Edges())
+			}
+			for i := range want.Indices {
+				if got.Indices[i] != want.Indices[i] || got.Weights[i] != want.Weights[i] {
+					t.Fatalf("method %d (forced fallback %v): network differs at edge %d", method, force, i)
+				}
+			}
 		}
 	}
 }

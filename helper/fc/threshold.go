@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+	"unsafe"
 
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -75,10 +76,11 @@ func byValueThenIJ(x, y Edge) int {
 // i, j). Because both passes bin identical float32 values with the same formula, the counts
 // agree exactly; the driver verifies that and reports a backend whose passes disagree.
 //
-// Unless TwoPassOnly, pass 1 narrows the histogram to [lo, 1] where lo comes from a sample of
-// pairs computed on the host: values below lo all land in bin 0. If the k-th largest value
+// Unless DensityHistogram, pass 1 narrows the histogram to [lo, 1] where lo comes from a sample
+// of pairs computed on the host: values below lo all land in bin 0. If the k-th largest value
 // then falls in bin 0 the estimate was too high and pass 1 is repeated over the whole range,
-// so the narrowing changes speed and resolution, never the result.
+// so the narrowing changes speed and resolution, never the result. DensitySinglePass (and
+// DensityAuto when the candidates fit) skips pass 1: see densitySinglePass.
 func (d *driver) density() (*network.Network, error) {
 	m := d.pairs()
 	k := int64(math.Round(d.cfg.Density * float64(m)))
@@ -97,16 +99,25 @@ func (d *driver) density() (*network.Network, error) {
 	}
 	hop := Op{Kind: OpHistogram, Abs: d.cfg.Abs, Lo: lo, Hi: 1, Bins: bins}
 	narrowed := false
-	if !d.cfg.TwoPassOnly && k < m {
+	if method := d.cfg.DensityMethod; method != DensityHistogram && k < m {
 		t0 := time.Now()
-		est, ok := d.sampleLowerBound(k, m)
+		est, frac, ok := d.sampleLowerBound(k, m)
 		if sampleOverride != nil {
 			est, ok = sampleOverride(est), true
 		}
+		d.timing("sample", 0, t0)
 		if ok && est > lo && est < 1 {
 			hop.Lo, narrowed = est, true
+			single := method == DensitySinglePass ||
+				(method == DensityAuto && frac*float64(m)*float64(unsafe.Sizeof(Edge{})) <= SinglePassBudget)
+			if single {
+				nw, err := d.densitySinglePass(est, k)
+				if nw != nil || err != nil {
+					return nw, err
+				}
+				hop.Lo, narrowed = lo, false
+			}
 		}
-		d.timing("sample", 0, t0)
 	}
 	hist, err := d.histogram(hop)
 	if err != nil {
@@ -168,14 +179,14 @@ var sampleOverride func(float64) float64
 // sampleLowerBound estimates a value below the k-th largest of the m pairs from all pairs of
 // a seeded random subset of nodes, computed in float64 on the host. The bound sits at about
 // twice the expected rank plus six standard deviations, so a fallback is rare.
-func (d *driver) sampleLowerBound(k, m int64) (float64, bool) {
+func (d *driver) sampleLowerBound(k, m int64) (lo, frac float64, ok bool) {
 	s := 600
 	if d.cfg.Measure == Kendall {
 		s = 300
 	}
 	s = min(s, d.n)
 	if s < 50 {
-		return 0, false
+		return 0, 0, false
 	}
 	rng := rand.New(rand.NewPCG(0x68756273636f7065, uint64(d.n))) // fixed seed: reproducible runs
 	nodes := rng.Perm(d.n)[:s]
@@ -183,10 +194,54 @@ func (d *driver) sampleLowerBound(k, m int64) (float64, bool) {
 	e := float64(k) / float64(m) * float64(len(vals))
 	r := int(math.Ceil(2*e + 6*math.Sqrt(e) + 50))
 	if r >= len(vals) {
-		return 0, false
+		return 0, 0, false
 	}
 	slices.SortFunc(vals, func(a, b float64) int { return cmp.Compare(b, a) })
-	return vals[r], true
+	return vals[r], float64(r) / float64(len(vals)), true
+}
+
+// densitySinglePass emits every value ≥ lo and keeps the k first in (value desc, i, j) order.
+// All values ≥ lo are present, so if there are at least k of them the k-th largest value —
+// and with it the selection — is exact. It returns nil (no error) when fewer than k passed.
+func (d *driver) densitySinglePass(lo float64, k int64) (*network.Network, error) {
+	eop := Op{Kind: OpEdges, Abs: d.cfg.Abs, Inclusive: true, Threshold: lo}
+	a, err := d.emit(eop, func(Edge) edgeClass { return keep })
+	if err != nil {
+		return nil, err
+	}
+	if a.kept < k {
+		d.note(fmt.Sprintf("density: only %d values ≥ sampled bound %.4f, %d needed; falling back to two passes", a.kept, lo, k))
+		return nil, nil
+	}
+	t0 := time.Now()
+	// k-th key: a host histogram of the candidates over [lo, 1] finds its bin; that bin's
+	// candidates are sorted.
+	hop := Op{Lo: lo, Hi: 1, Bins: DefaultBins}
+	hist := make([]uint64, hop.Bins)
+	a.each(func(i int, j uint32, w float32) { hist[hop.BinOf(w)]++ })
+	b, above := boundary(hist, k)
+	hist = nil
+	var bnd []Edge
+	a.each(func(i int, j uint32, w float32) {
+		if hop.BinOf(w) == b {
+			bnd = append(bnd, Edge{I: uint32(i), J: j, W: w})
+		}
+	})
+	slices.SortFunc(bnd, byValueThenIJ)
+	cut := bnd[k-above-1]
+	a.filter(func(i int, j uint32, w float32) bool {
+		return byValueThenIJ(Edge{I: uint32(i), J: j, W: w}, cut) <= 0
+	})
+	d.rpt.Threshold = float64(cut.W)
+	nw, err := a.finish(nil)
+	if err != nil {
+		return nil, err
+	}
+	if nw.Edges() != k {
+		return nil, fmt.Errorf("fc: single-pass density selected %d edges, want %d", nw.Edges(), k)
+	}
+	d.timing("select", 0, t0)
+	return nw, nil
 }
 
 // sampleValues computes the measure for all pairs of the given nodes in float64.

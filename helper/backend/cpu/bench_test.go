@@ -8,16 +8,22 @@ import (
 	"github.com/hubscope/hubscope/helper/fc"
 )
 
-// BenchmarkC1 is BENCHMARKS.md's C1: Pearson, N = 20,000, L = 200, density 1 %, two passes,
-// on fc.BenchData (seed fc.BenchSeed). Prepare is inside the timed span, as for the peer.
+// BenchmarkC1 is BENCHMARKS.md's C1: Pearson, N = 20,000, L = 200, density 1 %, exact, two
+// passes (sampled histogram range, then emit), on fc.BenchData (seed fc.BenchSeed). Prepare
+// is inside the timed span, as for the peer.
 func BenchmarkC1(b *testing.B) {
+	benchBuild(b, 20000, 200, fc.Config{Mode: fc.Density, Density: 0.01, DensityMethod: fc.DensityTwoPass})
+}
+
+// BenchmarkC1Auto is C1 with the default method (one emit pass above a sampled bound, exact
+// selection on the host).
+func BenchmarkC1Auto(b *testing.B) {
 	benchBuild(b, 20000, 200, fc.Config{Mode: fc.Density, Density: 0.01})
 }
 
-// BenchmarkC1TwoPassOnly is C1 with the full-range histogram of Zhao et al. (no sampled
-// narrowing), to show what the narrowing buys.
-func BenchmarkC1TwoPassOnly(b *testing.B) {
-	benchBuild(b, 20000, 200, fc.Config{Mode: fc.Density, Density: 0.01, TwoPassOnly: true})
+// BenchmarkC1Histogram is C1 with Zhao et al.'s full-range histogram (no sampled narrowing).
+func BenchmarkC1Histogram(b *testing.B) {
+	benchBuild(b, 20000, 200, fc.Config{Mode: fc.Density, Density: 0.01, DensityMethod: fc.DensityHistogram})
 }
 
 // BenchmarkC1Strength is C1's product with one fixed-threshold pass (the peer's --r 0.164).

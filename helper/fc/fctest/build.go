@@ -18,8 +18,10 @@ func buildCases() []fc.Config {
 		{Mode: fc.Strength, Threshold: 0.3, Abs: true},
 		{Mode: fc.Density, Density: 0.05},
 		{Mode: fc.Density, Density: 0.1, Abs: true},
-		{Mode: fc.Density, Density: 0.2, Bins: 16},                       // coarse bins: large boundary bin
-		{Mode: fc.Density, Density: 0.02, Bins: 1000, TwoPassOnly: true}, // Zhao et al.'s full-range histogram
+		{Mode: fc.Density, Density: 0.2, Bins: 16},                                        // coarse bins: large boundary bin
+		{Mode: fc.Density, Density: 0.02, Bins: 1000, DensityMethod: fc.DensityHistogram}, // Zhao et al.'s full-range histogram
+		{Mode: fc.Density, Density: 0.03, DensityMethod: fc.DensityTwoPass},
+		{Mode: fc.Density, Density: 0.04, Abs: true, DensityMethod: fc.DensitySinglePass},
 		{Mode: fc.Density, Density: 1},
 		{Mode: fc.Density, Density: 0},
 		{Mode: fc.Significance, Alpha: 0.05, Correction: fc.Bonferroni},
@@ -40,9 +42,7 @@ func caseName(c fc.Config) string {
 		if c.Bins > 0 {
 			s += fmt.Sprintf(",bins=%d", c.Bins)
 		}
-		if c.TwoPassOnly {
-			s += ",twopass"
-		}
+		s += fmt.Sprintf(",method=%d", c.DensityMethod)
 	case fc.Significance:
 		s += fmt.Sprintf("=%g,%s", c.Alpha, c.Correction)
 	case fc.NearestNeighbours:
