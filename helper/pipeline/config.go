@@ -1,0 +1,142 @@
+// Package pipeline runs one analysis: scan → masked series → functional network → graph
+// metrics → results bundle, with progress, cancellation and provenance. It orchestrates the
+// engine packages and holds no math of its own beyond choosing what to run.
+package pipeline
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hubscope/hubscope/helper/fc"
+)
+
+// Metrics levels.
+const (
+	MetricsNone  = "none"  // network, degree, strength and hubs only
+	MetricsBasic = "basic" // + clustering, components, assortativity, Leiden modules, roles
+	MetricsFull  = "full"  // + exact path length, efficiency, local efficiency, eigenvector
+	// centrality, leading-eigenvector modules, degree-distribution fits, random baselines
+)
+
+// Config is everything one analysis needs. The zero value is not valid; start from Defaults.
+type Config struct {
+	Scan      string `json:"scan"`
+	Mask      string `json:"mask,omitempty"` // "" = automatic EPI mask
+	Out       string `json:"out"`
+	Overwrite bool   `json:"overwrite"`
+
+	// Backend is "auto" (CUDA when a GPU works, else CPU), "cpu" or "cuda".
+	Backend string `json:"backend"`
+
+	// Network: measure and threshold (fc.Config's fields, written out for provenance).
+	Measure    string  `json:"measure"` // pearson | spearman | kendall
+	Abs        bool    `json:"abs"`
+	Mode       string  `json:"threshold_mode"` // density | r | alpha | knn
+	Density    float64 `json:"density,omitempty"`
+	R          float64 `json:"r,omitempty"`
+	Alpha      float64 `json:"alpha,omitempty"`
+	Correction string  `json:"correction,omitempty"` // bonferroni | fdr
+	K          int     `json:"knn,omitempty"`
+
+	Metrics     string `json:"metrics"`     // none | basic | full
+	Random      int    `json:"random"`      // Maslov–Sneppen random networks for γ, λ, σ and Q's z
+	Betweenness bool   `json:"betweenness"` // Brandes betweenness (costly: O(N·E))
+	Seed        uint64 `json:"seed"`        // random networks and module search
+
+	// HubSD is the hub rule: degree > mean + HubSD·SD (Wang et al. use 1).
+	HubSD float64 `json:"hub_sd"`
+}
+
+// Defaults are what a clinician gets without choosing: Pearson, exact density 1 %, automatic
+// mask, full metrics against 15 random networks, CUDA when present.
+func Defaults() Config {
+	return Config{
+		Backend: "auto",
+		Measure: "pearson",
+		Mode:    "density",
+		Density: 0.01,
+		Metrics: MetricsFull,
+		Random:  15,
+		Seed:    1,
+		HubSD:   1,
+	}
+}
+
+// FC translates the network part of the configuration for the fc driver.
+func (c *Config) FC() (fc.Config, error) {
+	var fcc fc.Config
+	switch strings.ToLower(c.Measure) {
+	case "pearson":
+		fcc.Measure = fc.Pearson
+	case "spearman":
+		fcc.Measure = fc.Spearman
+	case "kendall":
+		fcc.Measure = fc.Kendall
+	default:
+		return fcc, fmt.Errorf("unknown measure %q (want pearson, spearman or kendall)", c.Measure)
+	}
+	fcc.Abs = c.Abs
+	switch c.Mode {
+	case "density":
+		if !(c.Density > 0 && c.Density <= 1) {
+			return fcc, fmt.Errorf("density %g: want a fraction in (0, 1], e.g. 0.01 for 1 %%", c.Density)
+		}
+		fcc.Mode, fcc.Density = fc.Density, c.Density
+	case "r":
+		if !(c.R > -1 && c.R < 1) {
+			return fcc, fmt.Errorf("threshold r = %g: want a value in (-1, 1)", c.R)
+		}
+		fcc.Mode, fcc.Threshold = fc.Strength, c.R
+	case "alpha":
+		if !(c.Alpha > 0 && c.Alpha < 1) {
+			return fcc, fmt.Errorf("alpha %g: want a level in (0, 1), e.g. 0.05", c.Alpha)
+		}
+		fcc.Mode, fcc.Alpha = fc.Significance, c.Alpha
+		switch c.Correction {
+		case "", "bonferroni":
+			fcc.Correction = fc.Bonferroni
+		case "fdr":
+			fcc.Correction = fc.FDR
+		default:
+			return fcc, fmt.Errorf("unknown correction %q (want bonferroni or fdr)", c.Correction)
+		}
+	case "knn":
+		if c.K < 1 {
+			return fcc, fmt.Errorf("knn %d: want at least 1 link per node", c.K)
+		}
+		fcc.Mode, fcc.K = fc.NearestNeighbours, c.K
+	default:
+		return fcc, fmt.Errorf("unknown threshold mode %q (want density, r, alpha or knn)", c.Mode)
+	}
+	return fcc, nil
+}
+
+// Validate reports the first problem with the configuration.
+func (c *Config) Validate() error {
+	if c.Scan == "" {
+		return fmt.Errorf("no scan given")
+	}
+	if c.Out == "" {
+		return fmt.Errorf("no output directory given (--out DIR)")
+	}
+	if _, err := c.FC(); err != nil {
+		return err
+	}
+	switch c.Backend {
+	case "auto", "cpu", "cuda":
+	default:
+		return fmt.Errorf("unknown backend %q (want auto, cpu or cuda)", c.Backend)
+	}
+	switch c.Metrics {
+	case MetricsNone, MetricsBasic, MetricsFull:
+	default:
+		return fmt.Errorf("unknown metrics level %q (want none, basic or full)", c.Metrics)
+	}
+	if c.Random < 0 {
+		return fmt.Errorf("random networks %d: want 0 or more", c.Random)
+	}
+	if !(c.HubSD >= 0) {
+		return fmt.Errorf("hub rule: mean + %g SD: want a non-negative multiple", c.HubSD)
+	}
+	return nil
+}

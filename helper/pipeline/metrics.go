@@ -1,0 +1,329 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/hubscope/hubscope/helper/bundle"
+	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/helper/graph"
+	"github.com/hubscope/hubscope/helper/graph/community"
+	"github.com/hubscope/hubscope/helper/network"
+	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/helper/progress"
+	"github.com/hubscope/hubscope/helper/scan"
+)
+
+// Metrics is the content of metrics.json.
+type Metrics struct {
+	Scan    ScanInfo      `json:"scan"`
+	Network NetworkInfo   `json:"network"`
+	Hubs    HubInfo       `json:"hubs"`
+	Global  *graph.Global `json:"global,omitempty"` // full metrics
+	// GlobalBasic is what basic metrics measure globally (no path-based measures).
+	GlobalBasic *BasicGlobal `json:"global_basic,omitempty"`
+	Modules     []ModuleInfo `json:"modules,omitempty"`
+
+	// Per-node results the bundle's tables need; not part of metrics.json.
+	degree     []int
+	strength   []float64
+	hubZ       []float64
+	hubs       []int
+	degreeFits func(io.Writer) error
+}
+
+// ScanInfo describes the input after masking.
+type ScanInfo struct {
+	Path         string  `json:"path"`
+	Nodes        int     `json:"nodes"`
+	TimePoints   int     `json:"time_points"`
+	TR           float64 `json:"tr_seconds"`
+	Grid         [3]int  `json:"grid"`
+	MaskVoxels   int     `json:"mask_voxels"`
+	ZeroVariance int     `json:"dropped_zero_variance"`
+	NonFinite    int     `json:"dropped_non_finite"`
+}
+
+// NetworkInfo is the threshold report ALGORITHMS.md §3 asks for.
+type NetworkInfo struct {
+	Measure            string  `json:"measure"`
+	Abs                bool    `json:"abs"`
+	Mode               string  `json:"threshold_mode"`
+	Correction         string  `json:"correction,omitempty"`
+	Threshold          float64 `json:"threshold"`
+	ThresholdInclusive bool    `json:"threshold_inclusive"`
+	Edges              int64   `json:"edges"`
+	Density            float64 `json:"density"`
+	MeanDegree         float64 `json:"mean_degree"`
+	Isolated           int     `json:"isolated_nodes"`
+	LargestComponent   int     `json:"largest_component"`
+	Backend            string  `json:"backend"`
+	Device             string  `json:"device,omitempty"`
+}
+
+// HubInfo states the hub rule and its outcome.
+type HubInfo struct {
+	Rule       string  `json:"rule"`
+	Cutoff     float64 `json:"degree_cutoff"`
+	MeanDegree float64 `json:"mean_degree"`
+	SDDegree   float64 `json:"sd_degree"`
+	Count      int     `json:"count"`
+}
+
+// ModuleInfo summarises one module-finding method.
+type ModuleInfo struct {
+	Method string  `json:"method"`
+	Q      float64 `json:"q"`
+	Count  int     `json:"count"`
+	Sizes  []int   `json:"sizes"`
+	// Against the random networks (when any were asked for).
+	RandomQMean *float64 `json:"random_q_mean,omitempty"`
+	RandomQSD   *float64 `json:"random_q_sd,omitempty"`
+	QZScore     *float64 `json:"q_z_score,omitempty"`
+}
+
+// BasicGlobal holds the global measures of basic metrics: those that need no all-pairs search.
+type BasicGlobal struct {
+	ClusteringCoefficient float64  `json:"clustering_coefficient"` // C_p (igraph mode="zero")
+	Components            int      `json:"components"`
+	LargestComponentSize  int      `json:"largest_component_size"`
+	LargestComponentShare float64  `json:"largest_component_share"`
+	Assortativity         *float64 `json:"assortativity"`
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.Network, fr *fc.Report, rep progress.Reporter) (*Metrics, []nodeMap, error) {
+	g := graph.FromNetwork(nw)
+	m := &Metrics{
+		Scan: ScanInfo{Path: s.Source, Nodes: s.N, TimePoints: s.L, TR: s.TR, Grid: s.Dims,
+			MaskVoxels: s.Dropped.MaskVoxels, ZeroVariance: s.Dropped.ZeroVariance, NonFinite: s.Dropped.NonFinite},
+		Network: NetworkInfo{Measure: fr.Measure.String(), Abs: fr.Abs, Mode: fr.Mode.String(),
+			Threshold: fr.Threshold, ThresholdInclusive: fr.ThresholdInclusive, Edges: fr.Edges,
+			Density: fr.Density, Isolated: fr.Isolated, LargestComponent: fr.LargestComponent,
+			Backend: fr.Backend},
+	}
+	if fr.Backend == "cuda" {
+		m.Network.Device = fr.Device
+	}
+	if fr.Mode == fc.Significance {
+		m.Network.Correction = fr.Correction.String()
+	}
+	m.degree = graph.Degrees(g)
+	m.strength = graph.Strengths(g)
+	m.Network.MeanDegree = 2 * float64(nw.Edges()) / float64(s.N)
+	m.hubs, m.hubZ, m.Hubs = hubsByDegree(m.degree, cfg.HubSD)
+	maps := []nodeMap{
+		{"degree", toF32(m.degree), nifti.Int32},
+		{"strength", f64to32(m.strength), nifti.Float32},
+		{"hubs", hubMask(s.N, m.hubs), nifti.Uint8},
+		{"hub_z", f64to32(m.hubZ), nifti.Float32},
+	}
+	if cfg.Metrics == MetricsNone {
+		return m, maps, nil
+	}
+
+	full := cfg.Metrics == MetricsFull
+	if g.Edges() == 0 {
+		rep.Note("the network has no edges: clustering, modules, path length and small-world measures are undefined")
+		return m, maps, nil
+	}
+	rep.Start("nodal measures", 0)
+	nd, err := graph.NodalMeasures(ctx, g, graph.NodalOptions{LocalEfficiency: full, Eigenvector: full, Betweenness: cfg.Betweenness}, rep)
+	if err != nil {
+		return nil, nil, err
+	}
+	maps = append(maps, nodeMap{"clustering", f64to32(nd.Clustering), nifti.Float32})
+	for _, opt := range []struct {
+		name string
+		v    []float64
+	}{{"efficiency", nd.LocalEfficiency}, {"eigenvector", nd.EigenvectorCentrality}, {"betweenness", nd.Betweenness}} {
+		if opt.v != nil {
+			maps = append(maps, nodeMap{opt.name, f64to32(opt.v), nifti.Float32})
+		}
+	}
+
+	// Modules: Leiden is the default finder (higher Q); the leading-eigenvector method of the
+	// papers also runs in full mode so that both Q values can be compared.
+	leiden, err := community.LeidenModules(ctx, g, community.LeidenOptions{Seed: cfg.Seed}, rep)
+	if err != nil {
+		return nil, nil, err
+	}
+	m.Modules = append(m.Modules, moduleInfo(leiden))
+	labels := make([]float32, s.N)
+	for v, c := range leiden.Membership {
+		labels[v] = float32(c + 1) // 1 = largest module; 0 stays background
+	}
+	maps = append(maps, nodeMap{"modules", labels, nifti.Int16})
+	pc, err := community.ParticipationCoefficient(g, leiden.Membership, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	wz, err := community.WithinModuleDegreeZScore(g, leiden.Membership, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	maps = append(maps, nodeMap{"participation", f64to32(pc), nifti.Float32},
+		nodeMap{"within_module_z", f64to32(wz), nifti.Float32})
+	if full {
+		le, err := community.LeadingEigenvectorModules(ctx, g, community.LeadingEigenvectorOptions{Seed: cfg.Seed}, rep)
+		if err != nil {
+			return nil, nil, err
+		}
+		m.Modules = append(m.Modules, moduleInfo(le))
+	}
+
+	if !full {
+		b := &BasicGlobal{ClusteringCoefficient: mean(nd.Clustering)}
+		b.Components, b.LargestComponentSize, b.LargestComponentShare = graph.LargestComponent(g)
+		if r, ok := graph.DegreeAssortativity(g); ok {
+			b.Assortativity = ptr(r)
+		}
+		m.GlobalBasic = b
+		return m, maps, nil
+	}
+	gopt := graph.GlobalOptions{DegreeDistribution: true}
+	var randomQ []float64
+	if cfg.Random > 0 {
+		randomQ = make([]float64, cfg.Random)
+		gopt.SmallWorld = &graph.SmallWorldOptions{Random: cfg.Random, Seed: cfg.Seed,
+			// Q of each random network, for modularity's z-score (Leiden with the same seed).
+			PerRandom: func(k int, r *graph.Graph) error {
+				mod, err := community.LeidenModules(ctx, r, community.LeidenOptions{Seed: cfg.Seed}, nil)
+				if err != nil {
+					return err
+				}
+				randomQ[k] = mod.Q
+				return nil
+			}}
+	}
+	gl, err := graph.GlobalMeasures(ctx, g, gopt, rep)
+	if err != nil {
+		return nil, nil, err
+	}
+	if nd.LocalEfficiency != nil {
+		gl.LocalEfficiency = ptr(mean(nd.LocalEfficiency))
+	}
+	m.Global = &gl
+	if len(randomQ) > 1 {
+		if mu, sd, z, err := community.ModularityZScore(leiden.Q, randomQ); err == nil {
+			m.Modules[0].RandomQMean, m.Modules[0].RandomQSD, m.Modules[0].QZScore = ptr(mu), ptr(sd), ptr(z)
+		} else {
+			rep.Note("modularity z-score: " + err.Error())
+		}
+	}
+	if dd := gl.DegreeDistribution; dd != nil {
+		m.degreeFits = func(w io.Writer) error {
+			return bundle.PlotDegreeDistribution(w, m.degree, degreeCurves(dd, m.degree))
+		}
+	}
+	return m, maps, nil
+}
+
+// degreeCurves turns the fitted laws into P(k) over all nodes: each law is a distribution of
+// the tail k ≥ k_min, so its mass is scaled by the tail's share of the nodes. Normalisations
+// are summed numerically well past the observed range (enough for a drawing).
+func degreeCurves(dd *graph.DegreeDistribution, degree []int) []bundle.Curve {
+	kmax := 0
+	for _, k := range degree {
+		kmax = max(kmax, k)
+	}
+	share := float64(dd.PowerLaw.NTail) / float64(len(degree))
+	law := func(xmin int, f func(k float64) float64) func(float64) float64 {
+		var z float64
+		for k := xmin; k <= 4*kmax+1000; k++ {
+			z += f(float64(k))
+		}
+		return func(k float64) float64 {
+			if k < float64(xmin) || z == 0 {
+				return math.NaN()
+			}
+			return share * f(k) / z
+		}
+	}
+	pl, tp := dd.PowerLaw, dd.Truncated
+	return []bundle.Curve{
+		{Label: fmt.Sprintf("power law, α = %.2f (k ≥ %d)", pl.Alpha, pl.Xmin),
+			F: law(pl.Xmin, func(k float64) float64 { return math.Pow(k, -pl.Alpha) })},
+		{Label: fmt.Sprintf("truncated power law, α = %.2f, cut-off k ≈ %.0f", tp.Alpha, 1/tp.Lambda),
+			F: law(tp.Xmin, func(k float64) float64 { return math.Pow(k, -tp.Alpha) * math.Exp(-tp.Lambda*k) })},
+	}
+}
+
+// hubsByDegree applies the hub rule of Wang et al.: degree > mean + k·SD (population SD over
+// all nodes). It returns the hubs in decreasing degree, every node's degree z-score and the
+// rule's summary.
+func hubsByDegree(degree []int, k float64) ([]int, []float64, HubInfo) {
+	n := float64(len(degree))
+	var sum, sq float64
+	for _, d := range degree {
+		sum += float64(d)
+	}
+	mu := sum / n
+	for _, d := range degree {
+		sq += (float64(d) - mu) * (float64(d) - mu)
+	}
+	sd := math.Sqrt(sq / n)
+	cut := mu + k*sd
+	z := make([]float64, len(degree))
+	var hubs []int
+	for v, d := range degree {
+		if sd > 0 {
+			z[v] = (float64(d) - mu) / sd
+		}
+		if float64(d) > cut && sd > 0 {
+			hubs = append(hubs, v)
+		}
+	}
+	sort.SliceStable(hubs, func(a, b int) bool { return degree[hubs[a]] > degree[hubs[b]] })
+	info := HubInfo{Rule: "degree > mean + " + strconv.FormatFloat(k, 'g', -1, 64) + " SD",
+		Cutoff: cut, MeanDegree: mu, SDDegree: sd, Count: len(hubs)}
+	return hubs, z, info
+}
+
+func writeHubTable(w *bundle.Writer, s *scan.Scan, m *Metrics) error {
+	return w.WriteHubTable(s, m.hubs, m.degree, m.strength, m.hubZ, nil)
+}
+
+func moduleInfo(mod *community.Modules) ModuleInfo {
+	return ModuleInfo{Method: mod.Method, Q: mod.Q, Count: mod.Count(), Sizes: mod.Sizes}
+}
+
+func mean(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+func toF32(x []int) []float32 {
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
+	}
+	return out
+}
+
+func f64to32(x []float64) []float32 {
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
+	}
+	return out
+}
+
+func hubMask(n int, hubs []int) []float32 {
+	out := make([]float32, n)
+	for _, h := range hubs {
+		out[h] = 1
+	}
+	return out
+}

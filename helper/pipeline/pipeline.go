@@ -1,0 +1,212 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"time"
+
+	"github.com/hubscope/hubscope/helper/backend/cuda"
+	"github.com/hubscope/hubscope/helper/bundle"
+	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/helper/progress"
+	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/ipc"
+)
+
+// Result is what a finished analysis reports: where the bundle is and what it found.
+type Result struct {
+	Dir     string
+	Metrics *Metrics
+	Timings []bundle.StageTiming
+}
+
+// Run performs one analysis and commits its bundle to cfg.Out. On error or cancellation
+// nothing is left at cfg.Out (the partial bundle is removed).
+func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error) {
+	rep = progress.OrDiscard(rep)
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	fcc, _ := cfg.FC()
+	if _, err := os.Stat(cfg.Scan); err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.Scan, unwrapPathError(err))
+	}
+	r := &runner{cfg: cfg, rep: rep, start: time.Now()}
+
+	// Create the bundle first: an existing output directory is refused before any work.
+	w, err := bundle.Create(cfg.Out, cfg.Overwrite)
+	if err != nil {
+		return nil, err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			w.Abort()
+		}
+	}()
+
+	// 1. Scan → masked series.
+	t0 := time.Now()
+	s, err := scan.Load(ctx, cfg.Scan, scan.Options{MaskPath: cfg.Mask}, rep)
+	if err != nil {
+		return nil, err
+	}
+	r.stage("load", t0)
+	if s.N < 2 {
+		return nil, fmt.Errorf("%s: only %d usable node(s) after masking: a network needs at least 2", cfg.Scan, s.N)
+	}
+	if secs := time.Since(t0).Seconds(); s.BytesRead > 0 && secs > 0 {
+		rep.Note(fmt.Sprintf("loaded %d nodes × %d time points (%.0f MB/s)", s.N, s.L, float64(s.BytesRead)/1e6/secs))
+	}
+
+	// 2. Network.
+	be, err := OpenBackend(cfg.Backend, rep)
+	if err != nil {
+		return nil, err
+	}
+	defer be.Close()
+	t0 = time.Now()
+	nw, fcrep, err := fc.Build(ctx, be, s.Data, s.N, s.L, fcc, rep)
+	if err != nil {
+		return nil, err
+	}
+	r.stage("network", t0)
+
+	// 3. Metrics.
+	t0 = time.Now()
+	m, maps, err := computeMetrics(ctx, cfg, s, nw, fcrep, rep)
+	if err != nil {
+		return nil, err
+	}
+	r.stage("metrics", t0)
+
+	// 4. Bundle.
+	t0 = time.Now()
+	rep.Start("write bundle", int64(len(maps)+4))
+	if err := w.WriteNetwork(nw); err != nil {
+		return nil, err
+	}
+	rep.Add(1)
+	if err := w.WriteNodes(s); err != nil {
+		return nil, err
+	}
+	rep.Add(1)
+	if s.IJK != nil {
+		for _, mp := range maps {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if err := w.WriteNodeMap(mp.name+".nii.gz", s, mp.values, mp.dtype); err != nil {
+				return nil, err
+			}
+			rep.Add(1)
+		}
+	}
+	if err := writeHubTable(w, s, m); err != nil {
+		return nil, err
+	}
+	if m.degreeFits != nil {
+		if err := w.WriteFile("degree_distribution.png", m.degreeFits); err != nil {
+			return nil, err
+		}
+	}
+	rep.Add(1)
+	if err := w.WriteJSON("metrics.json", m); err != nil {
+		return nil, err
+	}
+	r.stage("write bundle", t0)
+	prov, err := r.provenance(be, fcrep)
+	if err != nil {
+		return nil, err
+	}
+	if err := w.WriteJSON("provenance.json", prov); err != nil {
+		return nil, err
+	}
+	rep.Add(1)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	dir, err := w.Commit()
+	if err != nil {
+		return nil, err
+	}
+	committed = true
+	return &Result{Dir: dir, Metrics: m, Timings: r.timings}, nil
+}
+
+type runner struct {
+	cfg     Config
+	rep     progress.Reporter
+	start   time.Time
+	timings []bundle.StageTiming
+}
+
+func (r *runner) stage(name string, since time.Time) {
+	r.timings = append(r.timings, bundle.StageTiming{Stage: name, Seconds: time.Since(since).Seconds()})
+}
+
+func (r *runner) provenance(be fc.Backend, fcrep *fc.Report) (*bundle.Provenance, error) {
+	in, err := bundle.DescribeInput(r.cfg.Scan)
+	if err != nil {
+		return nil, err
+	}
+	p := &bundle.Provenance{
+		Software:   ipc.AppName,
+		Version:    ipc.Version,
+		Created:    time.Now().UTC().Truncate(time.Second),
+		Input:      in,
+		Parameters: r.cfg,
+		Backend:    be.Name(),
+		Host:       bundle.ThisHost(),
+		Timings:    append(r.timings, bundle.StageTiming{Stage: "total", Seconds: time.Since(r.start).Seconds()}),
+		Notes:      fcrep.Notes,
+	}
+	if be.Name() == "cuda" {
+		p.Device = be.Device()
+	}
+	if r.cfg.Mask != "" {
+		mi, err := bundle.DescribeInput(r.cfg.Mask)
+		if err != nil {
+			return nil, err
+		}
+		p.Notes = append(p.Notes, fmt.Sprintf("mask %s sha256 %s", mi.Path, mi.SHA256))
+	}
+	return p, nil
+}
+
+// nodeMap is one NIfTI map of the bundle.
+type nodeMap struct {
+	name   string
+	values []float32
+	dtype  nifti.DataType
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+// DeviceSummary describes the compute devices for `version` and `bench`.
+func DeviceSummary() string {
+	if d, err := cuda.Available(); err == nil {
+		return "cuda: " + d
+	} else if errors.Is(err, cuda.ErrNoCUDA) {
+		return "cuda: not built in (build with -tags cuda)"
+	} else {
+		return "cuda: " + err.Error()
+	}
+}
+
+func finite(x float64) float64 {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return 0
+	}
+	return x
+}
