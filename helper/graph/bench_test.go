@@ -89,6 +89,16 @@ func TestBenchC2Report(t *testing.T) {
 		t.Skip("set HUBSCOPE_C2_EDGES to the C2 graph to time it")
 	}
 	g := c2Graph(t)
+	ctx := context.Background()
+	cp, err := MeanClustering(ctx, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := ShortestPaths(ctx, g, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("values: clustering_avglocal %.17g char_path_length %.17g global_efficiency %.17g", cp, ps.CharacteristicPathLength, ps.GlobalEfficiency)
 	for rep := 0; rep < 3; rep++ {
 		d, err := BenchC2(context.Background(), g)
 		if err != nil {
