@@ -1,0 +1,79 @@
+package graph
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/hubscope/hubscope/helper/network"
+)
+
+// TestFromNetworkMatchesFromEdges: the symmetric CSR derived from the upper triangle equals the
+// one built from the same edge list, and is valid (sorted, symmetric, weights mirrored).
+func TestFromNetworkMatchesFromEdges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(71, 1))
+	const n = 300
+	nw := &network.Network{N: n, Indptr: make([]uint64, n+1)}
+	var edges [][2]int32
+	var ws []float32
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			if rng.Float64() < 0.04 {
+				w := float32(rng.Float64())
+				nw.Indices = append(nw.Indices, uint32(j))
+				nw.Weights = append(nw.Weights, w)
+				edges = append(edges, [2]int32{int32(j), int32(i)}) // reversed on purpose
+				ws = append(ws, w)
+			}
+		}
+		nw.Indptr[i+1] = uint64(len(nw.Indices))
+	}
+	if err := nw.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	a := FromNetwork(nw)
+	b, err := FromEdges(n, edges, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []*Graph{a, b} {
+		if err := g.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(a.Offsets, b.Offsets) || !slices.Equal(a.Adj, b.Adj) || !slices.Equal(a.Weights, b.Weights) {
+		t.Fatal("FromNetwork and FromEdges disagree")
+	}
+	if a.Edges() != nw.Edges() || a.Density() != nw.Density() {
+		t.Errorf("E %d density %g, network says %d %g", a.Edges(), a.Density(), nw.Edges(), nw.Density())
+	}
+	for _, e := range edges[:50] {
+		if !a.HasEdge(int(e[0]), int(e[1])) || !a.HasEdge(int(e[1]), int(e[0])) {
+			t.Fatalf("edge %v missing", e)
+		}
+	}
+}
+
+func TestValidateCatchesBrokenGraphs(t *testing.T) {
+	good := func() *Graph {
+		g, _ := FromEdges(3, [][2]int32{{0, 1}, {1, 2}}, []float32{0.5, 0.7})
+		return g
+	}
+	cases := map[string]func(g *Graph){
+		"asymmetric":       func(g *Graph) { g.Adj[0] = 2 },       // 0 lists 2, 2 does not list 0
+		"weight mismatch":  func(g *Graph) { g.Weights[0] = 0.9 }, // (0,1) vs (1,0)
+		"self-loop":        func(g *Graph) { g.Adj[1] = 1 },       // row 1 lists itself
+		"offsets too long": func(g *Graph) { g.Offsets = append(g.Offsets, 4) },
+		"out of range":     func(g *Graph) { g.Adj[len(g.Adj)-1] = 7 },
+	}
+	if err := good().Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, breakIt := range cases {
+		g := good()
+		breakIt(g)
+		if err := g.Validate(); err == nil {
+			t.Errorf("%s: Validate accepted it", name)
+		}
+	}
+}
