@@ -2,6 +2,7 @@ package fc
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/hubscope/hubscope/helper/network"
@@ -78,19 +79,40 @@ func (a *assembler) add(r *BlockResult) error {
 	return nil
 }
 
+// finishPanel turns a panel's edges into CSR rows: a counting sort by row, then each row's
+// (column, weight) packed into uint64 keys column-major and sorted — columns are distinct, so
+// the key order is the column order. O(E) plus short per-row sorts, instead of one comparison
+// sort of the whole panel.
 func (a *assembler) finishPanel(p int) {
 	es := a.buf[p]
 	a.buf[p] = nil
-	slices.SortFunc(es, cmpIJ)
 	i0 := p * a.rows
 	h := min(a.rows, a.n-i0)
 	c := &panelChunk{cols: make([]uint32, len(es)), w: make([]float32, len(es)), deg: make([]uint32, h)}
-	for k, e := range es {
-		c.cols[k], c.w[k] = e.J, e.W
+	for _, e := range es {
 		c.deg[int(e.I)-i0]++
 	}
+	start := make([]int, h+1)
+	for r, d := range c.deg {
+		start[r+1] = start[r] + int(d)
+	}
+	keys := make([]uint64, len(es))
+	fill := slices.Clone(start[:h])
+	for _, e := range es {
+		r := int(e.I) - i0
+		keys[fill[r]] = uint64(e.J)<<32 | uint64(math.Float32bits(e.W))
+		fill[r]++
+	}
+	es = nil
+	for r := 0; r < h; r++ {
+		row := keys[start[r]:start[r+1]]
+		slices.Sort(row)
+		for q, k := range row {
+			c.cols[start[r]+q], c.w[start[r]+q] = uint32(k>>32), math.Float32frombits(uint32(k))
+		}
+	}
 	a.chunks[p] = c
-	a.kept += int64(len(es))
+	a.kept += int64(len(keys))
 }
 
 func cmpIJ(x, y Edge) int {
