@@ -119,8 +119,20 @@ type msbfs struct {
 	seen, visit, next []uint64
 	frontier, grown   []int32
 	touched           []int32 // nodes whose seen word is non-zero, to clear after a sweep
+	direction         int     // directionAuto, or one step kind forced (tests)
 	hist              []int64 // ordered pairs per distance, accumulated over all sweeps
 }
+
+const (
+	directionAuto = iota
+	topDownOnly
+	bottomUpOnly
+)
+
+// bottomUpRatio: a level runs bottom-up when its frontier's edges exceed 1/bottomUpRatio of all
+// adjacency entries (Beamer et al.'s α = 14 heuristic, simplified to the whole edge count; on
+// the C2 graph this turns levels 2 and 3 bottom-up).
+const bottomUpRatio = 14
 
 func newMSBFS(n int) *msbfs {
 	return &msbfs{
@@ -141,21 +153,53 @@ func (b *msbfs) sweep(off []int64, adj []int32, lo, hi int) {
 		frontier = append(frontier, int32(s))
 	}
 	touched := append(b.touched[:0], frontier...)
+	n := len(off) - 1
+	all := ^uint64(0) >> uint(64-(hi-lo)) // one bit per source of this batch
+	frontierEdges := int64(0)
+	for _, v := range frontier {
+		frontierEdges += off[v+1] - off[v]
+	}
 	for d := 1; len(frontier) > 0; d++ {
 		grown := b.grown[:0]
-		// Top-down step: each frontier node pushes its new searches to neighbours that those
-		// searches have not seen yet (Then et al., Listing 2).
-		for _, v := range frontier {
-			reach := visit[v]
-			for _, u := range adj[off[v]:off[v+1]] {
-				if nw := reach &^ seen[u]; nw != 0 {
-					if next[u] == 0 {
-						grown = append(grown, u)
+		bottomUp := b.direction == bottomUpOnly ||
+			(b.direction == directionAuto && frontierEdges*bottomUpRatio > off[n])
+		if bottomUp {
+			// Bottom-up step (Beamer et al. 2012, in MS-BFS form, Then et al. §4.2): every node
+			// still missing some searches gathers the frontier bits of its neighbours, stopping
+			// as soon as nothing is missing. Cheaper than pushing when the frontier is large.
+			for u := 0; u < n; u++ {
+				su := seen[u]
+				if su == all {
+					continue
+				}
+				var acc uint64
+				for _, v := range adj[off[u]:off[u+1]] {
+					acc |= visit[v]
+					if acc|su == all {
+						break
 					}
-					next[u] |= nw
+				}
+				if nw := acc &^ su; nw != 0 {
+					next[u] = nw
+					grown = append(grown, int32(u))
+				}
+			}
+		} else {
+			// Top-down step: each frontier node pushes its new searches to neighbours that those
+			// searches have not seen yet (Then et al., Listing 2).
+			for _, v := range frontier {
+				reach := visit[v]
+				for _, u := range adj[off[v]:off[v+1]] {
+					if nw := reach &^ seen[u]; nw != 0 {
+						if next[u] == 0 {
+							grown = append(grown, u)
+						}
+						next[u] |= nw
+					}
 				}
 			}
 		}
+		frontierEdges = 0
 		var found int64
 		for _, v := range frontier {
 			visit[v] = 0
@@ -169,6 +213,7 @@ func (b *msbfs) sweep(off []int64, adj []int32, lo, hi int) {
 			seen[u] |= nw
 			visit[u] = nw
 			found += int64(bits.OnesCount64(nw))
+			frontierEdges += off[u+1] - off[u]
 		}
 		if found > 0 {
 			for len(b.hist) <= d {
