@@ -35,9 +35,12 @@ type PathStats struct {
 // multi-source BFS (MS-BFS; Then et al., "The more the merrier: efficient multi-source graph
 // traversal", PVLDB 8(4), 2014): 64 sources share one sweep, each node carries one uint64 whose
 // bit s says "reached from source s", so one pass over a frontier node's neighbours advances up to
-// 64 searches at once. Batches of 64 sources are spread over all cores; per worker the memory is
-// three words per node. Progress counts sources; ctx is checked between batches (each batch is a
-// few milliseconds even on 10⁴-node graphs).
+// 64 searches at once. Levels whose frontier is large run bottom-up instead (direction-optimising
+// BFS, Beamer, Asanović & Patterson 2012): each node still missing searches pulls the frontier
+// bits of its neighbours and stops once complete, which on dense functional networks skips most
+// of the edges. Batches of 64 sources are spread over all cores; per worker the memory is three
+// words per node. Progress counts sources; ctx is checked between batches (a batch takes about
+// a millisecond on the 10⁴-node, 5·10⁵-edge C2 graph).
 func ShortestPaths(ctx context.Context, g *Graph, rep progress.Reporter) (PathStats, error) {
 	rep = progress.OrDiscard(rep)
 	if g == nil {
