@@ -42,8 +42,8 @@ print(n, l)
 `
 
 // TestScipyRanks cross-checks Spearman's ρ and Kendall's τ-b with scipy.stats on a real scan
-// (Haxby et al. 2001 slice, 1452 time points, int16 with ties) and on integer data with five
-// levels, to 1e-6.
+// (Haxby et al. 2001: one slice with 1452 time points and a 25 mm whole-brain run with 121,
+// int16 with ties) and on integer data with five levels, to 1e-6.
 func TestScipyRanks(t *testing.T) {
 	pyref.Require(t, "numpy", "scipy", "nibabel")
 	data := "/work/shared/data"
@@ -56,6 +56,7 @@ func TestScipyRanks(t *testing.T) {
 	}{
 		{"ties", []string{"ties", "", "40"}},
 		{"haxby-slice", []string{"scan", "", "45", filepath.Join(data, "haxby2001_slice_bold.nii.gz"), filepath.Join(data, "haxby2001_slice_mask.nii.gz")}},
+		{"haxby-25mm", []string{"scan", "", "60", filepath.Join(data, "haxby2001_run001_bold_25mm.nii.gz"), filepath.Join(data, "haxby2001_mask_25mm_brain.nii.gz")}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
