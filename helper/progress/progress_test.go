@@ -69,3 +69,16 @@ func TestFormatBar(t *testing.T) {
 		t.Fatalf("bar %q", got)
 	}
 }
+
+func TestDisplayPrintsACompleteStageOnce(t *testing.T) {
+	var buf bytes.Buffer
+	d := NewDisplay(&buf)
+	d.Interval = 0
+	d.Start("write bundle", 2)
+	d.Add(2)
+	time.Sleep(600 * time.Millisecond) // several redraw ticks with the stage complete
+	d.Close(true)
+	if n := strings.Count(buf.String(), "write bundle: 100%"); n != 1 {
+		t.Fatalf("complete stage printed %d times:\n%s", n, buf.String())
+	}
+}

@@ -20,6 +20,7 @@ type Display struct {
 	wg       sync.WaitGroup
 	mu       sync.Mutex
 	lastLine time.Time
+	lastDone string // stage of the last plain line that showed a stage complete
 	width    int
 }
 
@@ -75,6 +76,12 @@ func (d *Display) draw(final bool) {
 		return
 	}
 	if final || time.Since(d.lastLine) >= d.Interval {
+		if s.Total > 0 && s.Done >= s.Total {
+			if d.lastDone == s.Stage {
+				return
+			}
+			d.lastDone = s.Stage
+		}
 		fmt.Fprintln(d.w, FormatLine(s))
 		d.lastLine = time.Now()
 	}
@@ -89,10 +96,10 @@ func (d *Display) finish(prev Snapshot) {
 	defer d.mu.Unlock()
 	if d.tty {
 		fmt.Fprintf(d.w, "\r\033[K%s\n", FormatBar(prev, d.width))
-	} else {
+	} else if d.lastDone != prev.Stage {
 		fmt.Fprintln(d.w, FormatLine(prev))
 	}
-	d.lastLine = time.Time{}
+	d.lastLine, d.lastDone = time.Time{}, ""
 }
 
 func (d *Display) println(msg string) {
