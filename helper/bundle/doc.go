@@ -31,8 +31,10 @@
 // | `hubs.tsv` | one row per hub: `node`, `i`, `j`, `k`, `x_mm`, `y_mm`, `z_mm`, `degree`, `strength`, `hub_z`, and `atlas_label` (region, "" outside every region) when an atlas was given; for a plain matrix `node`, `label`, `degree`, `strength`, `hub_z` | `pandas.read_csv("hubs.tsv", sep="\t")` |
 // | `modules.nii.gz` | module (community) number of each node, 1…M; 0 outside the mask | nibabel |
 // | `clustering.nii.gz` | clustering coefficient C_i ∈ [0, 1] | nibabel |
-// | `efficiency.nii.gz` | nodal (global) efficiency E_i = mean over j ≠ i of 1/d_ij (1/edges) | nibabel |
+// | `efficiency.nii.gz` | local efficiency E_loc,i ∈ [0, 1]: global efficiency of the subgraph of i's neighbours (Latora & Marchiori; full metrics) | nibabel |
+// | `eigenvector.nii.gz` | eigenvector centrality, scaled to a maximum of 1 (full metrics) | nibabel |
 // | `participation.nii.gz` | participation coefficient P_i ∈ [0, 1) of the node across modules | nibabel |
+// | `within_module_z.nii.gz` | within-module degree z-score (Guimerà & Amaral) | nibabel |
 // | `betweenness.nii.gz` | betweenness centrality (only when asked for: it is costly) | nibabel |
 // | `metrics.json` | whole-network measures: N, E, density, threshold, mean clustering C_p, characteristic path length L_p, global efficiency, modularity Q, small-world γ, λ, σ and their random-network references; `null` where a measure is undefined | `json.load(open("metrics.json"))` |
 // | `provenance.json` | what produced the bundle: input path and SHA-256 (same as `sha256sum`), every parameter, backend (cpu/cuda), CPU and GPU model, OS, timings per stage in seconds, HubScope version | `json` |
