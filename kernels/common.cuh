@@ -49,13 +49,28 @@ __device__ __forceinline__ bool passes_threshold(float v, double threshold, long
 
 // bin_of is fc.Op.BinOf: b = int((x − Lo)/(Hi − Lo)·Bins) clamped to [0, Bins−1], every step
 // rounded to nearest in float64 (no contraction into an FMA) so a value lands in the bin the
-// Go code would choose.
-__device__ __forceinline__ long long bin_of(float v, double lo, double hi, long long bins) {
-    double t = __dmul_rn(__ddiv_rn(__dsub_rn((double)v, lo), __dsub_rn(hi, lo)), (double)bins);
+// Go code would choose. scale = Bins/(Hi − Lo) gives a fast estimate t' = (x − Lo)·scale:
+// t' and the exact t are both within two roundings (≤ 4.5e−16·|t|) of the real quotient, so
+// when t' lies farther than 1e−9·(|t'| + 1) from every integer they share their integer part
+// and the division is skipped; otherwise the exact formula decides.
+__device__ __forceinline__ long long bin_of(float v, double lo, double hi, long long bins, double scale) {
+    const double d = __dsub_rn((double)v, lo);
+    const double tf = __dmul_rn(d, scale);
+    const double fl = floor(tf);
+    const double margin = 1e-9 * (fabs(tf) + 1.0);
+    double t;
+    if (tf - fl > margin && fl + 1.0 - tf > margin) {
+        t = fl;  // same integer part as the exact t
+    } else {
+        t = __dmul_rn(__ddiv_rn(d, __dsub_rn(hi, lo)), (double)bins);
+    }
     if (!(t >= 0.0)) return 0;  // Go: int(t) < 0 → 0; int(t) == 0 for t in (−1, 0)
     if (t >= (double)bins) return bins - 1;
     return (long long)t;        // truncation toward zero, as Go's int(float64)
 }
+
+// bin_scale is the bin_of fast path's Bins/(Hi − Lo).
+__device__ __forceinline__ double bin_scale(double lo, double hi, long long bins) { return (double)bins / (hi - lo); }
 
 // count_bin adds one value to bin b. The end bins collect every value clamped below Lo or
 // above Hi: when the driver narrows the range to the top of the distribution, nearly all of a

@@ -22,6 +22,7 @@ correlation_histogram(const float* __restrict__ U, long long ld, long long K,
     float acc[8][8];
     sgemm_tile(U, ld, K, r0, c0, s, acc);
     unsigned int low = 0, high = 0;
+    const double scale = bin_scale(lo, hi, bins);
 #pragma unroll
     for (int m = 0; m < 8; ++m) {
         const long long i = r0 + sg_row(m);
@@ -29,7 +30,7 @@ correlation_histogram(const float* __restrict__ U, long long ld, long long K,
         for (int n = 0; n < 8; ++n) {
             const long long j = c0 + sg_col(n);
             if (pair_counts(bp, i, j)) {
-                const long long b = bin_of(connection_value(acc[m][n], flags), lo, hi, bins);
+                const long long b = bin_of(connection_value(acc[m][n], flags), lo, hi, bins, scale);
                 count_bin(hist, b, bins, low, high);
             }
         }

@@ -21,6 +21,7 @@ kendall_histogram(const unsigned int* __restrict__ P, const unsigned int* __rest
     int dot[4][4];
     kendall_tile(P, N, nonzero, ldw, pairs, i1, j1, r0, c0, s, dot);
     unsigned int low = 0, high = 0;
+    const double scale = bin_scale(lo, hi, bins);
     const int ty4 = (threadIdx.x >> 4) * 4, tx4 = (threadIdx.x & 15) * 4;
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
@@ -30,7 +31,7 @@ kendall_histogram(const unsigned int* __restrict__ P, const unsigned int* __rest
             const long long j = c0 + tx4 + n;
             if (pair_counts(bp, i, j)) {
                 const float tau = kendall_tau(dot[m][n], nonzero[i], nonzero[j]);
-                count_bin(hist, bin_of(connection_value(tau, flags), lo, hi, bins), bins, low, high);
+                count_bin(hist, bin_of(connection_value(tau, flags), lo, hi, bins, scale), bins, low, high);
             }
         }
     }

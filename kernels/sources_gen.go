@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "a3dad0d21b10ec4210482fca78733a577a542d33f463beba29e7073703dc66e7"
+const SourceSHA256 = "5e3563934c95a14439488549dddf393b369c176629f0772a307ca91d28e40982"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "83ad86d17249a1180f4e336330b469d70d67d9984a67ad626e85341bbd2aa0de"
+const FatbinSHA256 = "27838ff129201db353446fef3275aff1eb7cda7896018fe68b79755a0f4d64aa"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"

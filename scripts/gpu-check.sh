@@ -4,13 +4,15 @@
 # Build here (no GPU needed), then carry .gpu/ to the GPU machine:
 #   scripts/gpu-check.sh build          # .gpu/cuda.test, .gpu/torch_fc.py, .gpu/data/
 # On the GPU machine (Go is not needed there; python3 with torch, numpy, scipy is):
-#   scripts/gpu-check.sh [all|test|sanitize|bench|peer]   # logs under $OUT (default ./gpu-out)
+#   scripts/gpu-check.sh [all|test|sanitize|backend|bench|peer]   # logs under $OUT (default ./gpu-out)
 #
 # test:     nvidia-smi; the conformance suite (fctest) and the backend's own tests (random,
 #           tie-heavy int16-like, real scans from .gpu/data) with HUBSCOPE_REQUIRE_GPU=1 and
 #           HUBSCOPE_STRICT=1, so nothing skips silently.
 # sanitize: compute-sanitizer memcheck and racecheck on a small case.
-# bench:    BENCHMARKS.md W1, W1 at fixed r, W2, W4, W5 (median of 3 after a warm-up).
+# backend:  the backend alone on W1, W2, W4, W5 (prepare + histogram + edge pass, medians of 3).
+# bench:    BENCHMARKS.md W1, W1 at fixed r, W2, W4, W5 through fc.Build (median of 3 after a
+#           warm-up; HUBSCOPE_BENCH_RUNS changes the count, BENCH filters the workloads).
 # peer:     the torch peer (shared/peers/torch_fc.py) on the same workloads, same machine.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -72,6 +74,19 @@ for line in sys.stdin:
 ' | sort -u
 }
 
+run_backend() {
+    timeout ${BENCH_TIMEOUT:-300} "$T" -test.run "^$" -test.bench "BenchmarkBackend/${BENCH:-.}" -test.benchtime 1x -test.timeout 590s \
+        > "$OUT/backend.log" 2>&1
+    echo "backend bench exit $?"
+    grep '^{' "$OUT/backend.log" | python3 -c '
+import sys, json
+for line in sys.stdin:
+    r = json.loads(line)
+    print("%-4s %-8s backend two-pass %.4f s: %s" % (r["workload"], r["measure"], r["two_pass_s"],
+          " ".join("%s=%.4g" % kv for kv in sorted(r["backend_only"].items()))))
+'
+}
+
 run_peer() {
     : > "$OUT/peer.log"
     for args in "--n 60000 --l 200 --density 0.01" "--n 60000 --l 200 --r 0.165" \
@@ -86,7 +101,8 @@ case $what in
 test) run_tests ;;
 sanitize) run_sanitize ;;
 bench) run_bench ;;
+backend) run_backend ;;
 peer) run_peer ;;
-all) run_tests; run_sanitize; run_bench; run_peer ;;
-*) echo "usage: $0 [build|all|test|sanitize|bench|peer]" >&2; exit 2 ;;
+all) run_tests; run_sanitize; run_backend; run_bench; run_peer ;;
+*) echo "usage: $0 [build|all|test|sanitize|backend|bench|peer]" >&2; exit 2 ;;
 esac

@@ -155,3 +155,47 @@ func backendOnly(b *testing.B, be fc.Backend, x []float32, n, l int, m fc.Measur
 	out["blocks"] = float64(len(blocks))
 	return out
 }
+
+// backendWorkloads time the backend alone on the construction workloads (no fc driver): the
+// thresholds are the exact-density cuts an fc.Build found on the same seeded data on an H200
+// (2026-11-22), so the edge pass emits what the density build's emit pass does.
+var backendWorkloads = []struct {
+	name string
+	m    fc.Measure
+	n, l int
+	thr  float64
+}{
+	{"W1", fc.Pearson, 60_000, 200, 0.16440947353839874},
+	{"W2", fc.Pearson, 200_000, 128, 0.20544467866420746},
+	{"W4", fc.Kendall, 100_000, 128, 0.1838090568780899},
+	{"W5", fc.Spearman, 200_000, 128, 0.20568576455116272},
+}
+
+// BenchmarkBackend prints one JSON line per workload with the backend-only medians (see
+// backendOnly). Run with -benchtime=1x.
+func BenchmarkBackend(b *testing.B) {
+	requireGPU(b)
+	for _, w := range backendWorkloads {
+		b.Run(w.name, func(b *testing.B) {
+			be, err := New(Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer be.Close()
+			x := randomSeries(w.n, w.l)
+			ctx := context.Background()
+			if err := be.Prepare(ctx, x, w.n, w.l, w.m); err != nil { // warm-up
+				b.Fatal(err)
+			}
+			var own map[string]float64
+			for i := 0; i < b.N; i++ {
+				own = backendOnly(b, be, x, w.n, w.l, w.m, w.thr, true)
+			}
+			total := own["prepare_s"] + own["histogram_s"] + own["edges_s"]
+			b.ReportMetric(total, "s/density-build")
+			line, _ := json.Marshal(map[string]any{"ours": "hubscope-cuda-backend", "workload": w.name, "measure": w.m.String(),
+				"n": w.n, "l": w.l, "threshold": w.thr, "backend_only": own, "two_pass_s": total, "device": be.Device()})
+			fmt.Fprintln(os.Stdout, string(line))
+		})
+	}
+}
