@@ -74,7 +74,8 @@ type backend struct {
 	blockRows    int
 	forced       int // SetBlockRows
 
-	uploadTime time.Duration // of the last Prepare, for benchmarks
+	// Steps of the last Prepare (free previous, upload, prepare kernels, total), for benchmarks.
+	freeTime, uploadTime, kernelTime, prepareTime time.Duration
 
 	// Dense values of one block, for OpTopK only.
 	vals    cu.DevicePtr
@@ -175,7 +176,10 @@ func (b *backend) Prepare(ctx context.Context, x []float32, n, l int, m fc.Measu
 		return err
 	}
 	return b.do(func() error {
+		t0 := time.Now()
 		b.freePrepared()
+		b.freeTime = time.Since(t0)
+		defer func() { b.prepareTime = time.Since(t0) }()
 		if err := b.prepare(x, n, l, m); err != nil {
 			b.freePrepared()
 			return err
@@ -191,6 +195,7 @@ func (b *backend) prepare(x []float32, n, l int, m fc.Measure) error {
 		return err
 	}
 	b.uploadTime = time.Since(t0)
+	t1 := time.Now()
 	defer cu.MemFree(dx)
 	s := b.slots[0].stream
 	switch m {
@@ -248,6 +253,7 @@ func (b *backend) prepare(x []float32, n, l int, m fc.Measure) error {
 	if err := s.Synchronize(); err != nil {
 		return fmt.Errorf("cuda backend: preparing %d series × %d time points: %w", n, l, err)
 	}
+	b.kernelTime = time.Since(t1)
 	b.prepared, b.measure, b.n, b.l = true, m, n, l
 	b.blockRows = b.chooseBlockRows()
 	return nil

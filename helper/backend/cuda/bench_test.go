@@ -140,7 +140,9 @@ func backendOnly(b *testing.B, be fc.Backend, x []float32, n, l int, m fc.Measur
 	var edges int
 	out := map[string]float64{}
 	out["prepare_s"] = med(func() error { return be.Prepare(ctx, x, n, l, m) })
-	out["upload_s"] = be.(*backend).uploadTime.Seconds()
+	bk := be.(*backend)
+	out["upload_s"], out["prep_kernels_s"] = bk.uploadTime.Seconds(), bk.kernelTime.Seconds()
+	out["free_previous_s"], out["prepare_inside_s"] = bk.freeTime.Seconds(), bk.prepareTime.Seconds()
 	out["histogram_s"] = med(func() error {
 		return be.Run(ctx, blocks, fc.Op{Kind: fc.OpHistogram, Lo: -1, Hi: 1, Bins: 1 << 20}, func(*fc.BlockResult) error { return nil })
 	})
