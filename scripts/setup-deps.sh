@@ -30,18 +30,26 @@ fi
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
-for p in "${missing[@]}"; do
-  if [ "$p" = nvidia-cuda-dev ]; then
-    # CUDA headers live in Debian's non-free component (see ../shared/env/TOOLCHAIN.md).
-    if ! grep -rqs "non-free" /etc/apt/sources.list /etc/apt/sources.list.d/ 2>/dev/null; then
-      . /etc/os-release
-      if [ "${ID:-}" = debian ]; then
-        echo "deb http://deb.debian.org/debian ${VERSION_CODENAME} contrib non-free" | $SUDO tee /etc/apt/sources.list.d/hubscope-nonfree.list >/dev/null
-      else
-        $SUDO sed -i 's/^Components: main.*/Components: main restricted universe multiverse/' /etc/apt/sources.list.d/ubuntu.sources 2>/dev/null || true
-      fi
-    fi
+# CUDA headers (nvidia-cuda-dev) live in Debian's non-free component and Ubuntu's multiverse
+# (see ../shared/env/TOOLCHAIN.md). Enable that component on the archive this machine already
+# uses, copying its own apt entry, so no mirror is hard-coded here.
+enable_nonfree() {
+  . /etc/os-release
+  if [ "${ID:-}" = ubuntu ]; then
+    grep -rqs "multiverse" /etc/apt/sources.list /etc/apt/sources.list.d/ && return 0
+    $SUDO sed -i -E 's/^(Components:.*)$/\1 universe multiverse/' /etc/apt/sources.list.d/ubuntu.sources 2>/dev/null || true
+    return 0
   fi
+  grep -rqsE "^[^#]*(Components:.*|deb .*) non-free( |$)" /etc/apt/sources.list /etc/apt/sources.list.d/ && return 0
+  local uri
+  uri=$(grep -hE "^URIs:" /etc/apt/sources.list.d/debian.sources 2>/dev/null | grep -v security | head -1 | awk '{print $2}')
+  [ -n "$uri" ] || uri=$(grep -hE "^deb " /etc/apt/sources.list 2>/dev/null | grep -v security | head -1 | awk '{print $2}')
+  [ -n "$uri" ] || { echo "setup-deps: cannot find the Debian archive in apt's sources to add non-free" >&2; return 1; }
+  printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: contrib non-free\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' \
+    "$uri" "${VERSION_CODENAME}" | $SUDO tee /etc/apt/sources.list.d/hubscope-nonfree.sources >/dev/null
+}
+for p in "${missing[@]}"; do
+  [ "$p" = nvidia-cuda-dev ] && enable_nonfree
 done
 echo "setup-deps: installing ${missing[*]}" >&2
 $SUDO apt-get update -qq >/dev/null
