@@ -226,7 +226,16 @@ func (w *worker) kendallTile(blk fc.Block, ra, cb int) {
 	full := int64(fc.SignPairs(b.l))
 	for i := max(ra, blk.I0); i < min(ra+mr, blk.I1); i++ {
 		pi, ni := b.pos[i*nw:(i+1)*nw], b.neg[i*nw:(i+1)*nw]
-		for j := max(cb, blk.J0, i+1); j < min(cb+nr, blk.J1); j++ {
+		j, j1 := max(cb, blk.J0, i+1), min(cb+nr, blk.J1)
+		if b.cnt[i] == full { // four tie-free partners share each load of pos_i
+			for ; j+4 <= j1 && b.cnt[j] == full && b.cnt[j+1] == full && b.cnt[j+2] == full && b.cnt[j+3] == full; j += 4 {
+				c := xorCount4(pi, b.pos[j*nw:(j+1)*nw], b.pos[(j+1)*nw:(j+2)*nw], b.pos[(j+2)*nw:(j+3)*nw], b.pos[(j+3)*nw:(j+4)*nw])
+				for q := 0; q < 4; q++ {
+					w.tile[(i-ra)*nr+j+q-cb] = fc.KendallTau(full-2*c[q], full, full)
+				}
+			}
+		}
+		for ; j < j1; j++ {
 			pj := b.pos[j*nw : (j+1)*nw]
 			var dot int64
 			if b.cnt[i] == full && b.cnt[j] == full {
@@ -237,6 +246,19 @@ func (w *worker) kendallTile(blk fc.Block, ra, cb int) {
 			w.tile[(i-ra)*nr+j-cb] = fc.KendallTau(dot, b.cnt[i], b.cnt[j])
 		}
 	}
+}
+
+// xorCount4 is xorCount of a against four vectors at once.
+func xorCount4(a, b0, b1, b2, b3 []uint64) (c [4]int64) {
+	b0, b1, b2, b3 = b0[:len(a)], b1[:len(a)], b2[:len(a)], b3[:len(a)]
+	var c0, c1, c2, c3 int
+	for k, x := range a {
+		c0 += bits.OnesCount64(x ^ b0[k])
+		c1 += bits.OnesCount64(x ^ b1[k])
+		c2 += bits.OnesCount64(x ^ b2[k])
+		c3 += bits.OnesCount64(x ^ b3[k])
+	}
+	return [4]int64{int64(c0), int64(c1), int64(c2), int64(c3)}
 }
 
 // xorCount is popcnt(a ⊕ b) over the words, four at a time.
