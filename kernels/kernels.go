@@ -29,4 +29,5 @@ const (
 	CorrelationValues    = "correlation_values"
 	KendallValues        = "kendall_values"
 	TopKSelect           = "topk_select"
+	CheckSeries          = "check_series"
 )

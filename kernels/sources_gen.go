@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "5e3563934c95a14439488549dddf393b369c176629f0772a307ca91d28e40982"
+const SourceSHA256 = "09eae52e7c9a1306972c77d7355afa5e111e1c785fc520d935fa803ccaa55d14"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "27838ff129201db353446fef3275aff1eb7cda7896018fe68b79755a0f4d64aa"
+const FatbinSHA256 = "31e5bb9ea8b9e36c4f0db51303933c08b53de0ea52474c61d5d5b3bdffe79438"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"

@@ -161,8 +161,8 @@ func (b *backend) BlockRows() int {
 }
 
 func (b *backend) Prepare(ctx context.Context, x []float32, n, l int, m fc.Measure) error {
-	if err := fc.CheckSeries(x, n, l); err != nil {
-		return err
+	if n < 1 || l < 3 || len(x) != n*l {
+		return fc.CheckSeries(x, n, l) // its error names the shape problem
 	}
 	switch {
 	case n > math.MaxUint32:
@@ -197,6 +197,9 @@ func (b *backend) prepare(x []float32, n, l int, m fc.Measure) error {
 	b.uploadTime = time.Since(t0)
 	t1 := time.Now()
 	defer cu.MemFree(dx)
+	if err := b.checkSeries(x, dx, n, l); err != nil {
+		return err
+	}
 	s := b.slots[0].stream
 	switch m {
 	case fc.Pearson, fc.Spearman:
@@ -257,6 +260,32 @@ func (b *backend) prepare(x []float32, n, l int, m fc.Measure) error {
 	b.prepared, b.measure, b.n, b.l = true, m, n, l
 	b.blockRows = b.chooseBlockRows()
 	return nil
+}
+
+// checkSeries rejects non-finite and constant series (fc.CheckSeries's rule) with a kernel
+// over the uploaded copy; only when it finds one does the host scan x, for fc's exact error.
+func (b *backend) checkSeries(x []float32, dx cu.DevicePtr, n, l int) error {
+	sl := b.slots[0]
+	if err := cu.MemsetD32Async(sl.count, 0, 2, sl.stream); err != nil {
+		return fmt.Errorf("cuda backend: clearing the series check counter: %w", err)
+	}
+	if err := b.fn.checkSeriesLaunch(sl.stream, dx, n, l, sl.count); err != nil {
+		return err
+	}
+	if err := cu.MemcpyDtoHAsync(sl.hostCount, sl.count, 8, sl.stream); err != nil {
+		return fmt.Errorf("cuda backend: copying the series check: %w", err)
+	}
+	if err := sl.stream.Synchronize(); err != nil {
+		return fmt.Errorf("cuda backend: checking %d series: %w", n, err)
+	}
+	bad := *(*uint64)(sl.hostCount)
+	if bad == 0 {
+		return nil
+	}
+	if err := fc.CheckSeries(x, n, l); err != nil {
+		return err
+	}
+	return fmt.Errorf("cuda backend: the device found %d constant or non-finite series that fc.CheckSeries accepts", bad)
 }
 
 // upload copies x to a new device buffer through the two pinned staging buffers, so the DMA

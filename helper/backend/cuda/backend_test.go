@@ -284,3 +284,36 @@ func TestAvailable(t *testing.T) {
 	}
 	t.Log(desc)
 }
+
+// TestBadSeries: the device-side series check rejects a non-finite or constant row with the
+// same fc.SeriesError the host check gives, naming the row; after the error the backend
+// prepares valid data again.
+func TestBadSeries(t *testing.T) {
+	be := newTestBackend(t, Options{})
+	defer be.Close()
+	for _, c := range []struct {
+		name  string
+		value float32
+	}{{"NaN", float32(math.NaN())}, {"Inf", float32(math.Inf(-1))}, {"constant", 0}} {
+		d := fctest.Gaussian("bad", 300, 17, 3, 8)
+		row := 211
+		for k := 0; k < d.L; k++ {
+			if c.name == "constant" {
+				d.X[row*d.L+k] = 2.5
+			} else if k == 9 {
+				d.X[row*d.L+k] = c.value
+			}
+		}
+		for _, m := range []fc.Measure{fc.Pearson, fc.Spearman, fc.Kendall} {
+			err := be.Prepare(context.Background(), d.X, d.N, d.L, m)
+			var se *fc.SeriesError
+			if !errors.As(err, &se) || len(se.Rows) != 1 || se.Rows[0] != row {
+				t.Fatalf("%s row, %s: Prepare error %v, want a SeriesError naming row %d", c.name, m, err, row)
+			}
+		}
+	}
+	d := fctest.Gaussian("good", 300, 17, 3, 8)
+	if err := be.Prepare(context.Background(), d.X, d.N, d.L, fc.Pearson); err != nil {
+		t.Fatalf("Prepare after rejected data: %v", err)
+	}
+}

@@ -43,6 +43,7 @@ type functions struct {
 	normalizeRows, averageRanks, kendallSigns                              cu.Function
 	correlationEdges, correlationHistogram, kendallEdges, kendallHistogram cu.Function
 	correlationValues, kendallValues, topkSelect                           cu.Function
+	checkSeries                                                            cu.Function
 }
 
 func loadFunctions(mod cu.Module) (functions, error) {
@@ -61,6 +62,7 @@ func loadFunctions(mod cu.Module) (functions, error) {
 		{kernels.CorrelationValues, &f.correlationValues},
 		{kernels.KendallValues, &f.kendallValues},
 		{kernels.TopKSelect, &f.topkSelect},
+		{kernels.CheckSeries, &f.checkSeries},
 	} {
 		fn, err := mod.Function(k.name)
 		if err != nil {
@@ -168,4 +170,9 @@ func (f *functions) topkSelectLaunch(s cu.Stream, v cu.DevicePtr, lines, lineStr
 	}
 	return launch(kernels.TopKSelect, f.topkSelect, lines, 1, 256, 0, s, ptr(v), i64(lineStride), i64(elemStride), i64(length),
 		i64(k), i64(row0), i64(col0), bc, ptr(out), ptr(count), uint64(capacity))
+}
+
+// checkSeries: grid ceil(n/8), block 256.
+func (f *functions) checkSeriesLaunch(s cu.Stream, x cu.DevicePtr, n, l int, bad cu.DevicePtr) error {
+	return launch(kernels.CheckSeries, f.checkSeries, ceilDiv(n, 8), 1, 256, 0, s, ptr(x), i64(n), i64(l), ptr(bad))
 }
