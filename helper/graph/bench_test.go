@@ -107,3 +107,54 @@ func TestBenchC2Report(t *testing.T) {
 		t.Logf("N=%d E=%d: %v", g.N, g.Edges(), d)
 	}
 }
+
+func BenchmarkLocalEfficienciesC2(b *testing.B) {
+	g := c2Graph(b)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := LocalEfficiencies(context.Background(), g, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkWeightedClusteringC2(b *testing.B) {
+	g := c2Graph(b)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := WeightedClusteringCoefficients(context.Background(), g); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkBetweennessC2(b *testing.B) {
+	g := c2Graph(b)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Betweenness(context.Background(), g, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEigenvectorCentralityC2(b *testing.B) {
+	g := c2Graph(b)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, _, err := EigenvectorCentrality(context.Background(), g, EigenvectorOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkSmallWorldC2: C_p and L_p of the graph and of 15 random networks (10 swaps/edge).
+func BenchmarkSmallWorldC2(b *testing.B) {
+	g := c2Graph(b)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := SmallWorld(context.Background(), g, SmallWorldOptions{Seed: 1}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
