@@ -10,6 +10,11 @@
 //
 // A CUDA context belongs to one OS thread: every driver call runs on one goroutine locked to
 // its thread, which executes closures sent to it.
+//
+// Limits of the cuda build: gorgonia.org/cu v0.9.6 calls cuInit in its package init and exits
+// the process when it fails (driver present, no GPU), and the binary links libcuda.so.1, so a
+// -tags cuda helper starts only where the NVIDIA driver is installed; on such machines New and
+// Available report a missing or too old GPU as an error wrapping ErrNoDevice.
 package cuda
 
 import "errors"
