@@ -446,11 +446,18 @@ func (b *backend) run(ctx context.Context, blocks []fc.Block, op fc.Op, sink fun
 	return nil
 }
 
+func (b *backend) maxEdgeCapacity() int {
+	if b.opts.MaxEdgeCapacity > 0 {
+		return b.opts.MaxEdgeCapacity
+	}
+	return 1 << 27
+}
+
 func (b *backend) initialEdgeCapacity() int {
 	if b.opts.EdgeCapacity > 0 {
 		return b.opts.EdgeCapacity
 	}
-	return defaultEdgeCapacity
+	return min(defaultEdgeCapacity, b.maxEdgeCapacity())
 }
 
 // drain waits for both streams after an error, so no copy lands in a buffer being freed.
@@ -507,8 +514,8 @@ func blockString(blk fc.Block) string {
 }
 
 // complete waits for slot s's block and hands its result to the sink. A block whose edges
-// overflowed the buffer is recomputed with a buffer large enough; if that buffer cannot be
-// had, the block is processed in two halves of rows.
+// overflowed the buffer is recomputed with a buffer large enough; if that buffer would exceed
+// MaxEdgeCapacity or cannot be had, the block is processed in two halves of rows.
 func (b *backend) complete(s *slot, op fc.Op, sink func(*fc.BlockResult) error) error {
 	blk := s.block
 	if err := s.stream.Synchronize(); err != nil {
@@ -520,6 +527,9 @@ func (b *backend) complete(s *slot, op fc.Op, sink func(*fc.BlockResult) error) 
 	count := *(*uint64)(s.hostCount)
 	if count > uint64(s.edgeCap) {
 		need := count + count/8 + 4096
+		if need > uint64(b.maxEdgeCapacity()) && blk.I1-blk.I0 >= 2 {
+			return b.split(s, op, sink)
+		}
 		if err := s.ensureEdges(int(need), true); err != nil {
 			if !errors.Is(err, cu.OutOfMemory) || blk.I1-blk.I0 < 2 {
 				return fmt.Errorf("cuda backend: %s has %d surviving edges: %w", blockString(blk), count, err)

@@ -317,3 +317,56 @@ func TestBadSeries(t *testing.T) {
 		t.Fatalf("Prepare after rejected data: %v", err)
 	}
 }
+
+// TestSplitBlocks forces the halving path: a 16-edge buffer that may grow to 100 edges only,
+// so every block of 150 rows is split again and again (single rows then grow the buffer).
+// The sink must still see each planned block once, with exactly the pairs an unconstrained
+// backend emits.
+func TestSplitBlocks(t *testing.T) {
+	d := fctest.Gaussian("split", 451, 29, 4, 13)
+	blocks := fc.PlanBlocks(d.N, 150)
+	for _, m := range []fc.Measure{fc.Pearson, fc.Kendall} {
+		op := fc.Op{Kind: fc.OpEdges, Threshold: -0.05, Abs: m == fc.Kendall}
+		var want, got []float32
+		for _, opts := range []Options{{}, {EdgeCapacity: 16, MaxEdgeCapacity: 100}} {
+			be := newTestBackend(t, opts)
+			if err := be.Prepare(context.Background(), d.X, d.N, d.L, m); err != nil {
+				t.Fatal(err)
+			}
+			seen := map[fc.Block]int{}
+			vals := make([]float32, d.N*d.N)
+			for i := range vals {
+				vals[i] = float32(math.NaN())
+			}
+			err := be.Run(context.Background(), blocks, op, func(r *fc.BlockResult) error {
+				seen[r.Block]++
+				for _, e := range r.Edges {
+					vals[int(e.I)*d.N+int(e.J)] = e.W
+				}
+				return nil
+			})
+			be.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, blk := range blocks {
+				if seen[blk] != 1 {
+					t.Fatalf("%s %+v: block %+v reached the sink %d times", m, opts, blk, seen[blk])
+				}
+			}
+			if len(seen) != len(blocks) {
+				t.Fatalf("%s %+v: sink saw %d distinct blocks, %d planned", m, opts, len(seen), len(blocks))
+			}
+			if want == nil {
+				want = vals
+			} else {
+				got = vals
+			}
+		}
+		for i := range want {
+			if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+				t.Fatalf("%s pair (%d,%d): %v with split blocks, %v without", m, i/d.N, i%d.N, got[i], want[i])
+			}
+		}
+	}
+}

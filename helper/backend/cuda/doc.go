@@ -37,4 +37,9 @@ type Options struct {
 	// without a retry (0 = automatic). A block with more survivors is recomputed once with a
 	// buffer large enough, which then stays allocated for the following blocks.
 	EdgeCapacity int
+	// MaxEdgeCapacity bounds that buffer (0 = 1<<27 edges, 1.5 GiB on the device and as much
+	// pinned host memory per in-flight block). A block with more survivors is processed in
+	// halves of its rows, gathered in host memory and handed over as the one planned block;
+	// a device out of memory for the buffer is handled the same way.
+	MaxEdgeCapacity int
 }
