@@ -362,7 +362,8 @@ func (d *driver) bonferroni() (*network.Network, error) {
 
 // fdr applies Benjamini–Hochberg over the m tests: the largest k with p_(k) ≤ k·α/m, all pairs
 // with p ≤ p_(k) rejected. p falls as |v| grows, so p_(k) is the p of the k-th largest |v|.
-// A histogram of |v| bounds the bins where that k can lie: in bin b the ranks are
+// A histogram of |v| over [v_α, 1] (v_α: the |v| of p = α, below which no test can be
+// rejected) bounds the bins where that k can lie: in bin b the ranks are
 // (C_{b+1}, C_b] with values below the bin's upper edge h_b, so if p(h_b) > C_b·α/m no rank
 // of bin b qualifies. Every |v| from the lowest possible bin up (one bin of margin for
 // rounding) is emitted; their exact ranks give the exact k.
@@ -373,7 +374,14 @@ func (d *driver) fdr() (*network.Network, error) {
 	if bins == 0 {
 		bins = DefaultBins
 	}
-	hop := Op{Kind: OpHistogram, Abs: true, Lo: 0, Hi: 1, Bins: bins}
+	// BH never rejects a test with p > α (p_(k) ≤ k·α/m ≤ α), so |v| below the critical value
+	// of α cannot be significant: the histogram starts there (values below fall in bin 0 and
+	// skip the binning), with a small margin for the quantile's rounding.
+	lo := max(0, CriticalValue(d.cfg.Measure, d.cfg.Alpha, d.l)-1e-6)
+	hop := Op{Kind: OpHistogram, Abs: true, Lo: lo, Hi: 1, Bins: bins}
+	if !(lo < 1) {
+		hop.Lo = 0
+	}
 	hist, err := d.histogram(hop)
 	if err != nil {
 		return nil, err

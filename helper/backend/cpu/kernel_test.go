@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/hubscope/hubscope/helper/fc"
 )
 
 // TestKernel compares the micro-kernel in use (AVX2 or portable) with a float64 product of
@@ -50,6 +52,31 @@ func TestKernel(t *testing.T) {
 					t.Fatalf("%s kernel, l=%d, tile (%d,%d) = %v, float64 product %v", kernelName, l, r, q, got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestBinner: the division-free bin equals fc.Op.BinOf for random values and for values next
+// to bin edges, on full, narrowed and |v| ranges.
+func TestBinner(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, op := range []fc.Op{
+		{Lo: -1, Hi: 1, Bins: 1 << 20}, {Lo: 0, Hi: 1, Bins: 1 << 20}, {Lo: 0.1713, Hi: 1, Bins: 1 << 20},
+		{Lo: -1, Hi: 1, Bins: 1000}, {Lo: 0, Hi: 1, Bins: 37}, {Lo: 0.25, Hi: 1, Bins: 1 << 16},
+	} {
+		b := newBinner(&op)
+		check := func(v float32) {
+			if got, want := b.binOf(v), op.BinOf(v); got != want {
+				t.Fatalf("op %+v: bin of %v = %d, BinOf %d", op, v, got, want)
+			}
+		}
+		for i := 0; i < 200000; i++ {
+			v := float32(rng.Float64()*2.2 - 1.1)
+			check(v)
+			e := float32(op.BinLower(rng.IntN(op.Bins + 1)))
+			check(e)
+			check(math.Nextafter32(e, 2))
+			check(math.Nextafter32(e, -2))
 		}
 	}
 }

@@ -97,6 +97,7 @@ type worker struct {
 	below uint64
 	hmin  int // touched bins of hist: [hmin, hmax], so merging costs the values' spread, not Bins
 	hmax  int
+	bins  binner
 	rows  topK // OpTopK: the strip's rows
 	cols  topK // OpTopK: the block's columns
 	row0  int  // first row of the current strip
@@ -112,6 +113,7 @@ func (b *Backend) newWorker(op *fc.Op) *worker {
 		w.t32 = lo.Threshold32() // v < t32 ⇔ v < Lo ⇔ BinOf(v) = 0 without computing it
 		w.hist = make([]uint64, op.Bins)
 		w.hmin, w.hmax = op.Bins, -1
+		w.bins = newBinner(op)
 	}
 	return w
 }
@@ -352,7 +354,7 @@ func (w *worker) emit(ra, cb int, m uint64, off int) {
 
 func (w *worker) count(m uint64, off int) {
 	for ; m != 0; m &= m - 1 {
-		bin := w.op.BinOf(w.tile[off+bits.TrailingZeros64(m)])
+		bin := w.bins.binOf(w.tile[off+bits.TrailingZeros64(m)])
 		w.hist[bin]++
 		w.hmin, w.hmax = min(w.hmin, bin), max(w.hmax, bin)
 	}
@@ -494,4 +496,31 @@ func (t *topK) flush(f func(s int, nb neighbour)) {
 		}
 		t.n[s] = 0
 	}
+}
+
+// binner computes fc.Op.BinOf without its division: t = (x − Lo)·(Bins/(Hi − Lo)) differs
+// from BinOf's (x − Lo)/(Hi − Lo)·Bins by a few roundings, i.e. by less than 1e-15·t, so
+// floor(t) is BinOf's bin unless t lies within ε = 1e-12·t + 1e-9 of an integer or outside
+// [1, Bins−1); those values take BinOf itself. The histogram thus stays bit-consistent with
+// Op.BinOf.
+type binner struct {
+	op        *fc.Op
+	lo, scale float64
+	maxT      float64
+}
+
+func newBinner(op *fc.Op) binner {
+	return binner{op: op, lo: op.Lo, scale: float64(op.Bins) / (op.Hi - op.Lo), maxT: float64(op.Bins - 1)}
+}
+
+func (b *binner) binOf(v float32) int {
+	t := (float64(v) - b.lo) * b.scale
+	if t >= 1 && t < b.maxT {
+		i := int(t)
+		eps := 1e-12*t + 1e-9
+		if f := t - float64(i); f > eps && f < 1-eps {
+			return i
+		}
+	}
+	return b.op.BinOf(v)
 }
