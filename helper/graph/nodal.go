@@ -121,7 +121,10 @@ type EigenvectorOptions struct {
 // graphs; the start vector is the degree vector, as in igraph. On a disconnected graph the
 // iteration converges to the component with the largest eigenvalue (other components → 0), as
 // ARPACK does. A graph with no edges has no leading eigenvector; igraph then returns all ones,
-// and so does this function (with λ = 0). Weights are ignored (binary centrality).
+// and so does this function (with λ = 0). When the leading eigenvalue is shared (two identical
+// components), the eigenvector is not unique and the result depends on the start vector, as
+// any solver's does. If the iteration limit is reached, the last iterate is returned together
+// with an error wrapping ErrNotConverged. Weights are ignored (binary centrality).
 func EigenvectorCentrality(ctx context.Context, g *Graph, opt EigenvectorOptions) (x []float64, lambda float64, err error) {
 	if g == nil {
 		return nil, 0, errors.New("graph: eigenvector centrality of a nil graph")
@@ -145,6 +148,7 @@ func EigenvectorCentrality(ctx context.Context, g *Graph, opt EigenvectorOptions
 		x[i] = float64(g.Degree(i))
 	}
 	scaleMax(x)
+	var m, lastChange float64
 	for it := 0; it < opt.MaxIter; it++ {
 		if it%64 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -159,18 +163,23 @@ func EigenvectorCentrality(ctx context.Context, g *Graph, opt EigenvectorOptions
 			y[i] = s
 		}
 		// The max entry of (A+I)x with max(x) = 1 converges to λ+1.
-		m := scaleMax(y)
+		m = scaleMax(y)
 		var change float64
 		for i := range x {
 			change = max(change, math.Abs(y[i]-x[i]))
 		}
 		x, y = y, x
+		lastChange = change
 		if change < opt.Tolerance {
 			return x, m - 1, nil
 		}
 	}
-	return nil, 0, fmt.Errorf("graph: eigenvector centrality did not converge in %d power iterations (tolerance %g); the two leading eigenvalues are too close", opt.MaxIter, opt.Tolerance)
+	return x, m - 1, fmt.Errorf("%w: %d power iterations left a change of %.3g (tolerance %g); the two leading eigenvalues are too close to separate", ErrNotConverged, opt.MaxIter, lastChange, opt.Tolerance)
 }
+
+// ErrNotConverged is wrapped by iterative measures that stopped at their iteration limit; they
+// still return their last iterate, which the caller may keep with a warning.
+var ErrNotConverged = errors.New("graph: iteration did not converge")
 
 // scaleMax divides x by its largest entry and returns that entry.
 func scaleMax(x []float64) float64 {

@@ -219,7 +219,12 @@ func NodalMeasures(ctx context.Context, g *Graph, opt NodalOptions, rep progress
 		}
 	}
 	if opt.Eigenvector {
-		if nd.EigenvectorCentrality, _, err = EigenvectorCentrality(ctx, g, EigenvectorOptions{}); err != nil {
+		nd.EigenvectorCentrality, _, err = EigenvectorCentrality(ctx, g, EigenvectorOptions{})
+		switch {
+		case errors.Is(err, ErrNotConverged):
+			// The last iterate still ranks nodes usefully; say how far it is from converged.
+			rep.Note("eigenvector centrality: " + err.Error())
+		case err != nil:
 			return nd, err
 		}
 	}

@@ -171,3 +171,11 @@ func TestProgressCountsUnits(t *testing.T) {
 		}
 	}
 }
+
+func TestEigenvectorNotConvergedKeepsIterate(t *testing.T) {
+	g := geometricGraph(t, 300, 0.1, 91)
+	x, _, err := EigenvectorCentrality(context.Background(), g, EigenvectorOptions{MaxIter: 2})
+	if !errors.Is(err, ErrNotConverged) || len(x) != g.N {
+		t.Fatalf("err = %v, %d values", err, len(x))
+	}
+}
