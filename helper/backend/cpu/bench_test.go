@@ -79,3 +79,13 @@ func BenchmarkKernel(b *testing.B) {
 func BenchmarkN100k(b *testing.B) {
 	benchBuild(b, 100000, 200, fc.Config{Mode: fc.Density, Density: 0.001})
 }
+
+// BenchmarkC1FDR is C1's data under Benjamini–Hochberg at q = 0.05 on |r|.
+func BenchmarkC1FDR(b *testing.B) {
+	benchBuild(b, 20000, 200, fc.Config{Mode: fc.Significance, Correction: fc.FDR, Alpha: 0.05, Abs: true})
+}
+
+// BenchmarkC1KNN is C1's data with each node's 10 strongest links.
+func BenchmarkC1KNN(b *testing.B) {
+	benchBuild(b, 20000, 200, fc.Config{Mode: fc.NearestNeighbours, K: 10})
+}

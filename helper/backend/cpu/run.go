@@ -163,16 +163,16 @@ func (w *worker) strip(blk fc.Block, q0, q1 int) {
 		w.rows.reset(r1-r0, w.op.K)
 	}
 	l := b.l
-	t := w.t32
-	if w.op.Kind == fc.OpTopK {
-		t = float32(math.Inf(-1)) // every value is a candidate
-	}
+	t := w.t32 // OpTopK: set per tile from the heaps (topKFloor)
 	for c := blk.J0 / nr; c*nr < blk.J1; c++ {
 		cb := c * nr
 		for p := q0; p < q1; p++ {
 			ra := p * mr
 			if diag && cb+nr-1 <= ra { // every j ≤ i: below the diagonal
 				continue
+			}
+			if w.op.Kind == fc.OpTopK {
+				t = w.topKFloor(blk, ra, cb, r0, r1)
 			}
 			var m0, m1 uint64
 			if b.m == fc.Kendall {
@@ -217,6 +217,20 @@ func (w *worker) longTile(a, b []float32) {
 	for i, v := range acc {
 		w.tile[i] = float32(v)
 	}
+}
+
+// topKFloor is the smallest value that can still enter a heap of the tile's rows or columns:
+// the weakest root among full heaps, −∞ while any heap has room. Values below it are masked
+// out by the kernel; equal ones pass, since a smaller index may still win the tie.
+func (w *worker) topKFloor(blk fc.Block, ra, cb, r0, r1 int) float32 {
+	t := float32(math.Inf(1))
+	for i := max(ra, r0); i < min(ra+mr, r1); i++ {
+		t = min(t, w.rows.floor(i-r0))
+	}
+	for j := max(cb, blk.J0); j < min(cb+nr, blk.J1); j++ {
+		t = min(t, w.cols.floor(j-blk.J0))
+	}
+	return t
 }
 
 // kendallTile fills the tile with τ-b = (z_i·z_j)/sqrt(n_i n_j) from exact popcount dots.
@@ -328,7 +342,7 @@ func validMask(blk fc.Block, ra, cb int, diag bool) (v0, v1 uint64) {
 }
 
 // epilogue folds a tile into the worker's result. m0, m1 mark the valid entries with value
-// (|v| with Abs) ≥ t32; v0, v1 all valid entries.
+// (|v| with Abs) ≥ the tile's threshold (t32, or topKFloor); v0, v1 all valid entries.
 func (w *worker) epilogue(blk fc.Block, ra, cb int, m0, m1, v0, v1 uint64) {
 	switch w.op.Kind {
 	case fc.OpEdges:
@@ -340,8 +354,8 @@ func (w *worker) epilogue(blk fc.Block, ra, cb int, m0, m1, v0, v1 uint64) {
 		w.count(m0, 0)
 		w.count(m1, 4*nr)
 	case fc.OpTopK:
-		w.offer(blk, ra, cb, v0, 0)
-		w.offer(blk, ra, cb, v1, 4*nr)
+		w.offer(blk, ra, cb, m0, 0)
+		w.offer(blk, ra, cb, m1, 4*nr)
 	}
 }
 
@@ -486,6 +500,14 @@ func (t *topK) push(s int, c neighbour) {
 		h[i], h[m] = h[m], h[i]
 		i = m
 	}
+}
+
+// floor is the worst kept value of slot s when its heap is full, else −∞.
+func (t *topK) floor(s int) float32 {
+	if int(t.n[s]) < t.k {
+		return float32(math.Inf(-1))
+	}
+	return t.h[s*t.k].w
 }
 
 // flush hands every kept entry to f and empties the heaps.
