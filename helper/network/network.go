@@ -56,8 +56,8 @@ func (nw *Network) Validate() error {
 	}
 	for i := 0; i < nw.N; i++ {
 		a, b := nw.Indptr[i], nw.Indptr[i+1]
-		if b < a {
-			return fmt.Errorf("network: indptr decreases at row %d", i)
+		if b < a || b > e {
+			return fmt.Errorf("network: indptr decreases or overruns the edges at row %d", i)
 		}
 		prev := int64(i)
 		for p := a; p < b; p++ {
