@@ -16,6 +16,15 @@ func Triangles(ctx context.Context, g *Graph) ([]int64, error) {
 	if g == nil {
 		return nil, errors.New("graph: triangles of a nil graph")
 	}
+	// Node indices below 2¹⁶ are stored in 16 bits: the oriented adjacency then takes half the
+	// memory (1 MB for the C2 graph, within a core's L2 cache), and the scan is memory-bound.
+	if g.N <= 1<<16 {
+		return triangles[uint16](ctx, g)
+	}
+	return triangles[int32](ctx, g)
+}
+
+func triangles[I uint16 | int32](ctx context.Context, g *Graph) ([]int64, error) {
 	n := g.N
 	deg := make([]int32, n)
 	for i := range deg {
@@ -23,13 +32,13 @@ func Triangles(ctx context.Context, g *Graph) ([]int64, error) {
 	}
 	// Out-neighbours (higher rank) as a CSR of half the size of g, rows still sorted by index.
 	outOff := make([]int64, n+1)
-	out := make([]int32, g.Edges())
+	out := make([]I, g.Edges())
 	var p int64
 	for i := 0; i < n; i++ {
 		di := deg[i]
 		for _, j := range g.Neighbors(i) {
 			if dj := deg[j]; dj > di || (dj == di && int(j) > i) {
-				out[p] = j
+				out[p] = I(j)
 				p++
 			}
 		}

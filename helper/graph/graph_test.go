@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"context"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -75,5 +76,42 @@ func TestValidateCatchesBrokenGraphs(t *testing.T) {
 		if err := g.Validate(); err == nil {
 			t.Errorf("%s: Validate accepted it", name)
 		}
+	}
+}
+
+// TestTrianglesWideIndices: graphs above 2¹⁶ nodes take the 32-bit index path; padding a graph
+// with isolated nodes must not change any triangle count.
+func TestTrianglesWideIndices(t *testing.T) {
+	small := geometricGraph(t, 300, 0.12, 97)
+	var edges [][2]int32
+	for i := 0; i < small.N; i++ {
+		for _, j := range small.Neighbors(i) {
+			if int(j) > i {
+				// spread the nodes over the wide index range
+				edges = append(edges, [2]int32{int32(i) * 250, j * 250})
+			}
+		}
+	}
+	wide, err := FromEdges(300*250, edges, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := Triangles(context.Background(), small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Triangles(context.Background(), wide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var total int64
+	for i := range a {
+		if a[i] != b[i*250] {
+			t.Fatalf("node %d: %d triangles, %d after padding", i, a[i], b[i*250])
+		}
+		total += a[i]
+	}
+	if total == 0 {
+		t.Fatal("test graph has no triangles")
 	}
 }
