@@ -1,18 +1,19 @@
 // kendall_edges: one block pair of Kendall τ-b with the threshold and compaction fused into
 // the epilogue: τ_ij = (z_i·z_j)/sqrt(n_i n_j) from the exact integer dot product of the sign
-// bit-planes (popc_tile.cuh; pairs = M = L(L−1)/2 selects its tie-free form), scaled once
-// by fc.KendallTau's float64 formula; pairs with τ (or
-// |τ|) > t (≥ t when inclusive) are appended to out with that value (fc.Op.Value).
+// bit-planes (kendall_tile.cuh: tensor cores when use_mma, else SIMT popcounts; pairs = M =
+// L(L−1)/2 selects the tie-free form), scaled once by fc.KendallTau's float64 formula; pairs
+// with τ (or |τ|) > t (≥ t when inclusive) are appended to out with that value (fc.Op.Value).
 //
 // Launch: grid (ceil((j1−j0)/64), ceil((i1−i0)/64)), block 256, static shared memory
-// (sizeof(PopcShared) = 17 KiB). *count must be zero before the launch; it may end above
+// (sizeof(KendallShared) = 34 KiB). *count must be zero before the launch; it may end above
 // capacity (see correlation_edges).
 #include "common.cuh"
-#include "popc_tile.cuh"
+#include "kendall_tile.cuh"
 
 extern "C" __global__ void __launch_bounds__(PC_THREADS)
 kendall_edges(const unsigned int* __restrict__ P, const unsigned int* __restrict__ N,
-              const long long* __restrict__ nonzero, long long ldw, long long pairs,
+              const long long* __restrict__ nonzero, const long long* __restrict__ positives,
+              long long ldw, long long pairs, long long use_mma,
               long long i0, long long i1, long long j0, long long j1,
               double threshold, long long flags,
               Edge* __restrict__ out, unsigned long long* __restrict__ count, unsigned long long capacity) {
@@ -20,16 +21,15 @@ kendall_edges(const unsigned int* __restrict__ P, const unsigned int* __restrict
     const long long r0 = i0 + (long long)blockIdx.y * PC_TM;
     const long long c0 = j0 + (long long)blockIdx.x * PC_TM;
     if (tile_below_diagonal(bp, r0, c0, PC_TM)) return;
-    __shared__ PopcShared s;
+    __shared__ KendallShared s;
     int dot[4][4];
-    kendall_tile(P, N, nonzero, ldw, pairs, i1, j1, r0, c0, s, dot);
-    const int ty4 = (threadIdx.x >> 4) * 4, tx4 = (threadIdx.x & 15) * 4;
+    kendall_tile(P, N, nonzero, positives, ldw, pairs, use_mma != 0, i1, j1, r0, c0, s, dot);
 #pragma unroll
     for (int m = 0; m < 4; ++m) {
-        const long long i = r0 + ty4 + m;
 #pragma unroll
         for (int n = 0; n < 4; ++n) {
-            const long long j = c0 + tx4 + n;
+            const long long i = r0 + kendall_row(use_mma != 0, m, n);
+            const long long j = c0 + kendall_col(use_mma != 0, m, n);
             const bool counts = pair_counts(bp, i, j);
             // nonzero[] has padding entries past N, so reading it for uncounted pairs is safe.
             const float tau = counts ? kendall_tau(dot[m][n], nonzero[i], nonzero[j]) : 0.0f;

@@ -141,29 +141,6 @@ __device__ __forceinline__ void popc_tile_no_ties(const unsigned int* __restrict
         for (int n = 0; n < 4; ++n) dot[m][n] = (int)pairs - 2 * differ[m][n];
 }
 
-// kendall_tile chooses per CTA between the two: the tie-free form when every row and column
-// of the tile that the block counts has n = M (uniform across the CTA through
-// __syncthreads_and), the general form otherwise. Both give the exact integer dot product.
-__device__ __forceinline__ void kendall_tile(const unsigned int* __restrict__ P, const unsigned int* __restrict__ N,
-                                             const long long* __restrict__ nonzero, long long ldw, long long pairs,
-                                             long long i1, long long j1, long long r0, long long c0,
-                                             PopcShared& s, int (&dot)[4][4]) {
-    const int t = threadIdx.x;
-    bool tie_free = true;
-    if (t < PC_TM) {
-        const long long r = r0 + t;
-        tie_free = r >= i1 || nonzero[r] == pairs;
-    } else if (t < 2 * PC_TM) {
-        const long long c = c0 + t - PC_TM;
-        tie_free = c >= j1 || nonzero[c] == pairs;
-    }
-    if (__syncthreads_and(tie_free)) {
-        popc_tile_no_ties(P, ldw, pairs, r0, c0, s, dot);
-    } else {
-        popc_tile(P, N, ldw, r0, c0, s, dot);
-    }
-}
-
 // kendall_tau is fc.KendallTau: float32(float64(dot) / sqrt(float64(n_i)·float64(n_j))), every
 // step rounded to nearest in float64 so the value is bit-identical to the Go formula.
 __device__ __forceinline__ float kendall_tau(int dot, long long ni, long long nj) {

@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "09eae52e7c9a1306972c77d7355afa5e111e1c785fc520d935fa803ccaa55d14"
+const SourceSHA256 = "ca0793f4149ab12a23531ed9359e43e3ce918e6ce6c884a78138712744e61400"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "31e5bb9ea8b9e36c4f0db51303933c08b53de0ea52474c61d5d5b3bdffe79438"
+const FatbinSHA256 = "dc949b8b813812f98e1d66402b3a9201c75cb2e8a57c8b96e6f61c8675de7d95"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"

@@ -42,7 +42,7 @@ run_tests() {
     nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
     head -15 "$OUT/nvidia-smi.txt"
     timeout 180 "$T" -test.v -test.timeout 170s \
-        -test.run 'TestAvailable|TestConformance|TestManyTilesAgainstReference|TestAgainstScipy|TestSinkErrorAndReuse|TestRealScans|TestBadSeries|TestSplitBlocks' \
+        -test.run 'TestAvailable|TestConformance|TestManyTilesAgainstReference|TestAgainstScipy|TestSinkErrorAndReuse|TestRealScans|TestBadSeries|TestSplitBlocks|TestKendallUnitsAgree' \
         > "$OUT/tests.log" 2>&1
     echo "tests exit $?"
     grep -E '^(--- FAIL|FAIL|ok|PASS)|^    .*(deviation|Available|N=)|backend_test.go|realscan_test.go' "$OUT/tests.log" | head -60

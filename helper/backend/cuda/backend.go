@@ -60,15 +60,16 @@ type backend struct {
 	stage [2]unsafe.Pointer // pinned upload buffers, stageBytes each
 
 	// Prepared series.
-	prepared bool
-	measure  fc.Measure
-	n, l     int
-	u        cu.DevicePtr // Pearson/Spearman: normalized rows, ld floats each
-	ld       int
-	planeP   cu.DevicePtr // Kendall: sign bit-planes, ldw words per row
-	planeN   cu.DevicePtr
-	nonzero  cu.DevicePtr // Kendall: n_i, int64 per row
-	ldw      int
+	prepared  bool
+	measure   fc.Measure
+	n, l      int
+	u         cu.DevicePtr // Pearson/Spearman: normalized rows, ld floats each
+	ld        int
+	planeP    cu.DevicePtr // Kendall: sign bit-planes, ldw words per row
+	planeN    cu.DevicePtr
+	nonzero   cu.DevicePtr // Kendall: n_i, int64 per row
+	positives cu.DevicePtr // Kendall: p_i (+1 signs), int64 per row
+	ldw       int
 	// kendallPairs is M = L(L−1)/2, the length of a sign vector.
 	kendallPairs int
 	blockRows    int
@@ -241,15 +242,18 @@ func (b *backend) prepare(x []float32, n, l int, m fc.Measure) error {
 		if b.nonzero, err = alloc("Kendall non-tied pair counts", rows*8); err != nil {
 			return err
 		}
+		if b.positives, err = alloc("Kendall positive sign counts", rows*8); err != nil {
+			return err
+		}
 		for _, z := range []struct {
 			p     cu.DevicePtr
 			words int
-		}{{b.planeP, rows * b.ldw}, {b.planeN, rows * b.ldw}, {b.nonzero, 2 * rows}} {
+		}{{b.planeP, rows * b.ldw}, {b.planeN, rows * b.ldw}, {b.nonzero, 2 * rows}, {b.positives, 2 * rows}} {
 			if err := cu.MemsetD32Async(z.p, 0, int64(z.words), s); err != nil {
 				return fmt.Errorf("cuda backend: clearing Kendall planes: %w", err)
 			}
 		}
-		if err := b.fn.kendallSignsLaunch(s, dx, n, l, b.planeP, b.planeN, b.ldw, b.nonzero); err != nil {
+		if err := b.fn.kendallSignsLaunch(s, dx, n, l, b.planeP, b.planeN, b.ldw, b.nonzero, b.positives); err != nil {
 			return err
 		}
 	}
@@ -320,6 +324,12 @@ func (b *backend) upload(x []float32) (cu.DevicePtr, error) {
 	return dx, nil
 }
 
+// kendall bundles the prepared Kendall operands for the block kernels.
+func (b *backend) kendall() kendallPlanes {
+	return kendallPlanes{p: b.planeP, n: b.planeN, nonzero: b.nonzero, positives: b.positives,
+		ldw: b.ldw, pairs: b.kendallPairs, useMMA: !b.opts.KendallSIMT}
+}
+
 // parallelCopy copies src into dst (pinned staging memory) with a few goroutines: one core's
 // memcpy, not the DMA, limits a staged upload.
 func parallelCopy(dst, src []float32) {
@@ -365,7 +375,7 @@ func alloc(what string, bytes int) (cu.DevicePtr, error) {
 }
 
 func (b *backend) freePrepared() {
-	for _, p := range []*cu.DevicePtr{&b.u, &b.planeP, &b.planeN, &b.nonzero, &b.vals} {
+	for _, p := range []*cu.DevicePtr{&b.u, &b.planeP, &b.planeN, &b.nonzero, &b.positives, &b.vals} {
 		if *p != 0 {
 			cu.MemFree(*p)
 			*p = 0
@@ -479,7 +489,7 @@ func (b *backend) enqueue(s *slot, op fc.Op) error {
 		}
 		var err error
 		if b.measure == fc.Kendall {
-			err = b.fn.kendallHistogramLaunch(s.stream, b.planeP, b.planeN, b.nonzero, b.ldw, b.kendallPairs, blk, op, s.hist)
+			err = b.fn.kendallHistogramLaunch(s.stream, b.kendall(), blk, op, s.hist)
 		} else {
 			err = b.fn.correlationHistogramLaunch(s.stream, b.u, b.ld, blk, op, s.hist)
 		}
@@ -496,7 +506,7 @@ func (b *backend) enqueue(s *slot, op fc.Op) error {
 	}
 	var err error
 	if b.measure == fc.Kendall {
-		err = b.fn.kendallEdgesLaunch(s.stream, b.planeP, b.planeN, b.nonzero, b.ldw, b.kendallPairs, blk, op, s.edges, s.count, s.edgeCap)
+		err = b.fn.kendallEdgesLaunch(s.stream, b.kendall(), blk, op, s.edges, s.count, s.edgeCap)
 	} else {
 		err = b.fn.correlationEdgesLaunch(s.stream, b.u, b.ld, blk, op, s.edges, s.count, s.edgeCap)
 	}
@@ -725,7 +735,7 @@ func (b *backend) runTopK(ctx context.Context, blocks []fc.Block, op fc.Op, sink
 			return fmt.Errorf("cuda backend: clearing the edge counter: %w", err)
 		}
 		if b.measure == fc.Kendall {
-			err = b.fn.kendallValuesLaunch(s.stream, b.planeP, b.planeN, b.nonzero, b.ldw, b.kendallPairs, blk, op, b.vals, w)
+			err = b.fn.kendallValuesLaunch(s.stream, b.kendall(), blk, op, b.vals, w)
 		} else {
 			err = b.fn.correlationValuesLaunch(s.stream, b.u, b.ld, blk, op, b.vals, w)
 		}

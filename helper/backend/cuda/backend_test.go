@@ -370,3 +370,34 @@ func TestSplitBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestKendallUnitsAgree: the tensor cores' single-bit mma and the SIMT popcounts give the
+// same τ for every pair, bit for bit, on tiles with and without ties, and both match the
+// float64 reference exactly.
+func TestKendallUnitsAgree(t *testing.T) {
+	d := fctest.Gaussian("units", 389, 37, 5, 21)
+	for i := 0; i < d.N; i += 5 { // ties in every 5th series
+		for k := 0; k < d.L; k++ {
+			d.X[i*d.L+k] = float32(math.Round(float64(d.X[i*d.L+k]) * 4))
+		}
+	}
+	ref := fctest.NewReference(d, fc.Kendall)
+	blocks := fc.PlanBlocks(d.N, 130)
+	var vals [2][]float32
+	for u, simt := range []bool{false, true} {
+		be := newTestBackend(t, Options{KendallSIMT: simt})
+		if err := be.Prepare(context.Background(), d.X, d.N, d.L, fc.Kendall); err != nil {
+			t.Fatal(err)
+		}
+		vals[u], _ = collect(t, be, blocks, fc.Op{Kind: fc.OpEdges, Threshold: math.Inf(-1), Inclusive: true}, d.N)
+		be.Close()
+	}
+	for i := 0; i < d.N; i++ {
+		for j := i + 1; j < d.N; j++ {
+			a, b := vals[0][i*d.N+j], vals[1][i*d.N+j]
+			if math.Float32bits(a) != math.Float32bits(b) || a != float32(ref.At(i, j)) {
+				t.Fatalf("τ(%d,%d): tensor cores %v, SIMT %v, reference %v", i, j, a, b, float32(ref.At(i, j)))
+			}
+		}
+	}
+}

@@ -42,4 +42,7 @@ type Options struct {
 	// halves of its rows, gathered in host memory and handed over as the one planned block;
 	// a device out of memory for the buffer is handled the same way.
 	MaxEdgeCapacity int
+	// KendallSIMT computes Kendall dot products with SIMT popcounts instead of the tensor
+	// cores' single-bit mma (same integers; for comparison and for debugging).
+	KendallSIMT bool
 }

@@ -103,8 +103,8 @@ func (f *functions) averageRanksLaunch(s cu.Stream, x cu.DevicePtr, n, l int, ra
 }
 
 // kendallSigns: grid n, block 256, shared l·4 bytes.
-func (f *functions) kendallSignsLaunch(s cu.Stream, x cu.DevicePtr, n, l int, p, q cu.DevicePtr, ldw int, nonzero cu.DevicePtr) error {
-	return launch(kernels.KendallSigns, f.kendallSigns, n, 1, 256, 4*l, s, ptr(x), i64(n), i64(l), ptr(p), ptr(q), i64(ldw), ptr(nonzero))
+func (f *functions) kendallSignsLaunch(s cu.Stream, x cu.DevicePtr, n, l int, p, q cu.DevicePtr, ldw int, nonzero, positives cu.DevicePtr) error {
+	return launch(kernels.KendallSigns, f.kendallSigns, n, 1, 256, 4*l, s, ptr(x), i64(n), i64(l), ptr(p), ptr(q), i64(ldw), ptr(nonzero), ptr(positives))
 }
 
 func opFlags(op fc.Op) uint64 {
@@ -135,15 +135,15 @@ func (f *functions) correlationHistogramLaunch(s cu.Stream, u cu.DevicePtr, ld i
 }
 
 // kendallEdges: grid (ceil((J1−J0)/64), ceil((I1−I0)/64)), block 256.
-func (f *functions) kendallEdgesLaunch(s cu.Stream, planeP, planeN, nonzero cu.DevicePtr, ldw, pairs int, b fc.Block, op fc.Op, out, count cu.DevicePtr, capacity int) error {
-	p := append([]uint64{ptr(planeP), ptr(planeN), ptr(nonzero), i64(ldw), i64(pairs)}, blockParams(b)...)
+func (f *functions) kendallEdgesLaunch(s cu.Stream, k kendallPlanes, b fc.Block, op fc.Op, out, count cu.DevicePtr, capacity int) error {
+	p := append(k.params(), blockParams(b)...)
 	p = append(p, f64(op.Threshold), opFlags(op), ptr(out), ptr(count), uint64(capacity))
 	return launch(kernels.KendallEdges, f.kendallEdges, ceilDiv(b.J1-b.J0, popcTile), ceilDiv(b.I1-b.I0, popcTile), 256, 0, s, p...)
 }
 
 // kendallHistogram: grid (ceil((J1−J0)/64), ceil((I1−I0)/64)), block 256.
-func (f *functions) kendallHistogramLaunch(s cu.Stream, planeP, planeN, nonzero cu.DevicePtr, ldw, pairs int, b fc.Block, op fc.Op, hist cu.DevicePtr) error {
-	p := append([]uint64{ptr(planeP), ptr(planeN), ptr(nonzero), i64(ldw), i64(pairs)}, blockParams(b)...)
+func (f *functions) kendallHistogramLaunch(s cu.Stream, k kendallPlanes, b fc.Block, op fc.Op, hist cu.DevicePtr) error {
+	p := append(k.params(), blockParams(b)...)
 	p = append(p, f64(op.Lo), f64(op.Hi), i64(op.Bins), opFlags(op), ptr(hist))
 	return launch(kernels.KendallHistogram, f.kendallHistogram, ceilDiv(b.J1-b.J0, popcTile), ceilDiv(b.I1-b.I0, popcTile), 256, 0, s, p...)
 }
@@ -156,8 +156,8 @@ func (f *functions) correlationValuesLaunch(s cu.Stream, u cu.DevicePtr, ld int,
 }
 
 // kendallValues: grid (ceil((J1−J0)/64), ceil((I1−I0)/64)), block 256.
-func (f *functions) kendallValuesLaunch(s cu.Stream, planeP, planeN, nonzero cu.DevicePtr, ldw, pairs int, b fc.Block, op fc.Op, v cu.DevicePtr, ldv int) error {
-	p := append([]uint64{ptr(planeP), ptr(planeN), ptr(nonzero), i64(ldw), i64(pairs)}, blockParams(b)...)
+func (f *functions) kendallValuesLaunch(s cu.Stream, k kendallPlanes, b fc.Block, op fc.Op, v cu.DevicePtr, ldv int) error {
+	p := append(k.params(), blockParams(b)...)
 	p = append(p, opFlags(op), ptr(v), i64(ldv))
 	return launch(kernels.KendallValues, f.kendallValues, ceilDiv(b.J1-b.J0, popcTile), ceilDiv(b.I1-b.I0, popcTile), 256, 0, s, p...)
 }
@@ -175,4 +175,19 @@ func (f *functions) topkSelectLaunch(s cu.Stream, v cu.DevicePtr, lines, lineStr
 // checkSeries: grid ceil(n/8), block 256.
 func (f *functions) checkSeriesLaunch(s cu.Stream, x cu.DevicePtr, n, l int, bad cu.DevicePtr) error {
 	return launch(kernels.CheckSeries, f.checkSeries, ceilDiv(n, 8), 1, 256, 0, s, ptr(x), i64(n), i64(l), ptr(bad))
+}
+
+// kendallPlanes are the prepared Kendall operands every Kendall block kernel takes first.
+type kendallPlanes struct {
+	p, n, nonzero, positives cu.DevicePtr
+	ldw, pairs               int
+	useMMA                   bool // tensor-core single-bit path (bmma_tile.cuh), else SIMT popcounts
+}
+
+func (k kendallPlanes) params() []uint64 {
+	var mma uint64
+	if k.useMMA {
+		mma = 1
+	}
+	return []uint64{ptr(k.p), ptr(k.n), ptr(k.nonzero), ptr(k.positives), i64(k.ldw), i64(k.pairs), mma}
 }
