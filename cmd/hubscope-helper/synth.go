@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hubscope/hubscope/assets"
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
@@ -74,33 +73,10 @@ func cmdSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 func loadSynthMask(path string, greyMatter bool) (scan.Mask, [4][4]float64, error) {
 	switch {
 	case path == "":
-		return embeddedMask(defaultMaskAsset)
+		return synth.DefaultMask()
 	case greyMatter:
 		return synth.GreyMatterMask(path, 0.2)
 	default:
 		return synth.ReadMask(path, 0)
 	}
-}
-
-// defaultMaskAsset is the MNI152 2 mm brain mask (91×109×91, 228,483 voxels), embedded so
-// that synth needs no data files (assets/demo/LICENSE-MNI152.txt).
-const defaultMaskAsset = "demo/MNI152_T1_2mm_brain_mask.nii.gz"
-
-// embeddedMask reads a mask shipped inside the binary. The NIfTI reader works on files, so the
-// bytes are staged in a private temporary directory first.
-func embeddedMask(name string) (scan.Mask, [4][4]float64, error) {
-	raw, err := assets.Demo.ReadFile(name)
-	if err != nil {
-		return scan.Mask{}, [4][4]float64{}, fmt.Errorf("embedded mask: %w", err)
-	}
-	dir, err := os.MkdirTemp("", "hubscope-mask-")
-	if err != nil {
-		return scan.Mask{}, [4][4]float64{}, err
-	}
-	defer os.RemoveAll(dir)
-	p := filepath.Join(dir, filepath.Base(name))
-	if err := os.WriteFile(p, raw, 0o600); err != nil {
-		return scan.Mask{}, [4][4]float64{}, err
-	}
-	return synth.ReadMask(p, 0)
 }
