@@ -9,6 +9,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -78,6 +79,10 @@ type backend struct {
 	// Steps of the last Prepare (free previous, upload, prepare kernels, total), for benchmarks.
 	freeTime, uploadTime, kernelTime, prepareTime time.Duration
 
+	// inSink is set while a sink runs: the sink runs on the device thread, so a call back
+	// into the backend from it would wait for itself.
+	inSink atomic.Bool
+
 	// Dense values of one block, for OpTopK only.
 	vals    cu.DevicePtr
 	valsLen int
@@ -139,7 +144,19 @@ func (b *backend) do(f func() error) error {
 	if b.w == nil {
 		return errWorkerClosed
 	}
+	if b.inSink.Load() {
+		return errors.New("cuda backend: called from inside a Run sink, which runs on the device thread; call it after Run returns")
+	}
 	return b.w.do(f)
+}
+
+// guard marks the time sink runs (see inSink).
+func (b *backend) guard(sink func(*fc.BlockResult) error) func(*fc.BlockResult) error {
+	return func(r *fc.BlockResult) error {
+		b.inSink.Store(true)
+		defer b.inSink.Store(false)
+		return sink(r)
+	}
 }
 
 // SetBlockRows forces the block height (0 restores the choice from device memory); tests use
@@ -411,6 +428,7 @@ func (b *backend) Run(ctx context.Context, blocks []fc.Block, op fc.Op, sink fun
 			return fmt.Errorf("cuda backend: block rows [%d,%d) × columns [%d,%d) is not an upper-triangle block of %d series", blk.I0, blk.I1, blk.J0, blk.J1, b.n)
 		}
 	}
+	sink = b.guard(sink)
 	if op.Kind == fc.OpTopK {
 		return b.do(func() error { return b.runTopK(ctx, blocks, op, sink) })
 	}

@@ -238,8 +238,9 @@ func runPy(t *testing.T, script, stdin string, args ...string) []byte {
 	return pyref.Run(t, "import sys; sys.stdin = open("+strconv.Quote(path)+"); exec("+strconv.Quote(script)+")", args...)
 }
 
-// TestSinkErrorAndReuse: an error from the sink stops Run and is returned; the backend then
-// runs the same blocks again with the same result.
+// TestSinkErrorAndReuse: an error from the sink stops Run and is returned; a call back into
+// the backend from a sink is refused instead of deadlocking; the backend then runs the same
+// blocks again with the same result.
 func TestSinkErrorAndReuse(t *testing.T) {
 	d := fctest.Gaussian("sink", 300, 30, 3, 5)
 	be := newTestBackend(t, Options{})
@@ -260,6 +261,14 @@ func TestSinkErrorAndReuse(t *testing.T) {
 	err = be.Run(ctx, blocks, op, func(*fc.BlockResult) error { calls++; cancel(); return nil })
 	if !errors.Is(err, context.Canceled) || calls >= len(blocks) {
 		t.Fatalf("Run cancelled in the first sink call: %v after %d of %d blocks", err, calls, len(blocks))
+	}
+	var inner error
+	err = be.Run(context.Background(), blocks[:1], op, func(*fc.BlockResult) error {
+		inner = be.Prepare(context.Background(), d.X, d.N, d.L, fc.Pearson)
+		return nil
+	})
+	if err != nil || inner == nil {
+		t.Fatalf("Prepare from inside a sink: Run error %v, inner error %v; want the inner call refused", err, inner)
 	}
 	a, _ := collect(t, be, blocks, op, d.N)
 	b, _ := collect(t, be, fc.PlanBlocks(d.N, 300), op, d.N)
