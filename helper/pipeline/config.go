@@ -43,6 +43,11 @@ type Config struct {
 	Betweenness bool   `json:"betweenness"` // Brandes betweenness (costly: O(N·E))
 	Seed        uint64 `json:"seed"`        // random networks and module search
 
+	// Atlas, when set, names the region of each hub in hubs.tsv (a 3D label image on any grid,
+	// with an "index name" text file: AtlasNames, or MRIcron's aal.nii.txt beside aal.nii.gz).
+	Atlas      string `json:"atlas,omitempty"`
+	AtlasNames string `json:"atlas_names,omitempty"`
+
 	// HubSD is the hub rule: degree > mean + HubSD·SD (Wang et al. use 1).
 	HubSD float64 `json:"hub_sd"`
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/hubscope/hubscope/helper/atlas"
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/graph"
@@ -293,8 +294,17 @@ func hubsByDegree(degree []int, k float64) ([]int, []float64, HubInfo) {
 	return hubs, z, info
 }
 
-func writeHubTable(w *bundle.Writer, s *scan.Scan, m *Metrics) error {
-	return w.WriteHubTable(s, m.hubs, m.degree, m.strength, m.hubZ, nil)
+// writeHubTable writes hubs.tsv, naming each hub's atlas region when an atlas was given (and
+// the scan has voxel positions).
+func writeHubTable(w *bundle.Writer, s *scan.Scan, m *Metrics, atl *atlas.Atlas) error {
+	var names []string
+	if atl != nil && s.IJK != nil {
+		names = make([]string, len(m.hubs))
+		for k, v := range m.hubs {
+			_, names[k] = atl.Region(s.World(v))
+		}
+	}
+	return w.WriteHubTable(s, m.hubs, m.degree, m.strength, m.hubZ, names)
 }
 
 func moduleInfo(mod *community.Modules) ModuleInfo {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hubscope/hubscope/helper/backend/cuda"
+	"github.com/hubscope/hubscope/helper/atlas"
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/nifti"
@@ -48,6 +49,14 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 			w.Abort()
 		}
 	}()
+
+	// The atlas is read before any long work so that a bad one fails at once.
+	var atl *atlas.Atlas
+	if cfg.Atlas != "" {
+		if atl, err = atlas.Load(cfg.Atlas, cfg.AtlasNames); err != nil {
+			return nil, err
+		}
+	}
 
 	// 1. Scan → masked series.
 	t0 := time.Now()
@@ -106,7 +115,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 			rep.Add(1)
 		}
 	}
-	if err := writeHubTable(w, s, m); err != nil {
+	if err := writeHubTable(w, s, m, atl); err != nil {
 		return nil, err
 	}
 	if m.degreeFits != nil {

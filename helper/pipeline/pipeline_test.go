@@ -323,3 +323,55 @@ func TestConfigValidation(t *testing.T) {
 		t.Errorf("defaults rejected: %v", err)
 	}
 }
+
+// TestHubRegionsFromAtlas names the phantom's hubs with MRIcron's AAL atlas (1 mm grid, the
+// phantom is on the MNI152 grid at 10 mm): hubs.tsv gains an atlas_label column whose names
+// come from aal.nii.txt, and hubs in grey matter get one.
+func TestHubRegionsFromAtlas(t *testing.T) {
+	const aal = "/usr/share/mricron/templates/aal.nii.gz"
+	if _, err := os.Stat(aal); err != nil {
+		if pyref.Strict() {
+			t.Fatalf("%s missing: run scripts/setup-deps.sh test (package mricron-data)", aal)
+		}
+		t.Skip("mricron-data not installed")
+	}
+	scanPath, maskPath, _ := phantom(t, 10)
+	cfg := Defaults()
+	cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics, cfg.Atlas = scanPath, maskPath, filepath.Join(t.TempDir(), "b"), "cpu", MetricsNone, aal
+	res, err := Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names, err := os.ReadFile("/usr/share/mricron/templates/aal.nii.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, l := range strings.Split(string(names), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 {
+			known[f[1]] = true
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(res.Dir, "hubs.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	head := strings.Split(lines[0], "\t")
+	if head[len(head)-1] != "atlas_label" {
+		t.Fatalf("hubs.tsv header %v lacks atlas_label", head)
+	}
+	labelled := 0
+	for _, l := range lines[1:] {
+		f := strings.Split(l, "\t")
+		if lab := f[len(f)-1]; lab != "" {
+			if !known[lab] {
+				t.Fatalf("hub labelled %q, not an AAL region", lab)
+			}
+			labelled++
+		}
+	}
+	if n := len(lines) - 1; n == 0 || labelled*4 < n {
+		t.Fatalf("%d of %d hubs named by the atlas; want at least a quarter", labelled, n)
+	}
+}
