@@ -50,6 +50,14 @@ type SmallWorldResult struct {
 // degree sequence, generated, measured and discarded one per core at a time. Progress counts
 // random networks; cancellation reaches every rewiring and BFS sweep.
 func SmallWorld(ctx context.Context, g *Graph, opt SmallWorldOptions, rep progress.Reporter) (SmallWorldResult, error) {
+	return smallWorld(ctx, g, opt, rep, nil)
+}
+
+// measured carries C_p and L_p of the graph when the caller already has them (GlobalMeasures),
+// so the costly all-pairs sweep is not run twice.
+type measured struct{ cp, lp float64 }
+
+func smallWorld(ctx context.Context, g *Graph, opt SmallWorldOptions, rep progress.Reporter, known *measured) (SmallWorldResult, error) {
 	rep = progress.OrDiscard(rep)
 	var res SmallWorldResult
 	if g == nil {
@@ -66,21 +74,25 @@ func SmallWorld(ctx context.Context, g *Graph, opt SmallWorldOptions, rep progre
 	}
 	k := opt.Random
 	res.RandomNetworks, res.SwapsPerEdge = k, opt.SwapsPerEdge
-	cp, err := MeanClustering(ctx, g)
-	if err != nil {
-		return res, err
+	if known == nil {
+		cp, err := MeanClustering(ctx, g)
+		if err != nil {
+			return res, err
+		}
+		ps, err := ShortestPaths(ctx, g, nil)
+		if err != nil {
+			return res, err
+		}
+		known = &measured{cp, ps.CharacteristicPathLength}
 	}
-	ps, err := ShortestPaths(ctx, g, nil)
-	if err != nil {
-		return res, err
-	}
-	res.ClusteringCoefficient, res.CharacteristicPathLength = cp, ps.CharacteristicPathLength
+	cp := known.cp
+	res.ClusteringCoefficient, res.CharacteristicPathLength = cp, known.lp
 
 	res.RandomClustering = make([]float64, k)
 	res.RandomPathLength = make([]float64, k)
 	swapFrac := make([]float64, k)
 	rep.Start("small-world: random networks", int64(k))
-	err = forEachChunk(ctx, k, 1, workerCount(k), false, func(_, lo, _ int) error {
+	err := forEachChunk(ctx, k, 1, workerCount(k), false, func(_, lo, _ int) error {
 		r, st, err := Rewire(ctx, g, RewireOptions{SwapsPerEdge: opt.SwapsPerEdge, Seed: opt.Seed, Stream: uint64(lo)}, nil)
 		if err != nil {
 			return err

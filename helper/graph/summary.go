@@ -108,7 +108,7 @@ func GlobalMeasures(ctx context.Context, g *Graph, opt GlobalOptions, rep progre
 		s.Assortativity = &r
 	}
 	if opt.SmallWorld != nil {
-		sw, err := SmallWorld(ctx, g, *opt.SmallWorld, rep)
+		sw, err := smallWorld(ctx, g, *opt.SmallWorld, rep, &measured{cp, ps.CharacteristicPathLength})
 		if err != nil {
 			return s, err
 		}

@@ -28,6 +28,9 @@ func TestGlobalMeasuresConsistentAndJSON(t *testing.T) {
 	if s.SmallWorld == nil || s.DegreeDistribution == nil || s.LocalEfficiency == nil || s.WeightedClusteringCoefficient == nil {
 		t.Fatalf("optional parts missing: %+v", s)
 	}
+	if s.SmallWorld.ClusteringCoefficient != cp || s.SmallWorld.CharacteristicPathLength != ps.CharacteristicPathLength {
+		t.Errorf("small-world block uses C_p %g L_p %g, graph has %g %g", s.SmallWorld.ClusteringCoefficient, s.SmallWorld.CharacteristicPathLength, cp, ps.CharacteristicPathLength)
+	}
 	if s.MeanDegree != 2*float64(g.Edges())/float64(g.N) {
 		t.Errorf("mean degree %g", s.MeanDegree)
 	}
