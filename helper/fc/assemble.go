@@ -3,7 +3,11 @@ package fc
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
 
 	"github.com/hubscope/hubscope/helper/network"
 )
@@ -25,94 +29,327 @@ type panelChunk struct {
 	deg  []uint32 // len = panel height
 }
 
-// assembler builds the strict-upper-triangle CSR incrementally. Edges are appended to the
-// buffer of their row panel; when every block of a panel has arrived (blocks come in any
-// order) the panel is sorted by (i, j) and compacted to 8 bytes per edge. Host memory is
-// O(E) for the network plus the unfinished panels' buffers — never N×N.
-type assembler struct {
-	n, rows  int
-	buf      [][]Edge
-	pending  []int
-	chunks   []*panelChunk
-	held     []Edge
-	classify func(e Edge) edgeClass
-	kept     int64
+// blockPiece is one block's kept edges in CSR order: for each block row, its packed
+// (column, weight) keys sorted by column. A block covers one column range, so a panel's
+// row i is the concatenation of row i of its pieces in column-block order — finishing a
+// panel needs no sort.
+type blockPiece struct {
+	keys []uint64 // uint64(j)<<32 | float32bits(w), block rows consecutive
+	deg  []uint32 // kept edges per block row
 }
 
+// assembler builds the strict-upper-triangle CSR incrementally. The backend's sink (add)
+// only checks the block against the plan, copies its edges into a pooled buffer and queues
+// it; workers (one per GOMAXPROCS) validate, classify and bucket each block by row in
+// parallel (blockPiece), and the worker that completes a row panel concatenates the panel's
+// pieces into a panelChunk. At most inflight copied blocks wait at a time (the sink blocks
+// for a free buffer), so host memory is O(E) for the network plus the unfinished panels'
+// pieces and a few blocks — never N×N. With one worker the sink does the work itself.
+type assembler struct {
+	n, rows, panels int
+	// classify decides each edge's fate; nil means every edge gets class all (the common
+	// keep-everything and hold-everything passes, without a call per edge).
+	classify func(e Edge) edgeClass
+	all      edgeClass
+
+	// sink side: touched only by the goroutine calling add
+	pending []int      // blocks of panel p not yet received
+	seen    [][]uint64 // bitset of received column blocks per open panel
+	workers []*asmWorker
+	jobs    chan asmJob
+	free    chan []Edge
+	wg      sync.WaitGroup
+	started bool
+	closed  bool
+
+	// shared between workers; chunks and pieces[p][q] each have one writer
+	pieces    [][]*blockPiece
+	remaining []atomic.Int32 // blocks of panel p not yet processed
+	chunks    []*panelChunk
+	keptSum   atomic.Int64
+	failed    atomic.Bool
+	errMu     sync.Mutex
+	err       error
+
+	// results, valid after wait
+	held []Edge
+	kept int64
+}
+
+// asmWorker is one worker's scratch and its share of the held edges.
+type asmWorker struct {
+	start   []int // row offsets of the block being scattered
+	scratch []Edge
+	held    []Edge
+}
+
+type asmJob struct {
+	b   Block
+	buf []Edge
+}
+
+// newAssembler makes an assembler for n nodes in row panels of height rows; classify nil
+// keeps every edge.
 func newAssembler(n, rows int, classify func(Edge) edgeClass) *assembler {
+	a := newAssemblerAll(n, rows, keep)
+	a.classify = classify
+	return a
+}
+
+// newAssemblerAll makes an assembler that gives every edge the class c.
+func newAssemblerAll(n, rows int, c edgeClass) *assembler {
 	p := (n + rows - 1) / rows
-	a := &assembler{n: n, rows: rows, buf: make([][]Edge, p), pending: make([]int, p),
-		chunks: make([]*panelChunk, p), classify: classify}
+	a := &assembler{n: n, rows: rows, panels: p, all: c, pending: make([]int, p),
+		seen: make([][]uint64, p), pieces: make([][]*blockPiece, p),
+		remaining: make([]atomic.Int32, p), chunks: make([]*panelChunk, p)}
 	for i := range a.pending {
 		a.pending[i] = p - i // blocks (i, j) with j ≥ i
+		a.remaining[i].Store(int32(p - i))
 	}
 	return a
 }
 
-// add takes one block's edges. It checks that every edge belongs to the block, since a
-// backend's slip would otherwise silently corrupt the network.
+// start launches the workers on the first block.
+func (a *assembler) start() {
+	a.started = true
+	nw := runtime.GOMAXPROCS(0)
+	a.workers = make([]*asmWorker, nw)
+	for w := range a.workers {
+		a.workers[w] = &asmWorker{}
+	}
+	if nw == 1 {
+		return
+	}
+	// two copied blocks per worker keep every worker busy while the sink copies the next
+	inflight := 2 * nw
+	a.jobs = make(chan asmJob, inflight)
+	a.free = make(chan []Edge, inflight)
+	for range inflight {
+		a.free <- nil
+	}
+	for _, w := range a.workers {
+		a.wg.Add(1)
+		go func() {
+			defer a.wg.Done()
+			for j := range a.jobs {
+				if !a.failed.Load() {
+					a.process(w, j.b, j.buf, true)
+				}
+				a.free <- j.buf[:0]
+			}
+		}()
+	}
+}
+
+func (a *assembler) fail(err error) {
+	a.errMu.Lock()
+	if a.err == nil {
+		a.err = err
+	}
+	a.errMu.Unlock()
+	a.failed.Store(true)
+}
+
+// add takes one block's edges. It checks that the block is one the driver planned and came
+// once; the workers check that every edge belongs to the block, since a backend's slip would
+// otherwise silently corrupt the network. A worker's error is returned by a later add and by
+// wait.
 func (a *assembler) add(r *BlockResult) error {
 	b := r.Block
-	if b.I0%a.rows != 0 || b.I0 >= a.n {
+	if a.closed {
+		return fmt.Errorf("fc: backend returned block %+v after the pass ended", b)
+	}
+	if b.I0%a.rows != 0 || b.I0 < 0 || b.I0 >= a.n || b.I1 != min(b.I0+a.rows, a.n) ||
+		b.J0%a.rows != 0 || b.J0 < b.I0 || b.J0 >= a.n || b.J1 != min(b.J0+a.rows, a.n) {
 		return fmt.Errorf("fc: backend returned block %+v that the driver did not plan", b)
 	}
-	p := b.I0 / a.rows
+	p, q := b.I0/a.rows, (b.J0-b.I0)/a.rows
 	if a.pending[p] <= 0 {
 		return fmt.Errorf("fc: backend returned row panel %d's blocks more than once (block %+v)", p, b)
 	}
-	for _, e := range r.Edges {
-		i, j := int(e.I), int(e.J)
-		if i < b.I0 || i >= b.I1 || j < b.J0 || j >= b.J1 || j <= i {
-			return fmt.Errorf("fc: backend returned edge (%d,%d) outside block %+v", i, j, b)
-		}
-		switch a.classify(e) {
-		case keep:
-			a.buf[p] = append(a.buf[p], e)
-		case hold:
-			a.held = append(a.held, e)
-		}
+	if a.seen[p] == nil {
+		a.seen[p] = make([]uint64, (a.panels-p+63)/64)
+		a.pieces[p] = make([]*blockPiece, a.panels-p)
 	}
+	if a.seen[p][q/64]&(1<<(q%64)) != 0 {
+		return fmt.Errorf("fc: backend returned block %+v more than once", b)
+	}
+	if a.failed.Load() {
+		return a.firstErr()
+	}
+	a.seen[p][q/64] |= 1 << (q % 64)
 	a.pending[p]--
 	if a.pending[p] == 0 {
-		a.finishPanel(p)
+		a.seen[p] = nil
 	}
+	if !a.started {
+		a.start()
+	}
+	if a.jobs == nil {
+		a.process(a.workers[0], b, r.Edges, false)
+		return a.firstErr()
+	}
+	buf := <-a.free // back-pressure: wait while inflight blocks are queued
+	buf = append(buf[:0], r.Edges...)
+	a.jobs <- asmJob{b, buf}
 	return nil
 }
 
-// finishPanel turns a panel's edges into CSR rows: a counting sort by row, then each row's
-// (column, weight) packed into uint64 keys column-major and sorted — columns are distinct, so
-// the key order is the column order. O(E) plus short per-row sorts, instead of one comparison
-// sort of the whole panel.
-func (a *assembler) finishPanel(p int) {
-	es := a.buf[p]
-	a.buf[p] = nil
-	i0 := p * a.rows
-	h := min(a.rows, a.n-i0)
-	c := &panelChunk{cols: make([]uint32, len(es)), w: make([]float32, len(es)), deg: make([]uint32, h)}
-	for _, e := range es {
-		c.deg[int(e.I)-i0]++
+func (a *assembler) firstErr() error {
+	a.errMu.Lock()
+	defer a.errMu.Unlock()
+	return a.err
+}
+
+// wait ends the pass: it lets the workers drain the queue, gathers their held edges and
+// returns the first error. It may be called more than once.
+func (a *assembler) wait() error {
+	if !a.closed {
+		a.closed = true
+		if a.jobs != nil {
+			close(a.jobs)
+			a.wg.Wait()
+			a.jobs, a.free = nil, nil
+		}
+		var nh int
+		for _, w := range a.workers {
+			nh += len(w.held)
+		}
+		if nh > 0 {
+			held := make([]Edge, 0, len(a.held)+nh)
+			held = append(held, a.held...)
+			for _, w := range a.workers {
+				held = append(held, w.held...)
+				w.held = nil
+			}
+			a.held = held
+		}
+		a.workers = nil
+		a.kept = a.keptSum.Load()
 	}
-	start := make([]int, h+1)
-	for r, d := range c.deg {
-		start[r+1] = start[r] + int(d)
-	}
-	keys := make([]uint64, len(es))
-	fill := slices.Clone(start[:h])
-	for _, e := range es {
-		r := int(e.I) - i0
-		keys[fill[r]] = uint64(e.J)<<32 | uint64(math.Float32bits(e.W))
-		fill[r]++
-	}
-	es = nil
-	for r := 0; r < h; r++ {
-		row := keys[start[r]:start[r+1]]
-		slices.Sort(row)
-		for q, k := range row {
-			c.cols[start[r]+q], c.w[start[r]+q] = uint32(k>>32), math.Float32frombits(uint32(k))
+	return a.firstErr()
+}
+
+// process turns one block's edges into a blockPiece (and held edges). src may be reused for
+// the compaction only if owned (a pooled copy); otherwise the worker's scratch takes it.
+func (a *assembler) process(w *asmWorker, b Block, src []Edge, owned bool) {
+	h := b.I1 - b.I0
+	i0, j0, j1 := uint32(b.I0), uint32(b.J0), uint32(b.J1)
+	// outside reports the first edge that is not in the block (or not i < j)
+	outside := func() {
+		for _, e := range src {
+			if e.I-i0 >= uint32(h) || e.J < j0 || e.J >= j1 || e.J <= e.I {
+				a.fail(fmt.Errorf("fc: backend returned edge (%d,%d) outside block %+v", e.I, e.J, b))
+				return
+			}
 		}
 	}
+	deg := make([]uint32, h)
+	kept := src
+	switch {
+	case a.classify == nil && a.all == keep:
+		for _, e := range src {
+			r := e.I - i0
+			if r >= uint32(h) || e.J < j0 || e.J >= j1 || e.J <= e.I {
+				outside()
+				return
+			}
+			deg[r]++
+		}
+	case a.classify == nil:
+		for _, e := range src {
+			if e.I-i0 >= uint32(h) || e.J < j0 || e.J >= j1 || e.J <= e.I {
+				outside()
+				return
+			}
+		}
+		if a.all == hold {
+			w.held = append(w.held, src...)
+		}
+		kept = nil
+	default:
+		dst := src
+		if !owned {
+			w.scratch = slices.Grow(w.scratch[:0], len(src))[:len(src)]
+			dst = w.scratch
+		}
+		// compaction in place is safe: the write index never passes the read index
+		k := 0
+		for _, e := range src {
+			r := e.I - i0
+			if r >= uint32(h) || e.J < j0 || e.J >= j1 || e.J <= e.I {
+				outside()
+				return
+			}
+			switch a.classify(e) {
+			case keep:
+				dst[k] = e
+				k++
+				deg[r]++
+			case hold:
+				w.held = append(w.held, e)
+			}
+		}
+		kept = dst[:k]
+	}
+	// counting sort by row, then each row's keys sorted: columns are distinct, so the key
+	// order is the column order
+	w.start = slices.Grow(w.start[:0], h+1)[:h+1]
+	start := w.start
+	start[0] = 0
+	for r, d := range deg {
+		start[r+1] = start[r] + int(d)
+	}
+	keys := make([]uint64, len(kept))
+	for _, e := range kept {
+		r := e.I - i0
+		keys[start[r]] = uint64(e.J)<<32 | uint64(math.Float32bits(e.W))
+		start[r]++
+	}
+	// start[r] now ends row r
+	lo := 0
+	for r := 0; r < h; r++ {
+		if hi := start[r]; hi-lo > 1 {
+			slices.Sort(keys[lo:hi])
+		}
+		lo = start[r]
+	}
+	p, q := b.I0/a.rows, (b.J0-b.I0)/a.rows
+	a.pieces[p][q] = &blockPiece{keys: keys, deg: deg}
+	if a.remaining[p].Add(-1) == 0 {
+		a.finishPanel(p)
+	}
+}
+
+// finishPanel concatenates, row by row, the panel's pieces in column-block order into CSR
+// rows (each piece's row is sorted and the pieces' column ranges increase).
+func (a *assembler) finishPanel(p int) {
+	pieces := a.pieces[p]
+	a.pieces[p] = nil
+	h := min(a.rows, a.n-p*a.rows)
+	total := 0
+	for _, pc := range pieces {
+		total += len(pc.keys)
+	}
+	c := &panelChunk{cols: make([]uint32, total), w: make([]float32, total), deg: make([]uint32, h)}
+	off := make([]int, len(pieces))
+	x := 0
+	for r := 0; r < h; r++ {
+		x0 := x
+		for q, pc := range pieces {
+			d := int(pc.deg[r])
+			seg := pc.keys[off[q] : off[q]+d]
+			cols, ws := c.cols[x:x+d], c.w[x:x+d]
+			for t, k := range seg {
+				cols[t], ws[t] = uint32(k>>32), math.Float32frombits(uint32(k))
+			}
+			off[q] += d
+			x += d
+		}
+		c.deg[r] = uint32(x - x0)
+	}
 	a.chunks[p] = c
-	a.kept += int64(len(keys))
+	a.keptSum.Add(int64(total))
 }
 
 func cmpIJ(x, y Edge) int {
@@ -131,9 +368,13 @@ func cmpIJ(x, y Edge) int {
 	return 0
 }
 
-// finish merges the finished panels with extra edges (sorted by (i, j), disjoint from the
-// panels' edges) into the network. Panels that never received a block are an error.
+// finish ends the pass and merges the finished panels with extra edges (sorted by (i, j),
+// disjoint from the panels' edges) into the network. Panels that never received a block
+// are an error.
 func (a *assembler) finish(extra []Edge) (*network.Network, error) {
+	if err := a.wait(); err != nil {
+		return nil, err
+	}
 	for p, c := range a.chunks {
 		if c == nil && a.pending[p] > 0 {
 			return nil, fmt.Errorf("fc: row panel %d still waits for %d blocks", p, a.pending[p])
@@ -142,53 +383,105 @@ func (a *assembler) finish(extra []Edge) (*network.Network, error) {
 	return buildCSR(a.n, a.rows, a.chunks, extra)
 }
 
+// parallelFor calls f(t) for t in [0, tasks) on up to GOMAXPROCS goroutines.
+func parallelFor(tasks int, f func(t int)) {
+	nw := min(runtime.GOMAXPROCS(0), tasks)
+	if nw <= 1 {
+		for t := range tasks {
+			f(t)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range nw {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for t := int(next.Add(1) - 1); t < tasks; t = int(next.Add(1) - 1) {
+				f(t)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// buildCSR copies the panels (releasing each once copied) and the extra edges into one
+// network. Each panel's place in Indices/Weights is known beforehand (prefix sum of the
+// panels' edge counts and their rows' extra edges), so the panels are copied in parallel
+// into arrays allocated once at their exact size.
 func buildCSR(n, rows int, chunks []*panelChunk, extra []Edge) (*network.Network, error) {
-	var total int64 = int64(len(extra))
-	for _, c := range chunks {
-		if c != nil {
-			total += int64(len(c.cols))
+	for x := range extra {
+		if int(extra[x].I) >= n || (x > 0 && cmpIJ(extra[x-1], extra[x]) >= 0) {
+			return nil, fmt.Errorf("fc: %d extra edges not in (i, j) order", len(extra)-x)
 		}
 	}
+	// xs[p]: first extra edge of panel p; base[p]: panel p's first position
+	np := len(chunks)
+	xs := make([]int, np+1)
+	base := make([]int64, np+1)
+	for p := range np {
+		xs[p+1] = sort.Search(len(extra), func(x int) bool { return int(extra[x].I) >= (p+1)*rows })
+		base[p+1] = base[p] + int64(xs[p+1]-xs[p])
+		if c := chunks[p]; c != nil {
+			base[p+1] += int64(len(c.cols))
+		}
+	}
+	if xs[np] != len(extra) {
+		return nil, fmt.Errorf("fc: %d extra edges beyond the row panels", len(extra)-xs[np])
+	}
+	total := base[np]
 	nw := &network.Network{N: n, Indptr: make([]uint64, n+1),
-		Indices: make([]uint32, 0, total), Weights: make([]float32, 0, total)}
-	x := 0
-	for p, c := range chunks {
-		i0 := p * rows
-		var off uint32
-		for r := 0; i0+r < n && r < rows; r++ {
-			i := i0 + r
-			var cols []uint32
-			var ws []float32
-			if c != nil {
-				d := c.deg[r]
-				cols, ws = c.cols[off:off+d], c.w[off:off+d]
-				off += d
-			}
-			// merge the row's panel edges with its extra edges, both sorted by column
-			q := 0
-			for x < len(extra) && int(extra[x].I) == i {
-				e := extra[x]
-				for q < len(cols) && cols[q] < e.J {
-					nw.Indices, nw.Weights = append(nw.Indices, cols[q]), append(nw.Weights, ws[q])
-					q++
-				}
-				if q < len(cols) && cols[q] == e.J {
-					return nil, fmt.Errorf("fc: edge (%d,%d) assembled twice", i, e.J)
-				}
-				nw.Indices, nw.Weights = append(nw.Indices, e.J), append(nw.Weights, e.W)
-				x++
-			}
-			nw.Indices, nw.Weights = append(nw.Indices, cols[q:]...), append(nw.Weights, ws[q:]...)
-			nw.Indptr[i+1] = uint64(len(nw.Indices))
+		Indices: make([]uint32, total), Weights: make([]float32, total)}
+	errs := make([]error, np)
+	parallelFor(np, func(p int) {
+		errs[p] = copyPanel(nw, p*rows, min(rows, n-p*rows), chunks[p], extra[xs[p]:xs[p+1]], base[p])
+		chunks[p] = nil // release the panel as soon as it is copied
+	})
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
 		}
-		if c != nil {
-			chunks[p] = nil // release the panel as soon as it is copied
-		}
-	}
-	if x != len(extra) {
-		return nil, fmt.Errorf("fc: %d extra edges not in (i, j) order", len(extra)-x)
 	}
 	return nw, nil
+}
+
+// copyPanel writes rows [i0, i0+h) from chunk c (nil: no panel edges) merged with the rows'
+// extra edges into nw from position at on.
+func copyPanel(nw *network.Network, i0, h int, c *panelChunk, extra []Edge, at int64) error {
+	out := at
+	x := 0
+	var off uint32
+	for r := 0; r < h; r++ {
+		i := i0 + r
+		var cols []uint32
+		var ws []float32
+		if c != nil {
+			d := c.deg[r]
+			cols, ws = c.cols[off:off+d], c.w[off:off+d]
+			off += d
+		}
+		// merge the row's panel edges with its extra edges, both sorted by column
+		q := 0
+		for x < len(extra) && int(extra[x].I) == i {
+			e := extra[x]
+			for q < len(cols) && cols[q] < e.J {
+				nw.Indices[out], nw.Weights[out] = cols[q], ws[q]
+				out++
+				q++
+			}
+			if q < len(cols) && cols[q] == e.J {
+				return fmt.Errorf("fc: edge (%d,%d) assembled twice", i, e.J)
+			}
+			nw.Indices[out], nw.Weights[out] = e.J, e.W
+			out++
+			x++
+		}
+		out += int64(copy(nw.Indices[out:], cols[q:]))
+		copy(nw.Weights[out-int64(len(cols)-q):], ws[q:])
+		nw.Indptr[i+1] = uint64(out)
+	}
+	return nil
 }
 
 // each calls f for every edge of the finished panels.

@@ -287,8 +287,22 @@ func (d *driver) pass(stage string, op Op, sink func(*BlockResult) error) error 
 // emit runs an OpEdges pass and assembles the edges that classify keeps; held edges are
 // returned for a final selection.
 func (d *driver) emit(op Op, classify func(Edge) edgeClass) (*assembler, error) {
-	a := newAssembler(d.n, d.rows, classify)
-	if err := d.pass("edges", op, a.add); err != nil {
+	return d.assemble(op, newAssembler(d.n, d.rows, classify))
+}
+
+// emitAll is emit with every edge of the pass given class c (keep or hold), which spares
+// the assembler a classification call per edge.
+func (d *driver) emitAll(op Op, c edgeClass) (*assembler, error) {
+	return d.assemble(op, newAssemblerAll(d.n, d.rows, c))
+}
+
+// assemble runs the edge pass into a and waits for a's workers, also when the pass failed.
+func (d *driver) assemble(op Op, a *assembler) (*assembler, error) {
+	err := d.pass("edges", op, a.add)
+	if werr := a.wait(); err == nil && werr != nil {
+		err = fmt.Errorf("fc: edges pass on %s: %w", d.b.Name(), werr)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -296,7 +310,7 @@ func (d *driver) emit(op Op, classify func(Edge) edgeClass) (*assembler, error) 
 
 func (d *driver) strength() (*network.Network, error) {
 	op := Op{Kind: OpEdges, Abs: d.cfg.Abs, Threshold: d.cfg.Threshold}
-	a, err := d.emit(op, func(Edge) edgeClass { return keep })
+	a, err := d.emitAll(op, keep)
 	if err != nil {
 		return nil, err
 	}

@@ -205,7 +205,7 @@ func (d *driver) sampleLowerBound(k, m int64) (lo, frac float64, ok bool) {
 // and with it the selection — is exact. It returns nil (no error) when fewer than k passed.
 func (d *driver) densitySinglePass(lo float64, k int64) (*network.Network, error) {
 	eop := Op{Kind: OpEdges, Abs: d.cfg.Abs, Inclusive: true, Threshold: lo}
-	a, err := d.emit(eop, func(Edge) edgeClass { return keep })
+	a, err := d.emitAll(eop, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -353,7 +353,7 @@ func (d *driver) bonferroni() (*network.Network, error) {
 	d.rpt.Threshold, d.rpt.ThresholdInclusive = v, true
 	d.note(fmt.Sprintf("Bonferroni: p ≤ %g/%d ⇔ |%s| ≥ %.6f", d.cfg.Alpha, m, d.cfg.Measure, v))
 	op := Op{Kind: OpEdges, Abs: d.cfg.Abs, Threshold: v, Inclusive: true}
-	a, err := d.emit(op, func(Edge) edgeClass { return keep })
+	a, err := d.emitAll(op, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -416,7 +416,7 @@ func (d *driver) fdr() (*network.Network, error) {
 		return d.emptyNetwork()
 	}
 	eop := Op{Kind: OpEdges, Abs: true, Inclusive: true, Threshold: hop.BinLower(max(lowest-1, 0))}
-	a, err := d.emit(eop, func(Edge) edgeClass { return hold })
+	a, err := d.emitAll(eop, hold)
 	if err != nil {
 		return nil, err
 	}
@@ -459,7 +459,7 @@ func (d *driver) fdr() (*network.Network, error) {
 	a.held = nil
 	cand = nil
 	op := Op{Kind: OpEdges, Threshold: float64(cut), Inclusive: true}
-	a, err = d.emit(op, func(Edge) edgeClass { return keep })
+	a, err = d.emitAll(op, keep)
 	if err != nil {
 		return nil, err
 	}
