@@ -34,7 +34,7 @@ type panelChunk struct {
 // row i is the concatenation of row i of its pieces in column-block order — finishing a
 // panel needs no sort.
 type blockPiece struct {
-	keys []uint64 // uint64(j)<<32 | float32bits(w), block rows consecutive
+	keys []uint64 // uint64(j)<<32 | float32bits(w), block rows consecutive, each sorted
 	deg  []uint32 // kept edges per block row
 }
 
@@ -78,9 +78,9 @@ type assembler struct {
 
 // asmWorker is one worker's scratch and its share of the held edges.
 type asmWorker struct {
-	start   []int // row offsets of the block being scattered
-	scratch []Edge
-	held    []Edge
+	start, cstart []int  // row and column offsets of the block being sorted
+	scratch, tmp  []Edge // compaction (when the edges are the backend's) and column order
+	held          []Edge
 }
 
 type asmJob struct {
@@ -292,30 +292,42 @@ func (a *assembler) process(w *asmWorker, b Block, src []Edge, owned bool) {
 		}
 		kept = dst[:k]
 	}
-	// counting sort by row, then each row's keys sorted: columns are distinct, so the key
-	// order is the column order
-	w.start = slices.Grow(w.start[:0], h+1)[:h+1]
-	start := w.start
-	start[0] = 0
-	for r, d := range deg {
-		start[r+1] = start[r] + int(d)
-	}
-	keys := make([]uint64, len(kept))
+	// Two stable counting sorts (LSD radix over the block's column, then row, offsets) put
+	// the edges in (row, column) order without comparisons: both ranges are at most the
+	// block height, so the counters stay in cache.
+	wd := b.J1 - b.J0
+	w.cstart = slices.Grow(w.cstart[:0], wd+1)[:wd+1]
+	cs := w.cstart
+	clear(cs)
 	for _, e := range kept {
-		r := e.I - i0
-		keys[start[r]] = uint64(e.J)<<32 | uint64(math.Float32bits(e.W))
-		start[r]++
+		cs[e.J-j0+1]++
 	}
-	// start[r] now ends row r
-	lo := 0
-	for r := 0; r < h; r++ {
-		if hi := start[r]; hi-lo > 1 {
-			slices.Sort(keys[lo:hi])
-		}
-		lo = start[r]
+	for c := 1; c <= wd; c++ {
+		cs[c] += cs[c-1]
+	}
+	w.tmp = slices.Grow(w.tmp[:0], len(kept))[:len(kept)]
+	byCol := w.tmp
+	for _, e := range kept {
+		c := e.J - j0
+		byCol[cs[c]] = e
+		cs[c]++
+	}
+	w.start = slices.Grow(w.start[:0], h)[:h]
+	rs := w.start
+	x := 0
+	for r, d := range deg {
+		rs[r] = x
+		x += int(d)
+	}
+	// one packed key per edge: a single write stream per row for the scatter
+	pc := &blockPiece{keys: make([]uint64, len(kept)), deg: deg}
+	for _, e := range byCol {
+		r := e.I - i0
+		pc.keys[rs[r]] = uint64(e.J)<<32 | uint64(math.Float32bits(e.W))
+		rs[r]++
 	}
 	p, q := b.I0/a.rows, (b.J0-b.I0)/a.rows
-	a.pieces[p][q] = &blockPiece{keys: keys, deg: deg}
+	a.pieces[p][q] = pc
 	if a.remaining[p].Add(-1) == 0 {
 		a.finishPanel(p)
 	}
@@ -338,9 +350,14 @@ func (a *assembler) finishPanel(p int) {
 		x0 := x
 		for q, pc := range pieces {
 			d := int(pc.deg[r])
-			seg := pc.keys[off[q] : off[q]+d]
 			cols, ws := c.cols[x:x+d], c.w[x:x+d]
-			for t, k := range seg {
+			prev := uint64(math.MaxUint64) // a row is strictly increasing unless an edge came twice
+			for t, k := range pc.keys[off[q] : off[q]+d] {
+				if k>>32 == prev {
+					a.fail(fmt.Errorf("fc: backend returned edge (%d,%d) more than once", p*a.rows+r, prev))
+					return
+				}
+				prev = k >> 32
 				cols[t], ws[t] = uint32(k>>32), math.Float32frombits(uint32(k))
 			}
 			off[q] += d
