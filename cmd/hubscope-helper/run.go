@@ -122,7 +122,11 @@ func printSummary(w io.Writer, res *pipeline.Result) {
 		fmt.Fprintf(w, "            %d×%d×%d grid, %d voxels in mask, %d dropped (%d zero variance, %d non-finite)\n",
 			s.Grid[0], s.Grid[1], s.Grid[2], s.MaskVoxels, s.ZeroVariance+s.NonFinite, s.ZeroVariance, s.NonFinite)
 	}
-	fmt.Fprintf(w, "nodes       %d × %d time points, TR %g s\n", s.Nodes, s.TimePoints, s.TR)
+	tr := "TR unknown"
+	if s.TR > 0 {
+		tr = fmt.Sprintf("TR %g s", s.TR)
+	}
+	fmt.Fprintf(w, "nodes       %d × %d time points, %s\n", s.Nodes, s.TimePoints, tr)
 	thr := fmt.Sprintf("%s > %.6g", n.Measure, n.Threshold)
 	if n.ThresholdInclusive {
 		thr = fmt.Sprintf("%s ≥ %.6g", n.Measure, n.Threshold)
