@@ -22,11 +22,12 @@ const (
 	hold
 )
 
-// panelChunk is a finished row panel: its rows' sorted columns and weights and per-row counts.
+// panelChunk is a finished row panel: its blocks' pieces in column-block order (row i of the
+// panel is row i of each piece, concatenated) and the rows' edge counts. The pieces are
+// unpacked straight into the network (buildCSR), so a panel is never copied in between.
 type panelChunk struct {
-	cols []uint32
-	w    []float32
-	deg  []uint32 // len = panel height
+	pieces []*blockPiece
+	deg    []uint32 // len = panel height
 }
 
 // blockPiece is one block's kept edges in CSR order: for each block row, its packed
@@ -333,37 +334,18 @@ func (a *assembler) process(w *asmWorker, b Block, src []Edge, owned bool) {
 	}
 }
 
-// finishPanel concatenates, row by row, the panel's pieces in column-block order into CSR
-// rows (each piece's row is sorted and the pieces' column ranges increase).
+// finishPanel makes the panel's chunk once its last block is in.
 func (a *assembler) finishPanel(p int) {
 	pieces := a.pieces[p]
 	a.pieces[p] = nil
 	h := min(a.rows, a.n-p*a.rows)
+	c := &panelChunk{pieces: pieces, deg: make([]uint32, h)}
 	total := 0
 	for _, pc := range pieces {
 		total += len(pc.keys)
-	}
-	c := &panelChunk{cols: make([]uint32, total), w: make([]float32, total), deg: make([]uint32, h)}
-	off := make([]int, len(pieces))
-	x := 0
-	for r := 0; r < h; r++ {
-		x0 := x
-		for q, pc := range pieces {
-			d := int(pc.deg[r])
-			cols, ws := c.cols[x:x+d], c.w[x:x+d]
-			prev := uint64(math.MaxUint64) // a row is strictly increasing unless an edge came twice
-			for t, k := range pc.keys[off[q] : off[q]+d] {
-				if k>>32 == prev {
-					a.fail(fmt.Errorf("fc: backend returned edge (%d,%d) more than once", p*a.rows+r, prev))
-					return
-				}
-				prev = k >> 32
-				cols[t], ws[t] = uint32(k>>32), math.Float32frombits(uint32(k))
-			}
-			off[q] += d
-			x += d
+		for r, d := range pc.deg {
+			c.deg[r] += d
 		}
-		c.deg[r] = uint32(x - x0)
 	}
 	a.chunks[p] = c
 	a.keptSum.Add(int64(total))
@@ -429,7 +411,10 @@ func parallelFor(tasks int, f func(t int)) {
 // into arrays allocated once at their exact size.
 func buildCSR(n, rows int, chunks []*panelChunk, extra []Edge) (*network.Network, error) {
 	for x := range extra {
-		if int(extra[x].I) >= n || (x > 0 && cmpIJ(extra[x-1], extra[x]) >= 0) {
+		if e := extra[x]; e.J <= e.I || int(e.J) >= n {
+			return nil, fmt.Errorf("fc: extra edge (%d,%d) is not a pair i < j of %d nodes", e.I, e.J, n)
+		}
+		if x > 0 && cmpIJ(extra[x-1], extra[x]) >= 0 {
 			return nil, fmt.Errorf("fc: %d extra edges not in (i, j) order", len(extra)-x)
 		}
 	}
@@ -441,7 +426,9 @@ func buildCSR(n, rows int, chunks []*panelChunk, extra []Edge) (*network.Network
 		xs[p+1] = sort.Search(len(extra), func(x int) bool { return int(extra[x].I) >= (p+1)*rows })
 		base[p+1] = base[p] + int64(xs[p+1]-xs[p])
 		if c := chunks[p]; c != nil {
-			base[p+1] += int64(len(c.cols))
+			for _, pc := range c.pieces {
+				base[p+1] += int64(len(pc.keys))
+			}
 		}
 	}
 	if xs[np] != len(extra) {
@@ -464,55 +451,82 @@ func buildCSR(n, rows int, chunks []*panelChunk, extra []Edge) (*network.Network
 }
 
 // copyPanel writes rows [i0, i0+h) from chunk c (nil: no panel edges) merged with the rows'
-// extra edges into nw from position at on.
+// extra edges into nw from position at on. Each row of a piece is strictly increasing and
+// the pieces' column ranges increase, so a row is the pieces' segments in order; an equal
+// column means the backend returned an edge twice.
 func copyPanel(nw *network.Network, i0, h int, c *panelChunk, extra []Edge, at int64) error {
 	out := at
 	x := 0
-	var off uint32
+	var pieces []*blockPiece
+	if c != nil {
+		pieces = c.pieces
+	}
+	off := make([]int, len(pieces))
+	ind, wt := nw.Indices, nw.Weights
 	for r := 0; r < h; r++ {
-		i := i0 + r
-		var cols []uint32
-		var ws []float32
-		if c != nil {
-			d := c.deg[r]
-			cols, ws = c.cols[off:off+d], c.w[off:off+d]
-			off += d
-		}
-		// merge the row's panel edges with its extra edges, both sorted by column
-		q := 0
-		for x < len(extra) && int(extra[x].I) == i {
-			e := extra[x]
-			for q < len(cols) && cols[q] < e.J {
-				nw.Indices[out], nw.Weights[out] = cols[q], ws[q]
+		i := uint32(i0 + r)
+		prev := int64(-1)
+		for q, pc := range pieces {
+			d := int(pc.deg[r])
+			seg := pc.keys[off[q] : off[q]+d]
+			off[q] += d
+			if x == len(extra) || extra[x].I != i { // no extra edge left in this row
+				dst, dw := ind[out:out+int64(d)], wt[out:out+int64(d)]
+				for t, k := range seg {
+					j := int64(k >> 32)
+					if j <= prev {
+						return fmt.Errorf("fc: backend returned edge (%d,%d) more than once", i, j)
+					}
+					prev = j
+					dst[t], dw[t] = uint32(j), math.Float32frombits(uint32(k))
+				}
+				out += int64(d)
+				continue
+			}
+			// merge with the row's extra edges, both sorted by column
+			for _, k := range seg {
+				j := uint32(k >> 32)
+				for x < len(extra) && extra[x].I == i && extra[x].J < j {
+					ind[out], wt[out] = extra[x].J, extra[x].W
+					out++
+					x++
+				}
+				if x < len(extra) && extra[x].I == i && extra[x].J == j {
+					return fmt.Errorf("fc: edge (%d,%d) assembled twice", i, j)
+				}
+				if int64(j) <= prev {
+					return fmt.Errorf("fc: backend returned edge (%d,%d) more than once", i, j)
+				}
+				prev = int64(j)
+				ind[out], wt[out] = j, math.Float32frombits(uint32(k))
 				out++
-				q++
 			}
-			if q < len(cols) && cols[q] == e.J {
-				return fmt.Errorf("fc: edge (%d,%d) assembled twice", i, e.J)
-			}
-			nw.Indices[out], nw.Weights[out] = e.J, e.W
+		}
+		for x < len(extra) && extra[x].I == i {
+			ind[out], wt[out] = extra[x].J, extra[x].W
 			out++
 			x++
 		}
-		out += int64(copy(nw.Indices[out:], cols[q:]))
-		copy(nw.Weights[out-int64(len(cols)-q):], ws[q:])
 		nw.Indptr[i+1] = uint64(out)
 	}
 	return nil
 }
 
-// each calls f for every edge of the finished panels.
+// each calls f for every edge of the finished panels, row by row in column order.
 func (a *assembler) each(f func(i int, j uint32, w float32)) {
 	for p, c := range a.chunks {
 		if c == nil {
 			continue
 		}
-		x := 0
-		for r, d := range c.deg {
-			for q := x; q < x+int(d); q++ {
-				f(p*a.rows+r, c.cols[q], c.w[q])
+		off := make([]int, len(c.pieces))
+		for r := range c.deg {
+			for q, pc := range c.pieces {
+				d := int(pc.deg[r])
+				for _, k := range pc.keys[off[q] : off[q]+d] {
+					f(p*a.rows+r, uint32(k>>32), math.Float32frombits(uint32(k)))
+				}
+				off[q] += d
 			}
-			x += int(d)
 		}
 	}
 }
@@ -524,20 +538,24 @@ func (a *assembler) filter(keep func(i int, j uint32, w float32) bool) {
 		if c == nil {
 			continue
 		}
-		x, y := 0, 0
-		for r, d := range c.deg {
-			var nd uint32
-			for q := x; q < x+int(d); q++ {
-				if keep(p*a.rows+r, c.cols[q], c.w[q]) {
-					c.cols[y], c.w[y] = c.cols[q], c.w[q]
-					y++
-					nd++
+		clear(c.deg)
+		for _, pc := range c.pieces {
+			x, y := 0, 0
+			for r, d := range pc.deg {
+				var nd uint32
+				for _, k := range pc.keys[x : x+int(d)] {
+					if keep(p*a.rows+r, uint32(k>>32), math.Float32frombits(uint32(k))) {
+						pc.keys[y] = k
+						y++
+						nd++
+					}
 				}
+				x += int(d)
+				pc.deg[r] = nd
+				c.deg[r] += nd
 			}
-			x += int(d)
-			c.deg[r] = nd
+			pc.keys = pc.keys[:y]
+			a.kept += int64(y)
 		}
-		c.cols, c.w = c.cols[:y], c.w[:y]
-		a.kept += int64(y)
 	}
 }
