@@ -41,11 +41,12 @@ type blockPiece struct {
 
 // assembler builds the strict-upper-triangle CSR incrementally. The backend's sink (add)
 // only checks the block against the plan, copies its edges into a pooled buffer and queues
-// it; workers (one per GOMAXPROCS) validate, classify and bucket each block by row in
-// parallel (blockPiece), and the worker that completes a row panel concatenates the panel's
-// pieces into a panelChunk. At most inflight copied blocks wait at a time (the sink blocks
-// for a free buffer), so host memory is O(E) for the network plus the unfinished panels'
-// pieces and a few blocks — never N×N. With one worker the sink does the work itself.
+// it; workers (one per GOMAXPROCS) validate, classify and sort each block by (row, column)
+// in parallel (blockPiece), and the worker that completes a row panel files its pieces as a
+// panelChunk; buildCSR unpacks the panels into the network in parallel. At most
+// GOMAXPROCS+2 copied blocks exist at a time (the sink waits for a free buffer), so host
+// memory is O(E) for the network plus a few blocks — never N×N. With one worker the sink
+// does the work itself, without the copy.
 type assembler struct {
 	n, rows, panels int
 	// classify decides each edge's fate; nil means every edge gets class all (the common
@@ -121,8 +122,9 @@ func (a *assembler) start() {
 	if nw == 1 {
 		return
 	}
-	// two copied blocks per worker keep every worker busy while the sink copies the next
-	inflight := 2 * nw
+	// one copied block per worker and two queued keep every worker busy while the sink
+	// copies the next, and bound the copies to a few blocks beyond the workers' own
+	inflight := nw + 2
 	a.jobs = make(chan asmJob, inflight)
 	a.free = make(chan []Edge, inflight)
 	for range inflight {
@@ -246,6 +248,12 @@ func (a *assembler) process(w *asmWorker, b Block, src []Edge, owned bool) {
 		}
 	}
 	deg := make([]uint32, h)
+	// column counts for the first counting sort below (cs[c+1]: edges in column j0+c),
+	// gathered in the validation pass
+	wd := b.J1 - b.J0
+	w.cstart = slices.Grow(w.cstart[:0], wd+1)[:wd+1]
+	cs := w.cstart
+	clear(cs)
 	kept := src
 	switch {
 	case a.classify == nil && a.all == keep:
@@ -256,6 +264,7 @@ func (a *assembler) process(w *asmWorker, b Block, src []Edge, owned bool) {
 				return
 			}
 			deg[r]++
+			cs[e.J-j0+1]++
 		}
 	case a.classify == nil:
 		for _, e := range src {
@@ -287,6 +296,7 @@ func (a *assembler) process(w *asmWorker, b Block, src []Edge, owned bool) {
 				dst[k] = e
 				k++
 				deg[r]++
+				cs[e.J-j0+1]++
 			case hold:
 				w.held = append(w.held, e)
 			}
@@ -296,13 +306,6 @@ func (a *assembler) process(w *asmWorker, b Block, src []Edge, owned bool) {
 	// Two stable counting sorts (LSD radix over the block's column, then row, offsets) put
 	// the edges in (row, column) order without comparisons: both ranges are at most the
 	// block height, so the counters stay in cache.
-	wd := b.J1 - b.J0
-	w.cstart = slices.Grow(w.cstart[:0], wd+1)[:wd+1]
-	cs := w.cstart
-	clear(cs)
-	for _, e := range kept {
-		cs[e.J-j0+1]++
-	}
 	for c := 1; c <= wd; c++ {
 		cs[c] += cs[c-1]
 	}
