@@ -84,3 +84,9 @@ func BenchmarkAssembleClassify(b *testing.B) {
 		return drop
 	})
 }
+
+// BenchmarkAssembleKeepAllLarge: as KeepAll with 2 % of the pairs (10⁸ edges, the scale of
+// the W2 workload); needs about 4 GB of host memory.
+func BenchmarkAssembleKeepAllLarge(b *testing.B) {
+	benchAssemble(b, 100_000, 8192, 0.02, nil)
+}
