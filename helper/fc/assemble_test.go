@@ -87,13 +87,19 @@ func feed(a *assembler, blocks []BlockResult) error {
 	return nil
 }
 
-// withProcs runs f with GOMAXPROCS = 1 (the sink assembles inline) and 4 (worker pool).
+// withProcs runs f with GOMAXPROCS = 1 (the sink assembles inline) and 4 (worker pool), each
+// with the default strip size (whole blocks at these sizes) and with strips of 16 edges (so
+// blocks of more than 128 edges are sorted strip by strip).
 func withProcs(t *testing.T, f func(t *testing.T)) {
 	for _, procs := range []int{1, 4} {
-		t.Run("procs="+itoa(procs), func(t *testing.T) {
-			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
-			f(t)
-		})
+		for _, strip := range []int{stripEdges, 16} {
+			t.Run("procs="+itoa(procs)+",strip="+itoa(strip), func(t *testing.T) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				defer func(s int) { stripEdges = s }(stripEdges)
+				stripEdges = strip
+				f(t)
+			})
+		}
 	}
 }
 
