@@ -53,6 +53,12 @@ type assembler struct {
 	// keep-everything and hold-everything passes, without a call per edge).
 	classify func(e Edge) edgeClass
 	all      edgeClass
+	// binned replaces classify by the density mode's bin rule (newAssemblerBins): keep bin
+	// > bin, hold bin == bin; for |W| ≤ binRange that is keep W ≥ keepAt, hold W ≥ holdAt.
+	binned         bool
+	binOp          *Op
+	bin            int
+	keepAt, holdAt float32
 
 	// sink side: touched only by the goroutine calling add
 	pending []int      // blocks of panel p not yet received
@@ -103,6 +109,70 @@ func newAssembler(n, rows int, classify func(Edge) edgeClass) *assembler {
 	a := newAssemblerAll(n, rows, keep)
 	a.classify = classify
 	return a
+}
+
+// newAssemblerBins makes the density mode's assembler: an edge whose bin (op.BinOf) is
+// above b is kept, one in bin b held, the rest dropped. Over [−binRange, binRange] BinOf is
+// monotone in the value (no integer overflow there), so each class is a value range; its
+// float32 bounds are found once (binCut) and an edge costs two comparisons instead of a
+// BinOf call, with exactly the same classes. Values outside (none from a correct backend:
+// |r|, |τ| ≤ 1) and NaN still go through BinOf.
+func newAssemblerBins(n, rows int, op *Op, b int) *assembler {
+	a := newAssemblerAll(n, rows, keep)
+	a.binned, a.binOp, a.bin = true, op, b
+	a.keepAt, a.holdAt = binCut(op, b+1), binCut(op, b)
+	return a
+}
+
+// binClassSlow classifies the values outside [−binRange, binRange] and NaN by the formula
+// itself.
+func (a *assembler) binClassSlow(v float32) edgeClass {
+	switch bin := a.binOp.BinOf(v); {
+	case bin > a.bin:
+		return keep
+	case bin == a.bin:
+		return hold
+	}
+	return drop
+}
+
+// binRange bounds the values classified by comparison (newAssemblerBins).
+const binRange = 1 << 16
+
+// binCut is the smallest float32 v in [−binRange, binRange] with op.BinOf(v) ≥ c, or NaN
+// when there is none (W ≥ NaN is never true): a bisection over the float32 values in their
+// order, with BinOf itself as the predicate.
+func binCut(op *Op, c int) float32 {
+	// order-preserving map of the non-NaN float32 values onto uint32
+	key := func(f float32) uint32 {
+		if b := math.Float32bits(f); b>>31 == 1 {
+			return ^b
+		} else {
+			return b | 1<<31
+		}
+	}
+	val := func(k uint32) float32 {
+		if k>>31 == 1 {
+			return math.Float32frombits(k &^ (1 << 31))
+		}
+		return math.Float32frombits(^k)
+	}
+	if op.BinOf(binRange) < c {
+		return float32(math.NaN())
+	}
+	if op.BinOf(-binRange) >= c {
+		return -binRange
+	}
+	lo, hi := key(-binRange), key(binRange) // BinOf(val(lo)) < c ≤ BinOf(val(hi))
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		if op.BinOf(val(mid)) >= c {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return val(hi)
 }
 
 // newAssemblerAll makes an assembler that gives every edge the class c.
@@ -257,7 +327,7 @@ func (a *assembler) process(w *asmWorker, b Block, src []Edge, owned bool) {
 	deg := make([]uint32, h)
 	kept := src
 	switch {
-	case a.classify == nil && a.all == keep:
+	case a.classify == nil && !a.binned && a.all == keep:
 		for _, e := range src {
 			r := e.I - i0
 			if r >= uint32(h) || e.J < j0 || e.J >= j1 || e.J <= e.I {
@@ -266,7 +336,7 @@ func (a *assembler) process(w *asmWorker, b Block, src []Edge, owned bool) {
 			}
 			deg[r]++
 		}
-	case a.classify == nil:
+	case a.classify == nil && !a.binned:
 		for _, e := range src {
 			if e.I-i0 >= uint32(h) || e.J < j0 || e.J >= j1 || e.J <= e.I {
 				outside()
@@ -291,7 +361,20 @@ func (a *assembler) process(w *asmWorker, b Block, src []Edge, owned bool) {
 				outside()
 				return
 			}
-			switch a.classify(e) {
+			var c edgeClass
+			if v := e.W; a.binned && v >= -binRange && v <= binRange {
+				// the bin rule by two comparisons (keepAt ≥ holdAt), not a call per edge
+				if v >= a.keepAt {
+					c = keep
+				} else if v >= a.holdAt {
+					c = hold
+				}
+			} else if a.binned {
+				c = a.binClassSlow(v)
+			} else {
+				c = a.classify(e)
+			}
+			switch c {
 			case keep:
 				dst[k] = e
 				k++

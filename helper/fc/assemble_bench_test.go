@@ -35,6 +35,10 @@ func syntheticBlocks(n, rows int, p float64, seed uint64) []BlockResult {
 // benchAssemble feeds the blocks to the assembler the way the driver's edge pass does (one
 // sink call per block, the block's Edges reused by the backend afterwards) and builds the CSR.
 func benchAssemble(b *testing.B, n, rows int, p float64, classify func(Edge) edgeClass) {
+	benchAssembleWith(b, n, rows, p, func() *assembler { return newAssembler(n, rows, classify) })
+}
+
+func benchAssembleWith(b *testing.B, n, rows int, p float64, mk func() *assembler) {
 	blocks := syntheticBlocks(n, rows, p, 1)
 	var edges int64
 	for _, r := range blocks {
@@ -43,7 +47,7 @@ func benchAssemble(b *testing.B, n, rows int, p float64, classify func(Edge) edg
 	scratch := make([]Edge, 0, 1<<20)
 	b.ResetTimer()
 	for it := 0; it < b.N; it++ {
-		a := newAssembler(n, rows, classify)
+		a := mk()
 		for k := range blocks {
 			// the backend's reused buffer: the sink sees a slice that is overwritten later
 			scratch = append(scratch[:0], blocks[k].Edges...)
@@ -89,4 +93,12 @@ func BenchmarkAssembleClassify(b *testing.B) {
 // the W2 workload); needs about 4 GB of host memory.
 func BenchmarkAssembleKeepAllLarge(b *testing.B) {
 	benchAssemble(b, 100_000, 8192, 0.02, nil)
+}
+
+// BenchmarkAssembleDensity: as KeepAll with the density mode's bin rule (newAssemblerBins)
+// over 2²⁰ bins of [0, 1], the boundary bin at 0.1 (90 % kept).
+func BenchmarkAssembleDensity(b *testing.B) {
+	op := Op{Lo: 0, Hi: 1, Bins: DefaultBins}
+	bin := op.BinOf(0.1)
+	benchAssembleWith(b, 100_000, 8192, 0.004, func() *assembler { return newAssemblerBins(100_000, 8192, &op, bin) })
 }

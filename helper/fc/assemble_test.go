@@ -321,3 +321,66 @@ func TestBuildCSRExtraOrder(t *testing.T) {
 	}
 	sameNetwork(t, nw, referenceCSR(10, []Edge{{0, 9, 1}, {4, 5, 2}}))
 }
+
+// TestAssemblerBins checks the density mode's comparison rule (newAssemblerBins) against
+// Op.BinOf itself on values at and next to bin edges, ±0, ±1, out of range, ±Inf and NaN,
+// for full-range, |v| and narrowed histograms.
+func TestAssemblerBins(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	const n = 120 // 7140 pairs, one block
+	for _, op := range []Op{
+		{Lo: -1, Hi: 1, Bins: DefaultBins},
+		{Lo: 0, Hi: 1, Bins: 1000},
+		{Lo: 0.37, Hi: 1, Bins: 7},
+		{Lo: 0.9993, Hi: 1, Bins: DefaultBins},
+	} {
+		for _, b := range []int{0, 1, op.Bins / 2, op.Bins - 2, op.Bins - 1} {
+			var vals []float32
+			for _, x := range []float64{op.BinLower(b), op.BinLower(b + 1), op.BinLower(b - 1), 0, 1, -1, op.Lo} {
+				v := float32(x)
+				vals = append(vals, v, -v)
+				up, down := v, v
+				for range 3 {
+					up, down = math.Nextafter32(up, 2), math.Nextafter32(down, -2)
+					vals = append(vals, up, down)
+				}
+			}
+			inf := float32(math.Inf(1))
+			vals = append(vals, inf, -inf, float32(math.NaN()), 1e6, -1e6, binRange, -binRange, 2*binRange, -2*binRange)
+			for len(vals) < n*(n-1)/2 {
+				vals = append(vals, float32(rng.Float64()*3-1.5))
+			}
+			var es []Edge
+			for i := 0; i < n; i++ {
+				for j := i + 1; j < n; j++ {
+					es = append(es, Edge{uint32(i), uint32(j), vals[len(es)]})
+				}
+			}
+			a := newAssemblerBins(n, n, &op, b)
+			if err := feed(a, []BlockResult{{Block: Block{0, n, 0, n}, Edges: es}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.wait(); err != nil {
+				t.Fatal(err)
+			}
+			got := map[[2]uint32]edgeClass{}
+			a.each(func(i int, j uint32, w float32) { got[[2]uint32{uint32(i), j}] = keep })
+			for _, e := range a.held {
+				got[[2]uint32{e.I, e.J}] = hold
+			}
+			for _, e := range es {
+				want := drop
+				switch bin := op.BinOf(e.W); {
+				case bin > b:
+					want = keep
+				case bin == b:
+					want = hold
+				}
+				if g := got[[2]uint32{e.I, e.J}]; g != want {
+					t.Fatalf("op %+v, boundary bin %d: value %v (bin %d) classed %d, want %d",
+						op, b, e.W, op.BinOf(e.W), g, want)
+				}
+			}
+		}
+	}
+}

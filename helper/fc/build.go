@@ -296,6 +296,11 @@ func (d *driver) emitAll(op Op, c edgeClass) (*assembler, error) {
 	return d.assemble(op, newAssemblerAll(d.n, d.rows, c))
 }
 
+// emitBins is emit with the density mode's rule: keep bin > b, hold bin b, drop the rest.
+func (d *driver) emitBins(op Op, hop *Op, b int) (*assembler, error) {
+	return d.assemble(op, newAssemblerBins(d.n, d.rows, hop, b))
+}
+
 // assemble runs the edge pass into a and waits for a's workers, also when the pass failed.
 func (d *driver) assemble(op Op, a *assembler) (*assembler, error) {
 	err := d.pass("edges", op, a.add)

@@ -139,15 +139,7 @@ func (d *driver) density() (*network.Network, error) {
 		// membership is decided by BinOf below, not by this comparison.
 		eop.Threshold = hop.BinLower(b - 1)
 	}
-	a, err := d.emit(eop, func(e Edge) edgeClass {
-		switch bin := hop.BinOf(e.W); {
-		case bin > b:
-			return keep
-		case bin == b:
-			return hold
-		}
-		return drop
-	})
+	a, err := d.emitBins(eop, &hop, b) // keep bin > b, hold bin b: hop.BinOf(e.W) compared with b
 	if err != nil {
 		return nil, err
 	}
