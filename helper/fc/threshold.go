@@ -109,7 +109,7 @@ func (d *driver) density() (*network.Network, error) {
 		if ok && est > lo && est < 1 {
 			hop.Lo, narrowed = est, true
 			single := method == DensitySinglePass ||
-				(method == DensityAuto && frac*float64(m)*float64(unsafe.Sizeof(Edge{})) <= SinglePassBudget)
+				(method == DensityAuto && d.b.Name() == "cpu" && frac*float64(m)*float64(unsafe.Sizeof(Edge{})) <= SinglePassBudget)
 			if single {
 				nw, err := d.densitySinglePass(est, k)
 				if nw != nil || err != nil {
