@@ -458,15 +458,6 @@ func (d *driver) fdr() (*network.Network, error) {
 	return a.finish(nil)
 }
 
-// neighbour is one entry of a node's bounded top-K heap.
-type neighbour struct {
-	u uint32
-	w float32
-}
-
-// better orders candidates: larger value first, ties to the smaller node index.
-func better(a, b neighbour) bool { return a.w > b.w || (a.w == b.w && a.u < b.u) }
-
 // knn keeps each node's K best links (union over nodes). One OpTopK pass: every block hands
 // back each row's and each column's K best; per-node bounded heaps (memory N·K) merge them.
 // The global K best of a node are among its per-block K best, so the merge is exact.
@@ -475,43 +466,8 @@ func (d *driver) knn() (*network.Network, error) {
 	if k < 1 {
 		return d.emptyNetwork()
 	}
-	heap := make([]neighbour, d.n*k)
-	cnt := make([]int32, d.n)
-	push := func(v int, c neighbour) {
-		h := heap[v*k : (v+1)*k]
-		n := int(cnt[v])
-		if n < k { // sift up; the root is the worst kept neighbour
-			h[n] = c
-			cnt[v]++
-			for i := n; i > 0; {
-				p := (i - 1) / 2
-				if !better(h[p], h[i]) {
-					break
-				}
-				h[p], h[i] = h[i], h[p]
-				i = p
-			}
-			return
-		}
-		if !better(c, h[0]) {
-			return
-		}
-		h[0] = c
-		for i := 0; ; {
-			l, r, w := 2*i+1, 2*i+2, i
-			if l < k && better(h[w], h[l]) {
-				w = l
-			}
-			if r < k && better(h[w], h[r]) {
-				w = r
-			}
-			if w == i {
-				break
-			}
-			h[i], h[w] = h[w], h[i]
-			i = w
-		}
-	}
+	var heaps TopK
+	heaps.Reset(d.n, k)
 	op := Op{Kind: OpTopK, Abs: d.cfg.Abs, K: k}
 	err := d.pass("topk", op, func(r *BlockResult) error {
 		b := r.Block
@@ -520,8 +476,8 @@ func (d *driver) knn() (*network.Network, error) {
 			if i < b.I0 || i >= b.I1 || j < b.J0 || j >= b.J1 || j <= i {
 				return fmt.Errorf("fc: backend returned edge (%d,%d) outside block %+v", i, j, b)
 			}
-			push(i, neighbour{e.J, e.W})
-			push(j, neighbour{e.I, e.W})
+			heaps.Push(i, Neighbour{e.J, e.W})
+			heaps.Push(j, Neighbour{e.I, e.W})
 		}
 		return nil
 	})
@@ -532,16 +488,16 @@ func (d *driver) knn() (*network.Network, error) {
 	es := make([]Edge, 0, d.n*k)
 	minW := float32(math.Inf(1))
 	for v := 0; v < d.n; v++ {
-		for _, c := range heap[v*k : v*k+int(cnt[v])] {
-			i, j := uint32(v), c.u
+		for _, c := range heaps.Kept(v) {
+			i, j := uint32(v), c.U
 			if j < i {
 				i, j = j, i
 			}
-			es = append(es, Edge{I: i, J: j, W: c.w})
-			minW = min(minW, c.w)
+			es = append(es, Edge{I: i, J: j, W: c.W})
+			minW = min(minW, c.W)
 		}
 	}
-	heap = nil
+	heaps = TopK{}
 	slices.SortFunc(es, cmpIJ)
 	es = slices.CompactFunc(es, func(a, b Edge) bool { return a.I == b.I && a.J == b.J })
 	d.rpt.Threshold, d.rpt.ThresholdInclusive = float64(minW), true

@@ -98,9 +98,9 @@ type worker struct {
 	hmin  int // touched bins of hist: [hmin, hmax], so merging costs the values' spread, not Bins
 	hmax  int
 	bins  binner
-	rows  topK // OpTopK: the strip's rows
-	cols  topK // OpTopK: the block's columns
-	row0  int  // first row of the current strip
+	rows  fc.TopK // OpTopK: the strip's rows
+	cols  fc.TopK // OpTopK: the block's columns
+	row0  int     // first row of the current strip
 }
 
 func (b *Backend) newWorker(op *fc.Op) *worker {
@@ -129,7 +129,7 @@ func (b *Backend) runBlock(ctx context.Context, blk fc.Block, ws []*worker) erro
 	for _, w := range ws {
 		w.edges = w.edges[:0]
 		if w.op.Kind == fc.OpTopK {
-			w.cols.reset(blk.J1-blk.J0, w.op.K)
+			w.cols.Reset(blk.J1-blk.J0, w.op.K)
 		}
 	}
 	var next atomic.Int64
@@ -160,7 +160,7 @@ func (w *worker) strip(blk fc.Block, q0, q1 int) {
 	r0, r1 := max(q0*mr, blk.I0), min(q1*mr, blk.I1)
 	if w.op.Kind == fc.OpTopK {
 		w.row0 = r0
-		w.rows.reset(r1-r0, w.op.K)
+		w.rows.Reset(r1-r0, w.op.K)
 	}
 	l := b.l
 	t := w.t32 // OpTopK: set per tile from the heaps (topKFloor)
@@ -189,8 +189,8 @@ func (w *worker) strip(blk fc.Block, q0, q1 int) {
 		}
 	}
 	if w.op.Kind == fc.OpTopK {
-		w.rows.flush(func(s int, nb neighbour) {
-			w.edges = append(w.edges, fc.Edge{I: uint32(r0 + s), J: nb.u, W: nb.w})
+		w.rows.Flush(func(s int, nb fc.Neighbour) {
+			w.edges = append(w.edges, fc.Edge{I: uint32(r0 + s), J: nb.U, W: nb.W})
 		})
 	}
 }
@@ -225,10 +225,10 @@ func (w *worker) longTile(a, b []float32) {
 func (w *worker) topKFloor(blk fc.Block, ra, cb, r0, r1 int) float32 {
 	t := float32(math.Inf(1))
 	for i := max(ra, r0); i < min(ra+mr, r1); i++ {
-		t = min(t, w.rows.floor(i-r0))
+		t = min(t, w.rows.Floor(i-r0))
 	}
 	for j := max(cb, blk.J0); j < min(cb+nr, blk.J1); j++ {
-		t = min(t, w.cols.floor(j-blk.J0))
+		t = min(t, w.cols.Floor(j-blk.J0))
 	}
 	return t
 }
@@ -378,8 +378,8 @@ func (w *worker) offer(blk fc.Block, ra, cb int, m uint64, off int) {
 	for ; m != 0; m &= m - 1 {
 		x := off + bits.TrailingZeros64(m)
 		i, j, v := ra+x/nr, cb+x%nr, w.tile[x]
-		w.rows.push(i-w.row0, neighbour{uint32(j), v})
-		w.cols.push(j-blk.J0, neighbour{uint32(i), v})
+		w.rows.Push(i-w.row0, fc.Neighbour{U: uint32(j), W: v})
+		w.cols.Push(j-blk.J0, fc.Neighbour{U: uint32(i), W: v})
 	}
 }
 
@@ -412,13 +412,13 @@ func (b *Backend) merge(res *result, blk fc.Block, ws []*worker) {
 		// row winners are final per strip; column heaps merge across workers
 		cols := &ws[0].cols
 		for _, w := range ws[1:] {
-			w.cols.flush(func(s int, nb neighbour) { cols.push(s, nb) })
+			w.cols.Flush(func(s int, nb fc.Neighbour) { cols.Push(s, nb) })
 		}
 		for _, w := range ws {
 			res.Edges = append(res.Edges, w.edges...)
 		}
-		cols.flush(func(s int, nb neighbour) {
-			res.Edges = append(res.Edges, fc.Edge{I: nb.u, J: uint32(blk.J0 + s), W: nb.w})
+		cols.Flush(func(s int, nb fc.Neighbour) {
+			res.Edges = append(res.Edges, fc.Edge{I: nb.U, J: uint32(blk.J0 + s), W: nb.W})
 		})
 		slices.SortFunc(res.Edges, func(x, y fc.Edge) int {
 			if x.I != y.I {
@@ -435,89 +435,6 @@ func (b *Backend) merge(res *result, blk fc.Block, ws []*worker) {
 type result struct {
 	fc.BlockResult
 	lo, hi int
-}
-
-// neighbour is a candidate partner u with value w.
-type neighbour struct {
-	u uint32
-	w float32
-}
-
-// better: larger value, ties to the smaller partner index (fc.OpTopK's order).
-func better(a, b neighbour) bool { return a.w > b.w || (a.w == b.w && a.u < b.u) }
-
-// topK keeps the K best neighbours of each of several slots in bounded heaps whose root is
-// the worst kept entry.
-type topK struct {
-	k int
-	h []neighbour
-	n []int32
-}
-
-func (t *topK) reset(slots, k int) {
-	t.k = k
-	if cap(t.h) < slots*k {
-		t.h = make([]neighbour, slots*k)
-		t.n = make([]int32, slots)
-	}
-	t.h = t.h[:slots*k]
-	t.n = t.n[:slots]
-	clear(t.n)
-}
-
-func (t *topK) push(s int, c neighbour) {
-	k := t.k
-	h := t.h[s*k : (s+1)*k]
-	n := int(t.n[s])
-	if n < k {
-		h[n] = c
-		t.n[s]++
-		for i := n; i > 0; {
-			p := (i - 1) / 2
-			if !better(h[p], h[i]) {
-				break
-			}
-			h[p], h[i] = h[i], h[p]
-			i = p
-		}
-		return
-	}
-	if !better(c, h[0]) {
-		return
-	}
-	h[0] = c
-	for i := 0; ; {
-		l, r, m := 2*i+1, 2*i+2, i
-		if l < k && better(h[m], h[l]) {
-			m = l
-		}
-		if r < k && better(h[m], h[r]) {
-			m = r
-		}
-		if m == i {
-			return
-		}
-		h[i], h[m] = h[m], h[i]
-		i = m
-	}
-}
-
-// floor is the worst kept value of slot s when its heap is full, else −∞.
-func (t *topK) floor(s int) float32 {
-	if int(t.n[s]) < t.k {
-		return float32(math.Inf(-1))
-	}
-	return t.h[s*t.k].w
-}
-
-// flush hands every kept entry to f and empties the heaps.
-func (t *topK) flush(f func(s int, nb neighbour)) {
-	for s, n := range t.n {
-		for _, nb := range t.h[s*t.k : s*t.k+int(n)] {
-			f(s, nb)
-		}
-		t.n[s] = 0
-	}
 }
 
 // binner computes fc.Op.BinOf without its division: t = (x − Lo)·(Bins/(Hi − Lo)) differs
