@@ -49,6 +49,9 @@ type GlobalOptions struct {
 	SmallWorld         *SmallWorldOptions // nil: no random networks
 	DegreeDistribution bool               // log-binned histogram and power-law fits
 	PowerLaw           PowerLawOptions
+	// Clustering, when set, holds every node's C_i as ClusteringCoefficients (or NodalMeasures)
+	// already computed them; C_p is their mean and the triangles are not counted again.
+	Clustering []float64
 }
 
 // GlobalMeasures computes the Global summary of g. Progress goes through rep stage by stage;
@@ -74,9 +77,17 @@ func GlobalMeasures(ctx context.Context, g *Graph, opt GlobalOptions, rep progre
 	s.Components, s.LargestComponentSize, s.LargestComponentShare = LargestComponent(g)
 
 	rep.Start("clustering", int64(g.N))
-	cp, err := MeanClustering(ctx, g)
-	if err != nil {
-		return s, err
+	var cp float64
+	if opt.Clustering != nil {
+		if len(opt.Clustering) != g.N {
+			return s, errors.New("graph: global measures: clustering given for a different number of nodes")
+		}
+		cp = mean(opt.Clustering)
+	} else {
+		var err error
+		if cp, err = MeanClustering(ctx, g); err != nil {
+			return s, err
+		}
 	}
 	s.ClusteringCoefficient = cp
 	if g.Weights != nil && g.N > 0 {

@@ -182,3 +182,28 @@ func TestEigenvectorNotConvergedKeepsIterate(t *testing.T) {
 		t.Fatalf("err = %v, %d values", err, len(x))
 	}
 }
+
+// TestGlobalMeasuresReusesClustering: C_p from clustering coefficients computed beforehand
+// equals GlobalMeasures' own, and coefficients of the wrong length are refused.
+func TestGlobalMeasuresReusesClustering(t *testing.T) {
+	g := randomGraph(t, 300, 0.05, 5, 11)
+	ctx := context.Background()
+	own, err := GlobalMeasures(ctx, g, GlobalOptions{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cc, err := ClusteringCoefficients(ctx, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	given, err := GlobalMeasures(ctx, g, GlobalOptions{Clustering: cc}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if given.ClusteringCoefficient != own.ClusteringCoefficient || own.ClusteringCoefficient == 0 {
+		t.Fatalf("C_p %v from given coefficients, %v computed", given.ClusteringCoefficient, own.ClusteringCoefficient)
+	}
+	if _, err := GlobalMeasures(ctx, g, GlobalOptions{Clustering: cc[1:]}, nil); err == nil {
+		t.Fatal("clustering of the wrong length accepted")
+	}
+}
