@@ -40,6 +40,10 @@ func EPIMask(mean []float32, dims [3]int, lower, upper float64) Mask {
 //  4. Opening and connectivity (_post_process_mask): erode 2 times, keep the largest
 //     6-connected component, dilate 4 times, erode 2 times; all with the 3D cross
 //     (6-connectivity) and voxels outside the grid counting as background.
+//  5. Fill holes (scipy.ndimage.binary_fill_holes, 6-connected): background not connected
+//     to the grid's border joins the mask. nilearn stops at step 4; a brain mask with
+//     enclosed holes (dark ventricles or susceptibility dropout inside the brain) would
+//     silently drop those voxels from the network, so HubScope fills them.
 //
 // lower and upper ≤ 0 take the defaults 0.2 and 0.85. When b ≤ a (a grid of a handful of
 // voxels) there is no histogram to split and the mask is empty, as it is when the opening
@@ -65,7 +69,42 @@ func EPIMask64(mean []float64, dims [3]int, lower, upper float64) Mask {
 	for i, v := range sm {
 		out.In[i] = v >= tau
 	}
-	out.In = postProcessMask(out.In, dims, epiOpening)
+	out.In = fillHoles(postProcessMask(out.In, dims, epiOpening), dims)
+	return out
+}
+
+// fillHoles sets every background voxel that no 6-connected path of background voxels links
+// to the grid's border, as scipy.ndimage.binary_fill_holes does with its default structure.
+func fillHoles(in []bool, dims [3]int) []bool {
+	nx, ny, nz := dims[0], dims[1], dims[2]
+	outside := make([]bool, len(in)) // background reachable from the border
+	var stack []int
+	for f, v := range in {
+		i, j, k := f%nx, (f/nx)%ny, f/(nx*ny)
+		if !v && (i == 0 || i == nx-1 || j == 0 || j == ny-1 || k == 0 || k == nz-1) {
+			outside[f] = true
+			stack = append(stack, f)
+		}
+	}
+	for len(stack) > 0 {
+		g := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		i, j, k := g%nx, (g/nx)%ny, g/(nx*ny)
+		for _, h := range [6]int{
+			neighbor(i > 0, g-1), neighbor(i < nx-1, g+1),
+			neighbor(j > 0, g-nx), neighbor(j < ny-1, g+nx),
+			neighbor(k > 0, g-nx*ny), neighbor(k < nz-1, g+nx*ny),
+		} {
+			if h >= 0 && !in[h] && !outside[h] {
+				outside[h] = true
+				stack = append(stack, h)
+			}
+		}
+	}
+	out := make([]bool, len(in))
+	for f := range in {
+		out[f] = !outside[f]
+	}
 	return out
 }
 

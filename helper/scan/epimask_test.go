@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/internal/pyref"
@@ -74,6 +75,7 @@ def case(kind, src, out, lower, upper, step):
           mask = labels == count.argmax()
   mask = ndimage.binary_dilation(mask, iterations=2 * opening)
   mask = ndimage.binary_erosion(mask, iterations=opening)
+  mask = ndimage.binary_fill_holes(mask)  # HubScope's step 5, after nilearn's steps
   arr.ravel(order="F").tofile(out + ".smoothed")
   return {"dims": list(mean.shape), "threshold": float(thr),
           "mask": np.flatnonzero(mask.ravel(order="F")).tolist()}
@@ -319,5 +321,80 @@ print(json.dumps(np.flatnonzero(keep.ravel(order="F")).tolist()))
 	}
 	if !got[0+dims[0]*(5+dims[1]*0)] {
 		t.Fatalf("kept the Fortran-order-first component")
+	}
+}
+
+// TestFillHoles: an enclosed cavity is filled, a tunnel to the border is not, and the result
+// equals scipy's binary_fill_holes on the same grid.
+func TestFillHoles(t *testing.T) {
+	dims := [3]int{7, 7, 7}
+	in := make([]bool, 343)
+	at := func(i, j, k int) int { return i + 7*(j+7*k) }
+	for k := 1; k < 6; k++ {
+		for j := 1; j < 6; j++ {
+			for i := 1; i < 6; i++ {
+				in[at(i, j, k)] = true
+			}
+		}
+	}
+	in[at(3, 3, 3)] = false // enclosed: filled
+	in[at(2, 2, 2)] = false // enclosed: filled
+	for i := 0; i < 4; i++ {
+		in[at(i, 4, 4)] = false // tunnel from the border to (3,4,4): stays open
+	}
+	got := fillHoles(in, dims)
+	if !got[at(3, 3, 3)] || !got[at(2, 2, 2)] {
+		t.Fatal("enclosed holes not filled")
+	}
+	if got[at(3, 4, 4)] || got[at(0, 4, 4)] {
+		t.Fatal("a tunnel open to the border was filled")
+	}
+	pyref.Require(t, "numpy", "scipy")
+	var idx []string
+	for f, v := range in {
+		if v {
+			idx = append(idx, strconv.Itoa(f))
+		}
+	}
+	out := pyref.Run(t, `
+import sys, numpy as np
+from scipy import ndimage
+m = np.zeros(343, bool); m[[int(x) for x in sys.argv[1].split(",")]] = True
+m = ndimage.binary_fill_holes(m.reshape((7, 7, 7), order="F"))
+print(",".join(map(str, np.flatnonzero(m.ravel(order="F")))))
+`, strings.Join(idx, ","))
+	var want []string
+	for f, v := range got {
+		if v {
+			want = append(want, strconv.Itoa(f))
+		}
+	}
+	if strings.TrimSpace(string(out)) != strings.Join(want, ",") {
+		t.Fatalf("fillHoles differs from scipy's binary_fill_holes")
+	}
+}
+
+// TestEPIMaskFillsEnclosedCavity: a bright ball (radius 10) with a dark cavity (radius 4) at its
+// centre, too large for nilearn's opening/closing to close, ends up inside the mask.
+func TestEPIMaskFillsEnclosedCavity(t *testing.T) {
+	dims := [3]int{32, 32, 32}
+	mean := make([]float32, 32*32*32)
+	for k := 0; k < 32; k++ {
+		for j := 0; j < 32; j++ {
+			for i := 0; i < 32; i++ {
+				r := math.Sqrt(float64((i-16)*(i-16) + (j-16)*(j-16) + (k-16)*(k-16)))
+				if r <= 10 && r > 4 {
+					mean[i+32*(j+32*k)] = 1000 + float32((i*7+j*13+k*3)%11)
+				}
+			}
+		}
+	}
+	m := EPIMask(mean, dims, 0, 0)
+	centre := 16 + 32*(16+32*16)
+	if !m.In[centre] {
+		t.Fatal("the enclosed cavity was left out of the mask")
+	}
+	if m.In[0] || m.In[2+32*(16+32*16)] {
+		t.Fatal("background outside the ball is in the mask")
 	}
 }
