@@ -325,39 +325,3 @@ func (d *driver) strength() (*network.Network, error) {
 	d.rpt.Threshold = d.cfg.Threshold
 	return a.finish(nil)
 }
-
-// Components returns the number of isolated nodes and the size of the largest connected
-// component of nw (union–find with path halving over the edge list).
-func Components(nw *network.Network) (isolated, largest int) {
-	parent := make([]int32, nw.N)
-	for i := range parent {
-		parent[i] = int32(i)
-	}
-	find := func(x int32) int32 {
-		for parent[x] != x {
-			parent[x] = parent[parent[x]]
-			x = parent[x]
-		}
-		return x
-	}
-	deg := make([]bool, nw.N)
-	for i := 0; i < nw.N; i++ {
-		cols, _ := nw.Row(i)
-		for _, j := range cols {
-			deg[i], deg[j] = true, true
-			if ri, rj := find(int32(i)), find(int32(j)); ri != rj {
-				parent[ri] = rj
-			}
-		}
-	}
-	size := make([]int32, nw.N)
-	for i := range parent {
-		if !deg[i] {
-			isolated++
-		}
-		r := find(int32(i))
-		size[r]++
-		largest = max(largest, int(size[r]))
-	}
-	return isolated, largest
-}
