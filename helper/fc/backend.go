@@ -19,6 +19,8 @@ package fc
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"math"
 )
 
@@ -199,4 +201,37 @@ func KendallTau(dot int64, ni, nj int64) float32 {
 		return 0
 	}
 	return float32(float64(dot) / sqrtf64(float64(ni)*float64(nj)))
+}
+
+// Validate reports an Op a backend cannot run: an unknown kind, a NaN edge threshold, an
+// empty or inverted histogram range, K < 1. Backends call it first in Run.
+func (op *Op) Validate() error {
+	switch op.Kind {
+	case OpEdges:
+		if math.IsNaN(op.Threshold) {
+			return errors.New("edge threshold is NaN")
+		}
+	case OpHistogram:
+		if op.Bins < 1 || !(op.Hi > op.Lo) {
+			return fmt.Errorf("histogram needs Bins ≥ 1 and Hi > Lo, got %d bins over [%g, %g]", op.Bins, op.Lo, op.Hi)
+		}
+	case OpTopK:
+		if op.K < 1 {
+			return fmt.Errorf("top-K needs K ≥ 1, got %d", op.K)
+		}
+	default:
+		return fmt.Errorf("unknown op kind %d", op.Kind)
+	}
+	return nil
+}
+
+// Check reports a block that is not an upper-triangle block pair of n nodes as PlanBlocks
+// makes them: rows and columns inside [0, n), a diagonal block square, an off-diagonal block
+// entirely right of its rows.
+func (b Block) Check(n int) error {
+	if b.I0 < 0 || b.I1 > n || b.J1 > n || b.I0 >= b.I1 || b.J0 >= b.J1 || b.J0 < b.I0 ||
+		(b.J0 == b.I0 && b.J1 != b.I1) || (b.J0 > b.I0 && b.J0 < b.I1) {
+		return fmt.Errorf("block rows [%d,%d) × columns [%d,%d) is not an upper-triangle block pair of %d nodes", b.I0, b.I1, b.J0, b.J1, n)
+	}
+	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"time"
 
@@ -211,11 +210,4 @@ func DeviceSummary() string {
 	} else {
 		return "cuda: " + err.Error()
 	}
-}
-
-func finite(x float64) float64 {
-	if math.IsNaN(x) || math.IsInf(x, 0) {
-		return 0
-	}
-	return x
 }

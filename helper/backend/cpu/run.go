@@ -23,23 +23,12 @@ func (b *Backend) Run(ctx context.Context, blocks []fc.Block, op fc.Op, sink fun
 	if b.n == 0 {
 		return fmt.Errorf("cpu: Run before Prepare")
 	}
-	switch op.Kind {
-	case fc.OpEdges:
-	case fc.OpHistogram:
-		if op.Bins < 1 || !(op.Hi > op.Lo) {
-			return fmt.Errorf("cpu: histogram needs Bins ≥ 1 and Hi > Lo, got %d bins over [%g, %g]", op.Bins, op.Lo, op.Hi)
-		}
-	case fc.OpTopK:
-		if op.K < 1 {
-			return fmt.Errorf("cpu: top-K needs K ≥ 1, got %d", op.K)
-		}
-	default:
-		return fmt.Errorf("cpu: unknown op kind %d", op.Kind)
+	if err := op.Validate(); err != nil {
+		return fmt.Errorf("cpu: %w", err)
 	}
 	for _, blk := range blocks {
-		if blk.I0 < 0 || blk.I1 > b.n || blk.J1 > b.n || blk.I0 >= blk.I1 || blk.J0 >= blk.J1 || blk.J0 < blk.I0 ||
-			(blk.J0 == blk.I0 && blk.J1 != blk.I1) || (blk.J0 > blk.I0 && blk.J0 < blk.I1) {
-			return fmt.Errorf("cpu: block %+v is not an upper-triangle block pair of %d nodes", blk, b.n)
+		if err := blk.Check(b.n); err != nil {
+			return fmt.Errorf("cpu: %w", err)
 		}
 	}
 	ws := make([]*worker, b.workers)

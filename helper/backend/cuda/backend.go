@@ -407,25 +407,12 @@ func (b *backend) Run(ctx context.Context, blocks []fc.Block, op fc.Op, sink fun
 	if !b.prepared {
 		return errors.New("cuda backend: Run before Prepare")
 	}
-	switch op.Kind {
-	case fc.OpEdges:
-		if math.IsNaN(op.Threshold) {
-			return errors.New("cuda backend: edge threshold is NaN")
-		}
-	case fc.OpHistogram:
-		if op.Bins < 1 || !(op.Hi > op.Lo) {
-			return fmt.Errorf("cuda backend: histogram needs Bins ≥ 1 and Hi > Lo, got %d bins over [%g, %g]", op.Bins, op.Lo, op.Hi)
-		}
-	case fc.OpTopK:
-		if op.K < 1 {
-			return fmt.Errorf("cuda backend: top-K needs K ≥ 1, got %d", op.K)
-		}
-	default:
-		return fmt.Errorf("cuda backend: operation kind %d is not supported by the cuda backend", op.Kind)
+	if err := op.Validate(); err != nil {
+		return fmt.Errorf("cuda backend: %w", err)
 	}
 	for _, blk := range blocks {
-		if blk.I0 < 0 || blk.I0 >= blk.I1 || blk.I1 > b.n || blk.J0 < blk.I0 || blk.J0 >= blk.J1 || blk.J1 > b.n {
-			return fmt.Errorf("cuda backend: block rows [%d,%d) × columns [%d,%d) is not an upper-triangle block of %d series", blk.I0, blk.I1, blk.J0, blk.J1, b.n)
+		if err := blk.Check(b.n); err != nil {
+			return fmt.Errorf("cuda backend: %w", err)
 		}
 	}
 	sink = b.guard(sink)
