@@ -64,7 +64,7 @@ func GlobalMeasures(ctx context.Context, g *Graph, opt GlobalOptions, rep progre
 	}
 	s.Nodes, s.Edges, s.Density = g.N, g.Edges(), g.Density()
 	deg := Degrees(g)
-	s.MeanDegree, s.DegreeSD, s.MaxDegree = degreeMoments(deg)
+	s.MeanDegree, s.DegreeSD, s.MaxDegree = DegreeMoments(deg)
 	for _, k := range deg {
 		if k == 0 {
 			s.IsolatedNodes++
@@ -137,8 +137,9 @@ func GlobalMeasures(ctx context.Context, g *Graph, opt GlobalOptions, rep progre
 	return s, nil
 }
 
-// degreeMoments returns the mean, the population SD and the maximum of the degrees.
-func degreeMoments(deg []int) (m, sd float64, kmax int) {
+// DegreeMoments returns the mean, the population SD (the hub rule's σ) and the maximum of
+// the degrees.
+func DegreeMoments(deg []int) (m, sd float64, kmax int) {
 	if len(deg) == 0 {
 		return 0, 0, 0
 	}
@@ -157,7 +158,7 @@ func degreeMoments(deg []int) (m, sd float64, kmax int) {
 
 // DegreeZScores returns (k_i − ⟨k⟩)/σ_k with the population SD; all zeros when σ_k = 0.
 func DegreeZScores(deg []int) []float64 {
-	m, sd, _ := degreeMoments(deg)
+	m, sd, _ := DegreeMoments(deg)
 	z := make([]float64, len(deg))
 	if sd == 0 {
 		return z
@@ -171,7 +172,7 @@ func DegreeZScores(deg []int) []float64 {
 // Hubs returns the hub nodes, degree > mean + 1 SD (Wang et al. 2013; population SD), in
 // increasing node order.
 func Hubs(deg []int) []int32 {
-	m, sd, _ := degreeMoments(deg)
+	m, sd, _ := DegreeMoments(deg)
 	var h []int32
 	for i, k := range deg {
 		if float64(k) > m+sd {

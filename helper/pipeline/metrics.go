@@ -267,23 +267,11 @@ func degreeCurves(dd *graph.DegreeDistribution, degree []int) []bundle.Curve {
 // all nodes). It returns the hubs in decreasing degree, every node's degree z-score and the
 // rule's summary.
 func hubsByDegree(degree []int, k float64) ([]int, []float64, HubInfo) {
-	n := float64(len(degree))
-	var sum, sq float64
-	for _, d := range degree {
-		sum += float64(d)
-	}
-	mu := sum / n
-	for _, d := range degree {
-		sq += (float64(d) - mu) * (float64(d) - mu)
-	}
-	sd := math.Sqrt(sq / n)
+	mu, sd, _ := graph.DegreeMoments(degree)
+	z := graph.DegreeZScores(degree)
 	cut := mu + k*sd
-	z := make([]float64, len(degree))
 	var hubs []int
 	for v, d := range degree {
-		if sd > 0 {
-			z[v] = (float64(d) - mu) / sd
-		}
 		if float64(d) > cut && sd > 0 {
 			hubs = append(hubs, v)
 		}
