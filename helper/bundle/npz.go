@@ -69,12 +69,12 @@ func writeNPZWith(w io.Writer, nw *network.Network, compress, wide bool) error {
 		idx = "<i8"
 	}
 	if err := member("indices.npy", idx, []int64{nnz}, func(w io.Writer) error {
-		return writeUint32s(w, nw.Indices[:nnz], wide)
+		return writeIndices(w, nw.Indices[:nnz], wide)
 	}); err != nil {
 		return err
 	}
 	if err := member("indptr.npy", idx, []int64{int64(n) + 1}, func(w io.Writer) error {
-		return writeUint64s(w, nw.Indptr[:n+1], wide)
+		return writeIndices(w, nw.Indptr[:n+1], wide)
 	}); err != nil {
 		return err
 	}
@@ -103,7 +103,9 @@ func writeNPZWith(w io.Writer, nw *network.Network, compress, wide bool) error {
 
 const chunkElems = 1 << 14
 
-func writeUint32s(w io.Writer, src []uint32, wide bool) error {
+// writeIndices streams an index array as little-endian int64 (wide) or int32; narrow output
+// is only asked for when every value is below 2³¹ (useInt64Index).
+func writeIndices[T uint32 | uint64](w io.Writer, src []T, wide bool) error {
 	size := 4
 	if wide {
 		size = 8
@@ -114,29 +116,6 @@ func writeUint32s(w io.Writer, src []uint32, wide bool) error {
 		for i, v := range src[:c] {
 			if wide {
 				binary.LittleEndian.PutUint64(buf[8*i:], uint64(v))
-			} else {
-				binary.LittleEndian.PutUint32(buf[4*i:], v) // < 2³¹: checked by useInt64Index
-			}
-		}
-		if _, err := w.Write(buf[:c*size]); err != nil {
-			return err
-		}
-		src = src[c:]
-	}
-	return nil
-}
-
-func writeUint64s(w io.Writer, src []uint64, wide bool) error {
-	size := 4
-	if wide {
-		size = 8
-	}
-	buf := make([]byte, chunkElems*size)
-	for len(src) > 0 {
-		c := min(len(src), chunkElems)
-		for i, v := range src[:c] {
-			if wide {
-				binary.LittleEndian.PutUint64(buf[8*i:], v)
 			} else {
 				binary.LittleEndian.PutUint32(buf[4*i:], uint32(v))
 			}
