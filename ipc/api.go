@@ -1,0 +1,282 @@
+// Package ipc is the protocol between HubScope's desktop app (or its browser build) and the
+// helper daemon (`hubscope-helper serve`): request and response types, the client, and the
+// server wiring with its authentication and limits.
+//
+// The protocol is HTTP/1.1 with JSON bodies and NDJSON event streams, versioned under /v1,
+// over a Unix domain socket (mode 0600) for the desktop app, or on 127.0.0.1 with a bearer
+// token for the browser build. Large volumes travel as little-endian binary bodies with a JSON
+// header (see WriteVolume).
+//
+// Endpoints (all under Prefix; {id} is a job ID, voxel = "i,j,k" grid indices):
+//
+//	GET  /info                          Info
+//	POST /uploads?name=F                raw scan bytes (web transport) → Upload
+//	POST /jobs                          JobRequest → Job (202)
+//	GET  /jobs                          []Job, newest first
+//	GET  /jobs/{id}                     Job
+//	GET  /jobs/{id}/events              NDJSON stream of Event until the job ends
+//	POST /jobs/{id}/cancel              Job
+//	GET  /jobs/{id}/summary             Summary (finished jobs)
+//	GET  /jobs/{id}/volumes/{name}      volume (binary, see WriteVolume)
+//	GET  /jobs/{id}/seed?voxel=i,j,k    seed-based connectivity map (binary volume)
+//	GET  /jobs/{id}/series?voxel=i,j,k  Series
+//	GET  /jobs/{id}/files               []FileInfo of the results bundle
+//	GET  /jobs/{id}/files/{name}        one bundle file's bytes
+//
+// Errors come back with an HTTP status and an ErrorBody.
+//
+// The same Service interface is implemented by the daemon (helper side) and by *Client (app
+// side), so the server wiring can be tested against a scripted service and the app against a
+// scripted daemon, both over real sockets.
+package ipc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// Prefix is the versioned root of every endpoint.
+const Prefix = "/v1"
+
+// JobState is where a job is in its life.
+type JobState string
+
+const (
+	JobQueued    JobState = "queued"
+	JobRunning   JobState = "running"
+	JobDone      JobState = "done"
+	JobFailed    JobState = "failed"
+	JobCancelled JobState = "cancelled"
+	// JobInterrupted marks a job that was running (or queued) when its helper stopped without
+	// finishing it — a crash, kill -9 or power loss. Its bundle never looks complete.
+	JobInterrupted JobState = "interrupted"
+)
+
+// Terminal reports whether the state is final.
+func (s JobState) Terminal() bool {
+	switch s {
+	case JobDone, JobFailed, JobCancelled, JobInterrupted:
+		return true
+	}
+	return false
+}
+
+// Settings are the analysis choices a client makes. Zero values mean "the helper's default"
+// (pipeline.Defaults: Pearson, exact density 1 %, automatic mask, full metrics against 15
+// random networks), so a clinician who chooses nothing gets the standard analysis.
+type Settings struct {
+	Measure    string  `json:"measure,omitempty"`        // pearson | spearman | kendall
+	Abs        bool    `json:"abs,omitempty"`            // |r| as connection strength
+	Mode       string  `json:"threshold_mode,omitempty"` // density | r | alpha | knn
+	Density    float64 `json:"density,omitempty"`        // fraction, e.g. 0.01
+	R          float64 `json:"r,omitempty"`              // strength threshold
+	Alpha      float64 `json:"alpha,omitempty"`          // significance level
+	Correction string  `json:"correction,omitempty"`     // bonferroni | fdr
+	K          int     `json:"knn,omitempty"`            // links per node
+	Metrics    string  `json:"metrics,omitempty"`        // none | basic | full
+	// Random is the number of random networks for γ, λ, σ and Q's z-score; nil = default.
+	Random      *int    `json:"random,omitempty"`
+	Betweenness bool    `json:"betweenness,omitempty"`
+	HubSD       float64 `json:"hub_sd,omitempty"` // hub rule: degree > mean + HubSD·SD
+	Seed        uint64  `json:"seed,omitempty"`
+	Backend     string  `json:"backend,omitempty"` // auto | cpu | cuda
+	// Dynamic connectivity: sliding windows of DFCWindow volumes every DFCStep volumes
+	// (0 = no dynamic analysis).
+	DFCWindow int `json:"dfc_window,omitempty"`
+	DFCStep   int `json:"dfc_step,omitempty"`
+}
+
+// JobRequest submits one analysis. Exactly one of Scan (a path on the helper's machine; only
+// over the Unix socket) and ScanUpload (an Upload ID; any transport) is set; the mask likewise
+// (or neither, for the automatic EPI mask).
+type JobRequest struct {
+	Scan       string   `json:"scan,omitempty"`
+	Mask       string   `json:"mask,omitempty"`
+	ScanUpload string   `json:"scan_upload,omitempty"`
+	MaskUpload string   `json:"mask_upload,omitempty"`
+	Name       string   `json:"name,omitempty"` // display name; default: the scan's base name
+	Settings   Settings `json:"settings"`
+}
+
+// Upload is a file received by the helper for a later JobRequest.
+type Upload struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	Size int64  `json:"size"`
+}
+
+// Job is one analysis as the helper tracks it.
+type Job struct {
+	ID        string     `json:"id"`
+	Name      string     `json:"name"`
+	State     JobState   `json:"state"`
+	Settings  Settings   `json:"settings"`
+	Submitted time.Time  `json:"submitted"`
+	Started   *time.Time `json:"started,omitempty"`
+	Finished  *time.Time `json:"finished,omitempty"`
+	// Progress of the current stage while running.
+	Stage      string  `json:"stage,omitempty"`
+	Fraction   float64 `json:"fraction"`              // of the current stage, 0…1 (0 when unknown)
+	ETASeconds float64 `json:"eta_seconds,omitempty"` // of the current stage; 0 = unknown
+	Backend    string  `json:"backend,omitempty"`     // cpu | cuda, once chosen
+	Error      string  `json:"error,omitempty"`       // failed or interrupted: what happened, in words
+}
+
+// Event is one line of a job's event stream: the job's state at Time plus, optionally, a
+// message (a note from the engine: dropped voxels, the chosen threshold, …). The stream's first
+// event is the job's current state; while the job runs an event comes at least every 250 ms;
+// the last event carries a terminal state, after which the stream ends.
+type Event struct {
+	Seq     int64     `json:"seq"`
+	Time    time.Time `json:"time"`
+	Job     Job       `json:"job"`
+	Done    int64     `json:"done,omitempty"`  // units of the current stage finished
+	Total   int64     `json:"total,omitempty"` // units of the current stage (0 = unknown)
+	Message string    `json:"message,omitempty"`
+}
+
+// GPU describes the compute device the helper uses.
+type GPU struct {
+	Name              string `json:"name"`
+	ComputeCapability string `json:"compute_capability"`
+	MemoryBytes       uint64 `json:"memory_bytes"`
+	Driver            string `json:"driver"`
+}
+
+// Info describes the helper and its machine.
+type Info struct {
+	App             string `json:"app"`
+	Version         string `json:"version"`
+	API             string `json:"api"`     // Prefix
+	Backend         string `json:"backend"` // what "auto" resolves to: cuda | cpu
+	GPU             *GPU   `json:"gpu,omitempty"`
+	CPU             string `json:"cpu"`
+	Cores           int    `json:"cores"`
+	FreeMemoryBytes uint64 `json:"free_memory_bytes"`
+	Transport       string `json:"transport"` // unix | web
+	MaxUploadBytes  int64  `json:"max_upload_bytes"`
+	// Jobs waiting or running now.
+	ActiveJobs int `json:"active_jobs"`
+}
+
+// Hub is one row of the hub table.
+type Hub struct {
+	Node          int        `json:"node"`
+	Voxel         [3]int     `json:"voxel"` // i, j, k on the scan's grid
+	MNI           [3]float64 `json:"mm"`    // world position (scanner or MNI mm, per the affine)
+	Degree        int        `json:"degree"`
+	Strength      float64    `json:"strength"`
+	HubZ          float64    `json:"hub_z"`
+	Module        int        `json:"module,omitempty"`        // 1 = largest; 0 = not computed
+	Participation *float64   `json:"participation,omitempty"` // when modules were computed
+	Role          string     `json:"role,omitempty"`          // connector | provincial (Guimerà & Amaral)
+	Region        string     `json:"region,omitempty"`        // atlas label, when known
+}
+
+// FileInfo names one file of a results bundle.
+type FileInfo struct {
+	Name string `json:"name"` // relative to the bundle, slash-separated
+	Size int64  `json:"size"`
+}
+
+// Summary is what a finished job found.
+type Summary struct {
+	Job Job `json:"job"`
+	// Bundle is the results directory on the helper's machine.
+	Bundle string `json:"bundle"`
+	// Metrics is metrics.json verbatim (scan, network, hubs rule, global measures, modules).
+	Metrics []byte `json:"metrics"`
+	Hubs    []Hub  `json:"hubs"` // strongest first
+	// Volumes lists the names GET …/volumes/{name} serves for this job (degree, strength,
+	// hubs, hub_z, modules, mean, mask, template when the scan is in MNI space, …).
+	Volumes []string   `json:"volumes"`
+	Files   []FileInfo `json:"files"`
+}
+
+// Series is one voxel's time series.
+type Series struct {
+	Voxel  [3]int    `json:"voxel"`
+	Node   int       `json:"node"`
+	TR     float64   `json:"tr_seconds"`
+	Values []float32 `json:"values"`
+}
+
+// Service is the helper's API. The daemon implements it; so does *Client, over a socket.
+// Implementations return *Error values for failures a client should see (not found, bad
+// request, conflict, too large, forbidden); any other error is reported as internal.
+type Service interface {
+	Info(ctx context.Context) (Info, error)
+	// Upload stores a scan or mask sent by the browser build. name is the file's base name
+	// (for its extension and for display).
+	Upload(ctx context.Context, name string, body io.Reader) (Upload, error)
+	Submit(ctx context.Context, req JobRequest) (Job, error)
+	Jobs(ctx context.Context) ([]Job, error)
+	Job(ctx context.Context, id string) (Job, error)
+	// Events streams the job's events; the channel closes after the terminal event or when
+	// ctx ends. Slow readers miss intermediate progress events, never the terminal one.
+	Events(ctx context.Context, id string) (<-chan Event, error)
+	Cancel(ctx context.Context, id string) (Job, error)
+	Summary(ctx context.Context, id string) (Summary, error)
+	Volume(ctx context.Context, id, name string) (*Volume, error)
+	SeedMap(ctx context.Context, id string, voxel [3]int) (*Volume, error)
+	Series(ctx context.Context, id string, voxel [3]int) (Series, error)
+	Files(ctx context.Context, id string) ([]FileInfo, error)
+	// OpenFile opens one bundle file for download; the caller closes it.
+	OpenFile(ctx context.Context, id, name string) (io.ReadCloser, FileInfo, error)
+}
+
+// Error is a failure with the HTTP status a client sees.
+type Error struct {
+	Status  int    `json:"-"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// ErrorBody is the JSON body of every error response.
+type ErrorBody struct {
+	Error *Error `json:"error"`
+}
+
+// Error codes.
+const (
+	CodeBadRequest   = "bad_request"
+	CodeUnauthorized = "unauthorized"
+	CodeForbidden    = "forbidden"
+	CodeNotFound     = "not_found"
+	CodeConflict     = "conflict"
+	CodeTooLarge     = "too_large"
+	CodeUnavailable  = "unavailable"
+	CodeInternal     = "internal"
+)
+
+var codeStatus = map[string]int{
+	CodeBadRequest:   http.StatusBadRequest,
+	CodeUnauthorized: http.StatusUnauthorized,
+	CodeForbidden:    http.StatusForbidden,
+	CodeNotFound:     http.StatusNotFound,
+	CodeConflict:     http.StatusConflict,
+	CodeTooLarge:     http.StatusRequestEntityTooLarge,
+	CodeUnavailable:  http.StatusServiceUnavailable,
+	CodeInternal:     http.StatusInternalServerError,
+}
+
+// Errorf returns an *Error with the code's HTTP status.
+func Errorf(code, format string, args ...any) *Error {
+	st, ok := codeStatus[code]
+	if !ok {
+		code, st = CodeInternal, http.StatusInternalServerError
+	}
+	return &Error{Status: st, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// IsCode reports whether err is (or wraps) an *Error with the given code.
+func IsCode(err error, code string) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == code
+}
