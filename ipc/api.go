@@ -195,6 +195,36 @@ type Summary struct {
 	// hubs, hub_z, modules, mean, mask, template when the scan is in MNI space, …).
 	Volumes []string   `json:"volumes"`
 	Files   []FileInfo `json:"files"`
+	// Atlas names the regions of the "atlas" volume (label → name), when the scan lies in a
+	// space the helper's atlas covers.
+	Atlas *AtlasInfo `json:"atlas,omitempty"`
+	// DFC is the dynamic analysis, when windows were asked for; window w's degree map is the
+	// volume "dfc_degree@w" (w from 0).
+	DFC *DFCSummary `json:"dfc,omitempty"`
+}
+
+// AtlasInfo describes the labelled atlas used to name regions.
+type AtlasInfo struct {
+	Name     string         `json:"name"`     // e.g. "AAL (Tzourio-Mazoyer et al. 2002)"
+	Citation string         `json:"citation"` // what to cite, and its licence
+	Labels   map[int]string `json:"labels"`   // value in the "atlas" volume → region name
+}
+
+// DFCSummary is the sliding-window analysis of a job.
+type DFCSummary struct {
+	Window  int         `json:"window"` // volumes per window
+	Step    int         `json:"step"`   // volumes between window starts
+	TR      float64     `json:"tr_seconds"`
+	Windows []DFCWindow `json:"windows"`
+}
+
+// DFCWindow holds one window's global measures (density, mean_degree, clustering,
+// efficiency, modularity, … as computed) keyed by their names in metrics.json.
+type DFCWindow struct {
+	Index    int                `json:"index"`
+	Start    int                `json:"start"` // first volume of the window
+	Edges    int64              `json:"edges"`
+	Measures map[string]float64 `json:"measures"`
 }
 
 // Series is one voxel's time series.
