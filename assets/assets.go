@@ -10,3 +10,18 @@ import "embed"
 //
 //go:embed demo
 var Demo embed.FS
+
+// Atlas holds the AAL atlas in MNI space that names hub regions: atlas/aal.nii.gz (116 labelled
+// regions, 1 mm grid) with its names atlas/aal.nii.txt ("index name code" per line), from
+// Debian's mricron-data (see atlas/LICENSE-AAL.txt for the licence and the paper to cite).
+//
+//go:embed atlas
+var Atlas embed.FS
+
+// AtlasImage and AtlasNames are the paths of the AAL files inside Atlas.
+const (
+	AtlasImage = "atlas/aal.nii.gz"
+	AtlasNames = "atlas/aal.nii.txt"
+	// AtlasCitation is what a report names as the atlas's source.
+	AtlasCitation = "AAL (Tzourio-Mazoyer et al., NeuroImage 15:273-289, 2002), from Debian mricron-data, BSD-3-clause"
+)
