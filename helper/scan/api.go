@@ -28,6 +28,11 @@ type Options struct {
 	// LowerCutoff, UpperCutoff are compute_epi_mask's histogram fractions (0 → the defaults
 	// 0.2 and 0.85).
 	LowerCutoff, UpperCutoff float64
+	// Mean asks for Scan.Mean, the temporal mean of every grid voxel (inside the mask or
+	// not), as a background image for slice views. It is summed during the stream that
+	// loads the series (or taken from the automatic mask's first pass, which computes it
+	// anyway), so it costs one float64 per grid voxel and no extra read of the file.
+	Mean bool
 }
 
 // Load reads a scan: a 4D NIfTI (.nii, .nii.gz, .hdr/.img; L ≥ 3 volumes) masked by

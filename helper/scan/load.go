@@ -48,6 +48,7 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 		return nil, fmt.Errorf("%s: EPI mask cutoffs %g and %g: need 0 ≤ lower < upper ≤ 1 (0 = default)", path, lo, up)
 	}
 	var mask Mask
+	var sum []float64 // Σ_t x_t per grid voxel, for opt.Mean while loading with a user mask
 	if opt.MaskPath != "" {
 		if mask, err = LoadMask(opt.MaskPath, h); err != nil {
 			return nil, err
@@ -58,6 +59,9 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 			return nil, err
 		}
 		s.BytesRead += int64(L) * volBytes
+		if opt.Mean {
+			s.Mean = toFloat32(mean)
+		}
 		mask = EPIMask64(mean, dims, opt.LowerCutoff, opt.UpperCutoff)
 		if mask.Count() == 0 {
 			return nil, fmt.Errorf("%s: the automatic EPI mask is empty (no brain found in the mean image, or the volume is too thin for the mask's opening); give a mask file", path)
@@ -80,6 +84,9 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 	if N == 0 {
 		return nil, fmt.Errorf("%s: no voxel in the mask %s", path, opt.MaskPath)
 	}
+	if opt.Mean && s.Mean == nil {
+		sum = make([]float64, h.VoxelsPerVolume())
+	}
 	data := make([]float32, N*L)
 	blk := make([]float32, scatterVolumes*N)
 	rep.Start("load", int64(L))
@@ -93,6 +100,9 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 		s.BytesRead += volBytes
 		b := t % scatterVolumes
 		gatherMasked(blk[b*N:(b+1)*N], vol, flat)
+		for i := range sum {
+			sum[i] += float64(vol[i])
+		}
 		vols.release(vol)
 		if b == scatterVolumes-1 || t == L-1 {
 			scatterBlock(data, blk, N, L, t-b, b+1)
@@ -100,6 +110,12 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 		rep.Add(1)
 	}
 	vols.close()
+	if sum != nil {
+		for i := range sum {
+			sum[i] /= float64(L)
+		}
+		s.Mean = toFloat32(sum)
+	}
 
 	kept, st := dropBadSeries(data, N, L)
 	s.Dropped = DropStats{MaskVoxels: N, ZeroVariance: st.ZeroVariance, NonFinite: st.NonFinite}
@@ -144,6 +160,14 @@ func meanImage(ctx context.Context, r *nifti.Reader, path string, L int, rep pro
 		sum[i] /= float64(L)
 	}
 	return sum, nil
+}
+
+func toFloat32(x []float64) []float32 {
+	out := make([]float32, len(x))
+	for i, v := range x {
+		out[i] = float32(v)
+	}
+	return out
 }
 
 // nextVolume takes volume t from the stream, checking for cancellation first so that a

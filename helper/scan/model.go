@@ -18,6 +18,9 @@ type Scan struct {
 	Mask    Mask          // final mask after dropping bad voxels (grid-sized; empty for a plain matrix)
 	Dropped DropStats
 	Labels  []string // node names for plain matrices (nil for images)
+	// Mean is the temporal mean of every voxel of the grid (Dims, i fastest), computed in
+	// float64 and rounded once; only with Options.Mean and for images (nil otherwise).
+	Mean []float32
 	// BytesRead is the amount of image data decoded while loading (for throughput reports):
 	// the stored bytes of every volume read, counted once per pass (the automatic EPI mask
 	// reads the file twice), or the file's data bytes for a plain matrix.
