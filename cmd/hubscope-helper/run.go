@@ -36,6 +36,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed for random networks and module search")
 	fs.Float64Var(&cfg.HubSD, "hub-sd", cfg.HubSD, "hubs: degree > mean + this many SD")
 	fs.StringVar(&cfg.Atlas, "atlas", "", "label image naming the hubs' regions in hubs.tsv (e.g. /usr/share/mricron/templates/aal.nii.gz)")
+	fs.BoolVar(&cfg.KeepSeries, "keep-series", false, "also keep the cleaned series (series.npy) and the mean image (mean.nii.gz) for seed maps and slice views")
 	fs.StringVar(&cfg.AtlasNames, "atlas-names", "", "region names, one \"index name\" per line (default: the atlas's .nii.txt beside it)")
 	pos, err := parse(fs, args)
 	if err != nil {

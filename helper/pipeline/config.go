@@ -50,6 +50,11 @@ type Config struct {
 
 	// HubSD is the hub rule: degree > mean + HubSD·SD (Wang et al. use 1).
 	HubSD float64 `json:"hub_sd"`
+
+	// KeepSeries adds the scan itself to the bundle for interactive views: series.npy (the
+	// cleaned N×L series, for seed maps and time-series plots) and mean.nii.gz (the temporal
+	// mean on the full grid, the slice views' background). The helper daemon sets it.
+	KeepSeries bool `json:"keep_series,omitempty"`
 }
 
 // Defaults are what a clinician gets without choosing: Pearson, exact density 1 %, automatic

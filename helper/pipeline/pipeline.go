@@ -59,7 +59,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 
 	// 1. Scan → masked series.
 	t0 := time.Now()
-	s, err := scan.Load(ctx, cfg.Scan, scan.Options{MaskPath: cfg.Mask}, rep)
+	s, err := scan.Load(ctx, cfg.Scan, scan.Options{MaskPath: cfg.Mask, Mean: cfg.KeepSeries}, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -103,6 +103,16 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 		return nil, err
 	}
 	rep.Add(1)
+	if cfg.KeepSeries {
+		if err := w.WriteSeries(s); err != nil {
+			return nil, err
+		}
+		if s.Mean != nil {
+			if err := w.WriteGridImage(bundle.MeanFile, s, s.Mean); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if s.IJK != nil {
 		for _, mp := range maps {
 			if err := ctx.Err(); err != nil {
