@@ -6,6 +6,8 @@ package atlas
 import (
 	"bufio"
 	"fmt"
+	"io"
+	"io/fs"
 	"math"
 	"os"
 	"strconv"
@@ -32,6 +34,77 @@ func Load(path, namesPath string) (*Atlas, error) {
 	if err != nil {
 		return nil, fmt.Errorf("atlas: %w", err)
 	}
+	a, err := fromImage(path, h, data)
+	if err != nil {
+		return nil, err
+	}
+	if namesPath == "" {
+		base := strings.TrimSuffix(path, ".gz")
+		if _, err := os.Stat(base + ".txt"); err == nil {
+			namesPath = base + ".txt"
+		}
+	}
+	if namesPath != "" {
+		f, err := os.Open(namesPath)
+		if err != nil {
+			return nil, fmt.Errorf("atlas names: %w", err)
+		}
+		defer f.Close()
+		if err := a.readNames(f, namesPath); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// LoadFS reads an atlas embedded in a file system (assets.Atlas): the label image at image and
+// its "index name" list at names ("" = none). The NIfTI reader works on files, so the image is
+// copied to a temporary file for the time of the read and removed at once.
+func LoadFS(fsys fs.FS, image, names string) (*Atlas, error) {
+	src, err := fsys.Open(image)
+	if err != nil {
+		return nil, fmt.Errorf("atlas %s: %w", image, err)
+	}
+	defer src.Close()
+	ext := ".nii"
+	if strings.HasSuffix(image, ".gz") {
+		ext = ".nii.gz"
+	}
+	tmp, err := os.CreateTemp("", "hubscope-atlas-*"+ext)
+	if err != nil {
+		return nil, fmt.Errorf("atlas %s: %w", image, err)
+	}
+	defer os.Remove(tmp.Name())
+	_, err = io.Copy(tmp, src)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("atlas %s: copy to a temporary file: %w", image, err)
+	}
+	h, data, err := nifti.ReadImage(tmp.Name())
+	if err != nil {
+		return nil, fmt.Errorf("atlas %s: %w", image, err)
+	}
+	a, err := fromImage(image, h, data)
+	if err != nil {
+		return nil, err
+	}
+	if names != "" {
+		f, err := fsys.Open(names)
+		if err != nil {
+			return nil, fmt.Errorf("atlas names: %w", err)
+		}
+		defer f.Close()
+		if err := a.readNames(f, names); err != nil {
+			return nil, err
+		}
+	}
+	return a, nil
+}
+
+// fromImage checks a label image and wraps it.
+func fromImage(path string, h nifti.Header, data []float32) (*Atlas, error) {
 	if h.Volumes() != 1 {
 		return nil, fmt.Errorf("atlas %s: %d volumes, want a 3D label image", path, h.Volumes())
 	}
@@ -44,26 +117,10 @@ func Load(path, namesPath string) (*Atlas, error) {
 	if _, err := scan.WorldToVoxel(a.affine, [3]float64{}); err != nil {
 		return nil, fmt.Errorf("atlas %s: %w", path, err)
 	}
-	if namesPath == "" {
-		base := strings.TrimSuffix(path, ".gz")
-		if _, err := os.Stat(base + ".txt"); err == nil {
-			namesPath = base + ".txt"
-		}
-	}
-	if namesPath != "" {
-		if err := a.readNames(namesPath); err != nil {
-			return nil, err
-		}
-	}
 	return a, nil
 }
 
-func (a *Atlas) readNames(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("atlas names: %w", err)
-	}
-	defer f.Close()
+func (a *Atlas) readNames(f io.Reader, path string) error {
 	sc := bufio.NewScanner(f)
 	for line := 1; sc.Scan(); line++ {
 		t := strings.TrimSpace(sc.Text())
@@ -98,11 +155,60 @@ func (a *Atlas) Region(xyz [3]float64) (int, string) {
 		}
 	}
 	id := int(a.labels[ijk[0]+a.dims[0]*(ijk[1]+a.dims[1]*ijk[2])])
+	return id, a.Name(id)
+}
+
+// Resample returns the atlas's labels on another grid (dims, voxel → world affine), one value
+// per grid voxel, i fastest: each voxel takes the label of the atlas voxel nearest to its
+// centre, found through both affines (world = A_grid·ijk, atlas ijk = A_atlas⁻¹·world, composed
+// once), 0 where the voxel falls outside the atlas.
+func (a *Atlas) Resample(dims [3]int, affine [4][4]float64) ([]float32, error) {
+	// Columns of the composed map: where the grid's origin and unit steps land in atlas voxels.
+	o, err := scan.WorldToVoxel(a.affine, scan.VoxelToWorld(affine, [3]float64{}))
+	if err != nil {
+		return nil, fmt.Errorf("atlas %s: %w", a.Path, err)
+	}
+	var step [3][3]float64
+	for ax := 0; ax < 3; ax++ {
+		var e [3]float64
+		e[ax] = 1
+		p, err := scan.WorldToVoxel(a.affine, scan.VoxelToWorld(affine, e))
+		if err != nil {
+			return nil, fmt.Errorf("atlas %s: %w", a.Path, err)
+		}
+		for d := 0; d < 3; d++ {
+			step[ax][d] = p[d] - o[d]
+		}
+	}
+	out := make([]float32, dims[0]*dims[1]*dims[2])
+	f := 0
+	for k := 0; k < dims[2]; k++ {
+		for j := 0; j < dims[1]; j++ {
+			for i := 0; i < dims[0]; i++ {
+				var ijk [3]int
+				in := true
+				for d := 0; d < 3; d++ {
+					x := o[d] + float64(i)*step[0][d] + float64(j)*step[1][d] + float64(k)*step[2][d]
+					ijk[d] = int(math.Floor(x + 0.5))
+					in = in && ijk[d] >= 0 && ijk[d] < a.dims[d]
+				}
+				if in {
+					out[f] = a.labels[ijk[0]+a.dims[0]*(ijk[1]+a.dims[1]*ijk[2])]
+				}
+				f++
+			}
+		}
+	}
+	return out, nil
+}
+
+// Name returns the name of label id ("region N" for a label without one; "" for 0).
+func (a *Atlas) Name(id int) string {
 	if id == 0 {
-		return 0, ""
+		return ""
 	}
 	if n, ok := a.Names[id]; ok {
-		return id, n
+		return n
 	}
-	return id, "region " + strconv.Itoa(id)
+	return "region " + strconv.Itoa(id)
 }
