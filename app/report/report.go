@@ -127,9 +127,9 @@ func Write(w io.Writer, r Report) error {
 }
 
 var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
-	"f1": func(v float64) string { return fmt.Sprintf("%.1f", v) },
-	"f2": func(v float64) string { return fmt.Sprintf("%.2f", v) },
-	"mm": func(v [3]float64) string { return fmt.Sprintf("%.0f, %.0f, %.0f", v[0], v[1], v[2]) },
+	"f1":  func(v float64) string { return fmt.Sprintf("%.1f", v) },
+	"f2":  func(v float64) string { return fmt.Sprintf("%.2f", v) },
+	"mm":  func(v [3]float64) string { return fmt.Sprintf("%.0f, %.0f, %.0f", v[0], v[1], v[2]) },
 	"inc": func(i int) int { return i + 1 },
 }).Parse(`<!DOCTYPE html>
 <html xmlns="http://www.w3.org/1999/xhtml" lang="en">
