@@ -29,7 +29,9 @@ type Column struct {
 // helper's list (strongest first), kept with the hub when the table is sorted or filtered.
 var Columns = []Column{
 	{"Rank", 50, func(r int, _ ipc.Hub) string { return strconv.Itoa(r) }, nil},
-	{"Region", 190, func(_ int, h ipc.Hub) string { return regionText(h) }, func(a, b ipc.Hub) int { return cmp.Compare(strings.ToLower(regionText(a)), strings.ToLower(regionText(b))) }},
+	{"Region", 190, func(_ int, h ipc.Hub) string { return regionText(h) }, func(a, b ipc.Hub) int {
+		return cmp.Compare(strings.ToLower(regionText(a)), strings.ToLower(regionText(b)))
+	}},
 	{"x mm", 55, func(_ int, h ipc.Hub) string { return fmt.Sprintf("%.0f", h.MNI[0]) }, func(a, b ipc.Hub) int { return cmp.Compare(a.MNI[0], b.MNI[0]) }},
 	{"y mm", 55, func(_ int, h ipc.Hub) string { return fmt.Sprintf("%.0f", h.MNI[1]) }, func(a, b ipc.Hub) int { return cmp.Compare(a.MNI[1], b.MNI[1]) }},
 	{"z mm", 55, func(_ int, h ipc.Hub) string { return fmt.Sprintf("%.0f", h.MNI[2]) }, func(a, b ipc.Hub) int { return cmp.Compare(a.MNI[2], b.MNI[2]) }},
