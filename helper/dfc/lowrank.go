@@ -117,18 +117,21 @@ func SVDFactor(u *mat.Dense, l int) (*mat.Dense, []float64, error) {
 }
 
 // RandomizedFactor is GPU-DFC's Algorithm 4 on S = U Uᵀ: Ω (N×l) standard normal from PCG
-// (seed), Y = S Ω, Q = thin QR factor of Y (N×l, orthonormal columns), B = Qᵀ S. It returns Q
+// (seed, column), Y = S Ω, Q = thin QR factor of Y (N×l, orthonormal columns), B = Qᵀ S. It returns Q
 // and R = Bᵀ = S Q (N×l), so S ≈ Q Rᵀ.
 func RandomizedFactor(u *mat.Dense, l int, seed uint64) (q, r *mat.Dense, err error) {
 	if err := checkRank(u, l); err != nil {
 		return nil, nil, err
 	}
 	n, w := u.Dims()
-	rng := rand.New(rand.NewPCG(seed, uint64(n)<<20^uint64(l)))
+	// Column c of Ω comes from its own stream, so the sketches of ranks l < l' share their first
+	// l columns: range(Y_l) ⊂ range(Y_l'), and the error ‖S − QQᵀS‖_F cannot grow with l.
 	omega := mat.NewDense(n, l, nil)
-	od := omega.RawMatrix().Data
-	for i := range od {
-		od[i] = rng.NormFloat64()
+	for c := 0; c < l; c++ {
+		rng := rand.New(rand.NewPCG(seed, uint64(c)))
+		for i := 0; i < n; i++ {
+			omega.Set(i, c, rng.NormFloat64())
+		}
 	}
 	t := mat.NewDense(w, l, nil)
 	t.Mul(u.T(), omega) // UᵀΩ
