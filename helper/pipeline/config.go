@@ -55,6 +55,15 @@ type Config struct {
 	// cleaned N×L series, for seed maps and time-series plots) and mean.nii.gz (the temporal
 	// mean on the full grid, the slice views' background). The helper daemon sets it.
 	KeepSeries bool `json:"keep_series,omitempty"`
+
+	// Dynamic connectivity (ALGORITHMS.md §5, dfc.go): after the static network, one network
+	// per window of DFCWindow volumes every DFCStep volumes, thresholded like the static one
+	// (DFCWindow 0: none). DFCNetworks writes every window's network (large); DFCRank > 0
+	// writes every window matrix's rank-l factor with its error (Pearson and Spearman).
+	DFCWindow   int  `json:"dfc_window,omitempty"`
+	DFCStep     int  `json:"dfc_step,omitempty"`
+	DFCRank     int  `json:"dfc_rank,omitempty"`
+	DFCNetworks bool `json:"dfc_networks,omitempty"`
 }
 
 // Defaults are what a clinician gets without choosing: Pearson, exact density 1 %, automatic
@@ -148,5 +157,5 @@ func (c *Config) Validate() error {
 	if !(c.HubSD >= 0) {
 		return fmt.Errorf("hub rule: mean + %g SD: want a non-negative multiple", c.HubSD)
 	}
-	return nil
+	return c.checkDFC()
 }

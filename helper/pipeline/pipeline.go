@@ -35,6 +35,9 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 	if _, err := os.Stat(cfg.Scan); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Scan, unwrapPathError(err))
 	}
+	if err := checkDFCLength(cfg, -1); err != nil { // from the header, before any long work
+		return nil, err
+	}
 	r := &runner{cfg: cfg, rep: rep, start: time.Now()}
 
 	// Create the bundle first: an existing output directory is refused before any work.
@@ -64,6 +67,9 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 		return nil, err
 	}
 	r.stage("load", t0)
+	if err := checkDFCLength(cfg, s.L); err != nil {
+		return nil, err
+	}
 	if s.N < 2 {
 		return nil, fmt.Errorf("%s: only %d usable node(s) after masking: a network needs at least 2", cfg.Scan, s.N)
 	}
@@ -91,6 +97,17 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 		return nil, err
 	}
 	r.stage("metrics", t0)
+
+	// 3b. Dynamic connectivity, when windows were asked for: written into the bundle's dfc/.
+	if cfg.DFCWindow > 0 {
+		t0 = time.Now()
+		notes, err := runDFC(ctx, cfg, be, s, fcc, w, rep)
+		if err != nil {
+			return nil, err
+		}
+		fcrep.Notes = append(fcrep.Notes, notes...) // provenance.json lists the report's notes
+		r.stage("dynamic connectivity", t0)
+	}
 
 	// 4. Bundle.
 	t0 = time.Now()

@@ -1,0 +1,222 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/hubscope/hubscope/helper/bundle"
+	"github.com/hubscope/hubscope/helper/dfc"
+	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/helper/progress"
+	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/ipc"
+)
+
+// The dynamic-connectivity stage (ALGORITHMS.md §5): sliding-window networks with the static
+// network's measure and threshold, written into the bundle's dfc/ folder:
+//
+//	dfc/summary.json        ipc.DFCSummary: window, step, TR, each window's start, edges, measures
+//	dfc/windows.tsv         the same measures, one row per window
+//	dfc/degree.nii.gz       4D: window k's degree map is volume k (pixdim[4] = step·TR)
+//	dfc/degree_sd.nii.gz    population SD of each node's degree over the windows
+//	dfc/degree_cv.nii.gz    its coefficient of variation SD/mean (NaN: never connected)
+//	dfc/network_WWW.npz     window WWW's network, scipy CSR (DFCNetworks)
+//	dfc/lowrank_WWW.npy     N×l float32 F with the window matrix S ≈ F Fᵀ (DFCRank)
+//	dfc/lowrank.tsv         per window: rank, compression ratio N/(2l), MAE of the SVD and of
+//	                        GPU-DFC's randomized factor over sampled pairs (DFCRank)
+
+// checkDFC validates the window settings that do not depend on the scan.
+func (c *Config) checkDFC() error {
+	if c.DFCWindow == 0 {
+		if c.DFCStep != 0 || c.DFCRank != 0 || c.DFCNetworks {
+			return fmt.Errorf("dfc_step, dfc_rank and dfc_networks need a window (--window W, dfc_window)")
+		}
+		return nil
+	}
+	if c.DFCWindow < dfc.MinWindow {
+		return fmt.Errorf("window (--window, dfc_window) %d volumes: want at least %d", c.DFCWindow, dfc.MinWindow)
+	}
+	if c.DFCStep < 1 {
+		return fmt.Errorf("window step (--step, dfc_step) %d volumes: want at least 1", c.DFCStep)
+	}
+	if c.DFCRank < 0 || c.DFCRank > c.DFCWindow {
+		return fmt.Errorf("low-rank rank (--dfc-rank, dfc_rank) %d: want 0 (none) to the window length %d", c.DFCRank, c.DFCWindow)
+	}
+	if m := strings.ToLower(c.Measure); c.DFCRank > 0 && m != "pearson" && m != "spearman" {
+		return fmt.Errorf("low-rank rank (--dfc-rank, dfc_rank) %d: factors need pearson or spearman, not %s", c.DFCRank, c.Measure)
+	}
+	return nil
+}
+
+// checkDFCLength refuses a window longer than the scan (volumes time points). Before loading
+// it is called with the NIfTI header's volume count (volumes < 0: not known yet).
+func checkDFCLength(c Config, volumes int) error {
+	if c.DFCWindow == 0 {
+		return nil
+	}
+	if volumes < 0 {
+		switch strings.ToLower(filepath.Ext(c.Scan)) {
+		case ".npy", ".csv", ".tsv", ".txt": // matrices load fast; checked after loading
+			return nil
+		}
+		r, err := nifti.Open(c.Scan)
+		if err != nil {
+			return nil // scan.Load reports an unreadable scan with its own words
+		}
+		volumes = r.Header.Volumes()
+		r.Close()
+	}
+	if c.DFCWindow > volumes {
+		return fmt.Errorf("window (--window, dfc_window) %d volumes is longer than %s's %d time points", c.DFCWindow, c.Scan, volumes)
+	}
+	return nil
+}
+
+// runDFC runs the sliding windows on the loaded series and writes dfc/ into the bundle. It
+// returns notes for provenance.
+func runDFC(ctx context.Context, cfg Config, be fc.Backend, s *scan.Scan, fcc fc.Config, w *bundle.Writer, rep progress.Reporter) ([]string, error) {
+	opt := dfc.Options{Window: cfg.DFCWindow, Step: cfg.DFCStep, FC: fcc, Rank: cfg.DFCRank, Seed: cfg.Seed,
+		// Leiden per window is the costly measure; it runs wherever the static metrics run it.
+		Modularity: cfg.Metrics != MetricsNone, Leiden: leidenOptions(cfg)}
+	res, err := dfc.Run(ctx, be, s.Data, s.N, s.L, opt, rep, func(win *dfc.Window) error {
+		if cfg.DFCNetworks {
+			if err := w.WriteFile(fmt.Sprintf("dfc/network_%03d.npz", win.Index), func(out io.Writer) error {
+				return dfc.WriteNetworkNPZ(out, win.Network)
+			}); err != nil {
+				return err
+			}
+		}
+		if win.Factor != nil {
+			return w.WriteFile(fmt.Sprintf("dfc/lowrank_%03d.npy", win.Index), func(out io.Writer) error {
+				return dfc.WriteFactorNPY(out, win.Factor)
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	k := len(res.Windows)
+	rep.Start("write dynamic connectivity", 4)
+	sum := dfcSummary(cfg, s.TR, res)
+	if err := w.WriteJSON("dfc/summary.json", sum); err != nil {
+		return nil, err
+	}
+	if err := writeWindowTable(w, sum); err != nil {
+		return nil, err
+	}
+	rep.Add(1)
+	if cfg.DFCRank > 0 {
+		if err := writeLowRankTable(w, res); err != nil {
+			return nil, err
+		}
+	}
+	if s.IJK != nil {
+		frames := make([][]float32, k)
+		for i, win := range res.Windows {
+			frames[i] = make([]float32, s.N)
+			for v, d := range win.Degree {
+				frames[i][v] = float32(d)
+			}
+		}
+		if err := w.WriteNodeSeries("dfc/degree.nii.gz", s, frames, float64(cfg.DFCStep)*s.TR); err != nil {
+			return nil, err
+		}
+		rep.Add(1)
+		if err := w.WriteNodeMap("dfc/degree_sd.nii.gz", s, f64to32(res.DegreeSD), nifti.Float32); err != nil {
+			return nil, err
+		}
+		rep.Add(1)
+		if err := w.WriteNodeMap("dfc/degree_cv.nii.gz", s, f64to32(res.DegreeCV), nifti.Float32); err != nil {
+			return nil, err
+		}
+		rep.Add(1)
+	}
+	notes := append([]string{fmt.Sprintf("dynamic connectivity: %d windows of %d volumes every %d volumes (window starts 0…%d)",
+		k, cfg.DFCWindow, cfg.DFCStep, res.Plan.Starts[k-1])}, res.Notes...)
+	if !opt.Modularity {
+		notes = append(notes, "dynamic connectivity: no per-window modularity with --metrics none")
+	}
+	if s.IJK == nil {
+		notes = append(notes, "dynamic connectivity: no degree maps for a matrix input (no voxel grid); see dfc/windows.tsv")
+	}
+	for _, n := range notes {
+		rep.Note(n)
+	}
+	return notes, nil
+}
+
+// dfcSummary is dfc/summary.json, the form the daemon serves to the app's Dynamics tab.
+// Non-finite values (the +Inf threshold of a window that keeps nothing) are left out, as JSON
+// has no such numbers.
+func dfcSummary(cfg Config, tr float64, res *dfc.Result) *ipc.DFCSummary {
+	sum := &ipc.DFCSummary{Window: cfg.DFCWindow, Step: cfg.DFCStep, TR: tr, Windows: make([]ipc.DFCWindow, len(res.Windows))}
+	for i, win := range res.Windows {
+		m := win.Measures.Map()
+		if lr := win.LowRank; lr != nil {
+			m["lowrank_mae_svd"], m["lowrank_mae_randomized"] = lr.MAESVD, lr.MAERandomized
+		}
+		for key, v := range m {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				delete(m, key)
+			}
+		}
+		sum.Windows[i] = ipc.DFCWindow{Index: win.Index, Start: win.Start, Edges: win.Measures.Edges, Measures: m}
+	}
+	return sum
+}
+
+// windowColumns are dfc/windows.tsv's measure columns, in this order; a measure a window lacks
+// is written NA (as pandas and R read it).
+var windowColumns = []string{"threshold", "density", "mean_degree", "isolated_nodes", "clustering_coefficient",
+	"largest_component_share", "modularity", "lowrank_mae_svd", "lowrank_mae_randomized"}
+
+func writeWindowTable(w *bundle.Writer, sum *ipc.DFCSummary) error {
+	var cols []string
+	for _, c := range windowColumns {
+		for _, win := range sum.Windows {
+			if _, ok := win.Measures[c]; ok {
+				cols = append(cols, c)
+				break
+			}
+		}
+	}
+	header := append([]string{"window", "start", "edges"}, cols...)
+	return w.WriteTSV("dfc/windows.tsv", header, func(emit func(...string) error) error {
+		for _, win := range sum.Windows {
+			row := []string{strconv.Itoa(win.Index), strconv.Itoa(win.Start), strconv.FormatInt(win.Edges, 10)}
+			for _, c := range cols {
+				if v, ok := win.Measures[c]; ok {
+					row = append(row, strconv.FormatFloat(v, 'g', -1, 64))
+				} else {
+					row = append(row, "NA")
+				}
+			}
+			if err := emit(row...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+func writeLowRankTable(w *bundle.Writer, res *dfc.Result) error {
+	header := []string{"window", "rank", "compression_ratio", "energy", "mae_svd", "mae_randomized", "mae_samples"}
+	return w.WriteTSV("dfc/lowrank.tsv", header, func(emit func(...string) error) error {
+		for _, win := range res.Windows {
+			lr := win.LowRank
+			if err := emit(strconv.Itoa(win.Index), strconv.Itoa(lr.Rank), strconv.FormatFloat(lr.Compression, 'g', -1, 64),
+				strconv.FormatFloat(lr.Energy, 'g', 6, 64), strconv.FormatFloat(lr.MAESVD, 'g', 6, 64),
+				strconv.FormatFloat(lr.MAERandomized, 'g', 6, 64), strconv.Itoa(lr.Samples)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
