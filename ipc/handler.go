@@ -1,0 +1,796 @@
+package ipc
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits the handler applies unless HandlerOptions say otherwise.
+const (
+	// DefaultMaxBodyBytes bounds JSON request bodies (a JobRequest is a few hundred bytes).
+	DefaultMaxBodyBytes = 1 << 20
+	// DefaultMaxUploadBytes bounds one uploaded scan: a 4D fMRI series at 2 mm with 1,200
+	// volumes of float32 is about 4.4 GB uncompressed.
+	DefaultMaxUploadBytes = 8 << 30
+	// DefaultWriteTimeout is how long one write to a client may block before the client is
+	// dropped (a stream reader that stopped reading, a download nobody collects).
+	DefaultWriteTimeout = 5 * time.Second
+	// DefaultReadTimeout is how long one read of a request body may wait for bytes.
+	DefaultReadTimeout = 30 * time.Second
+)
+
+// EventContentType is the media type of an event stream: one JSON Event per line.
+const EventContentType = "application/x-ndjson"
+
+// tokenCookie carries the web token for the browser app's static files (wasm, scripts) after
+// the page was opened with ?token=; it is never accepted for the API.
+const tokenCookie = "hubscope_token"
+
+// HandlerOptions configure NewHandler. The zero value is usable: limits take their defaults,
+// logs go to slog.Default(), and the web transport refuses every request (no token).
+type HandlerOptions struct {
+	// Logger receives one line per request: method, route pattern, status, duration.
+	Logger *slog.Logger
+	// Verbose adds the request URI (with its query) and error messages to the log lines; off
+	// by default because they can hold scan names.
+	Verbose bool
+	// Token is the bearer token the web transport requires (Server draws it at random).
+	Token string
+	// MaxBodyBytes bounds JSON request bodies; 0 = DefaultMaxBodyBytes.
+	MaxBodyBytes int64
+	// MaxUploadBytes bounds an upload; 0 = DefaultMaxUploadBytes.
+	MaxUploadBytes int64
+	// WriteTimeout bounds each write to a client; 0 = DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	// ReadTimeout bounds each wait for request-body bytes; 0 = DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// WebRoot, when set, holds the browser build's files (index.html, wasm_exec.js, the
+	// wasm binary), served at / on GET.
+	WebRoot fs.FS
+}
+
+func (o HandlerOptions) withDefaults() HandlerOptions {
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.MaxBodyBytes <= 0 {
+		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.MaxUploadBytes <= 0 {
+		o.MaxUploadBytes = DefaultMaxUploadBytes
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.ReadTimeout <= 0 {
+		o.ReadTimeout = DefaultReadTimeout
+	}
+	return o
+}
+
+type handler struct {
+	svc      Service
+	opts     HandlerOptions
+	mux      *http.ServeMux
+	tokenSum [sha256.Size]byte
+	static   http.Handler
+}
+
+// NewHandler routes the endpoints listed in the package comment to svc, behind the checks
+// every request passes: a loopback Host (DNS-rebinding guard), a clean path, the Origin rule
+// of its transport, the bearer token on the web transport, and the size limits. The
+// transport comes from the request's context (ContextWithTransport; Server sets it per
+// connection); a request without one is held to the web transport's rules.
+func NewHandler(svc Service, opts HandlerOptions) http.Handler {
+	h := &handler{svc: svc, opts: opts.withDefaults(), mux: http.NewServeMux()}
+	h.tokenSum = sha256.Sum256([]byte(h.opts.Token))
+	if h.opts.WebRoot != nil {
+		h.static = http.FileServerFS(h.opts.WebRoot)
+	}
+	routes := []struct {
+		method, path string
+		fn           func(http.ResponseWriter, *http.Request) error
+	}{
+		{"GET", "/info", h.info},
+		{"POST", "/uploads", h.upload},
+		{"POST", "/jobs", h.submit},
+		{"GET", "/jobs", h.jobs},
+		{"GET", "/jobs/{id}", h.job},
+		{"GET", "/jobs/{id}/events", h.events},
+		{"POST", "/jobs/{id}/cancel", h.cancel},
+		{"GET", "/jobs/{id}/summary", h.summary},
+		{"GET", "/jobs/{id}/volumes/{name}", h.volume},
+		{"GET", "/jobs/{id}/seed", h.seed},
+		{"GET", "/jobs/{id}/series", h.series},
+		{"GET", "/jobs/{id}/files", h.files},
+		{"GET", "/jobs/{id}/files/{name...}", h.file},
+	}
+	seen := map[string]bool{}
+	for _, rt := range routes {
+		fn := rt.fn
+		h.mux.HandleFunc(rt.method+" "+Prefix+rt.path, func(w http.ResponseWriter, r *http.Request) {
+			if err := fn(w, r); err != nil {
+				h.fail(w, r, err)
+			}
+		})
+		// The same path without a method catches the other methods, so that they get a 405
+		// in the protocol's error form rather than the mux's plain text.
+		if p := Prefix + rt.path; !seen[p] {
+			seen[p] = true
+			h.mux.HandleFunc(p, h.methodNotAllowed)
+		}
+	}
+	h.mux.HandleFunc("/", h.root)
+	return h
+}
+
+// ServeHTTP applies the checks every request passes, routes it, and logs one line.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	start := time.Now()
+	rw := &responseWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: h.opts.WriteTimeout}
+	// A keep-alive connection keeps the deadline of its previous response; start afresh.
+	rw.extend()
+	route := "-"
+	if err := h.guard(rw, r); err != nil {
+		h.fail(rw, r, err)
+	} else if r.Method == http.MethodOptions {
+		// A CORS preflight (the guard allowed its Origin and set the headers) or a plain
+		// OPTIONS: either way there is nothing more to say.
+		rw.Header().Set("Allow", "GET, POST, OPTIONS")
+		rw.WriteHeader(http.StatusNoContent)
+		route = "OPTIONS"
+	} else {
+		h.mux.ServeHTTP(rw, r)
+		if r.Pattern != "" {
+			route = r.Pattern
+		}
+	}
+	status := rw.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	attrs := []slog.Attr{
+		slog.String("transport", string(TransportFrom(r.Context()))),
+		slog.String("method", r.Method),
+		slog.String("route", route),
+		slog.Int("status", status),
+		slog.Duration("duration", time.Since(start)),
+	}
+	if h.opts.Verbose {
+		attrs = append(attrs, slog.String("uri", r.URL.RequestURI()))
+		if rw.errMsg != "" {
+			attrs = append(attrs, slog.String("error", rw.errMsg))
+		}
+	} else if rw.errCode != "" {
+		attrs = append(attrs, slog.String("code", rw.errCode))
+	}
+	level := slog.LevelInfo
+	if status >= 500 {
+		level = slog.LevelError
+	}
+	h.opts.Logger.LogAttrs(r.Context(), level, "request", attrs...)
+}
+
+// guard is what every request passes before it is routed.
+func (h *handler) guard(w *responseWriter, r *http.Request) error {
+	tr := TransportFrom(r.Context())
+	// DNS rebinding: a page on evil.example that re-resolves its name to 127.0.0.1 reaches
+	// the helper with Host: evil.example. Only loopback names are ours.
+	if !loopbackHost(r.Host) {
+		return Errorf(CodeForbidden, "host %q is not a loopback name or address", r.Host)
+	}
+	if err := cleanPath(r.URL.Path); err != nil {
+		return err
+	}
+	if origin := r.Header.Get("Origin"); origin != "" {
+		if tr != TransportWeb {
+			// Browsers cannot reach a Unix socket; an Origin there means a forwarder.
+			return Errorf(CodeForbidden, "cross-origin requests are not accepted on the %s transport", tr)
+		}
+		if !h.ownOrigin(r, origin) {
+			return Errorf(CodeForbidden, "origin %q is not this helper's web origin", origin)
+		}
+		hd := w.Header()
+		hd.Set("Access-Control-Allow-Origin", origin)
+		hd.Add("Vary", "Origin")
+		if r.Method == http.MethodOptions {
+			hd.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+			hd.Set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+			hd.Set("Access-Control-Max-Age", "600")
+		}
+	}
+	if r.Method == http.MethodOptions || tr != TransportWeb {
+		return nil
+	}
+	if h.opts.Token == "" {
+		return Errorf(CodeUnauthorized, "this helper has no web token; the web transport is closed")
+	}
+	if h.tokenOK(bearer(r)) {
+		return nil
+	}
+	// The browser can only carry a token in the URL (the printed token URL) or a cookie
+	// when it loads the page and its files; the API takes the Authorization header only, so a
+	// token never travels in an API URL (logs, history) and a cookie cannot forge API calls.
+	if !isAPI(r.URL.Path) && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+		if q := r.URL.Query().Get("token"); q != "" && h.tokenOK(q) {
+			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			return nil
+		}
+		if c, err := r.Cookie(tokenCookie); err == nil && h.tokenOK(c.Value) {
+			return nil
+		}
+	}
+	w.Header().Set("WWW-Authenticate", `Bearer realm="hubscope"`)
+	return Errorf(CodeUnauthorized, "missing or wrong token (send Authorization: Bearer TOKEN)")
+}
+
+// tokenOK compares in constant time: the digests have equal length whatever was sent.
+func (h *handler) tokenOK(got string) bool {
+	if got == "" {
+		return false
+	}
+	sum := sha256.Sum256([]byte(got))
+	return subtle.ConstantTimeCompare(sum[:], h.tokenSum[:]) == 1
+}
+
+func bearer(r *http.Request) string {
+	a := r.Header.Get("Authorization")
+	if len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		return strings.TrimSpace(a[7:])
+	}
+	return ""
+}
+
+func isAPI(p string) bool { return p == Prefix || strings.HasPrefix(p, Prefix+"/") }
+
+// ownOrigin reports whether origin is the helper's own web origin: http on a loopback name
+// with the port of the connection the request came in on.
+func (h *handler) ownOrigin(r *http.Request, origin string) bool {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false
+	}
+	_, port, err := net.SplitHostPort(la.String())
+	if err != nil {
+		return false
+	}
+	for _, host := range []string{"127.0.0.1", "localhost", "[::1]"} {
+		if origin == "http://"+host+":"+port {
+			return true
+		}
+	}
+	return false
+}
+
+// loopbackHost reports whether a Host header names this machine: localhost or a loopback
+// address, with or without a port.
+func loopbackHost(host string) bool {
+	if host == "" {
+		return false
+	}
+	h := host
+	if hh, _, err := net.SplitHostPort(host); err == nil {
+		h = hh
+	} else if strings.HasPrefix(h, "[") && strings.HasSuffix(h, "]") {
+		h = h[1 : len(h)-1]
+	}
+	if strings.EqualFold(h, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// cleanPath refuses request paths that are not in canonical form, so that nothing is
+// resolved by redirects and no ".." segment (also sent as %2e%2e or ..%2f) reaches a route.
+func cleanPath(p string) error {
+	if !strings.HasPrefix(p, "/") || strings.ContainsAny(p, "\\\x00") {
+		return Errorf(CodeBadRequest, "request path is not a clean absolute path")
+	}
+	c := path.Clean(p)
+	if c != p && c+"/" != p {
+		return Errorf(CodeBadRequest, "request path is not in canonical form (empty, . or .. segments)")
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." || seg == "." {
+			return Errorf(CodeBadRequest, "request path has a %q segment", seg)
+		}
+	}
+	return nil
+}
+
+// fail writes err in the protocol's error form (unless a response is already under way).
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	var e *Error
+	if !errors.As(err, &e) {
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.As(err, &mbe):
+			e = Errorf(CodeTooLarge, "request body exceeds %d bytes", mbe.Limit)
+		case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+			e = &Error{Status: 499, Code: CodeUnavailable, Message: "client went away"}
+		default:
+			e = Errorf(CodeInternal, "%v", err)
+		}
+	}
+	if e.Status == 0 {
+		e = &Error{Status: codeStatusOr(e.Code), Code: e.Code, Message: e.Message}
+	}
+	rw, _ := w.(*responseWriter)
+	if rw != nil {
+		rw.errCode, rw.errMsg = e.Code, e.Message
+		if rw.wroteHeader {
+			// Too late for a status line; the log line records what went wrong.
+			return
+		}
+	}
+	writeJSON(w, e.Status, ErrorBody{Error: e})
+}
+
+func codeStatusOr(code string) int {
+	if st, ok := codeStatus[code]; ok {
+		return st
+	}
+	return http.StatusInternalServerError
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b, _ = json.Marshal(ErrorBody{Error: Errorf(CodeInternal, "encoding the response: %v", err)})
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", "application/json; charset=utf-8")
+	hd.Set("Content-Length", strconv.Itoa(len(b)+1))
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+// decode reads a JSON request body into v: at most MaxBodyBytes, no unknown fields, nothing
+// after the value.
+func (h *handler) decode(w http.ResponseWriter, r *http.Request, v any) error {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			return &Error{Status: http.StatusUnsupportedMediaType, Code: CodeBadRequest, Message: fmt.Sprintf("request body must be application/json, not %q", ct)}
+		}
+	}
+	if r.ContentLength > h.opts.MaxBodyBytes {
+		return Errorf(CodeTooLarge, "request body of %d bytes exceeds %d", r.ContentLength, h.opts.MaxBodyBytes)
+	}
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.opts.ReadTimeout))
+	body := http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return bodyError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		if err != nil {
+			return bodyError(err)
+		}
+		return Errorf(CodeBadRequest, "request body: data after the JSON value")
+	}
+	return nil
+}
+
+func bodyError(err error) error {
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		return Errorf(CodeTooLarge, "request body exceeds %d bytes", mbe.Limit)
+	}
+	if errors.Is(err, io.EOF) {
+		return Errorf(CodeBadRequest, "request body: empty, a JSON value was expected")
+	}
+	return Errorf(CodeBadRequest, "request body: %v", err)
+}
+
+// discardBody reads (and throws away) a body an endpoint does not use, within the JSON limit.
+func (h *handler) discardBody(w http.ResponseWriter, r *http.Request) error {
+	n, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
+	if err != nil {
+		return bodyError(err)
+	}
+	if n > 0 {
+		return Errorf(CodeBadRequest, "this endpoint takes no request body")
+	}
+	return nil
+}
+
+func (h *handler) methodNotAllowed(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Allow", "GET, POST")
+	h.fail(w, r, &Error{Status: http.StatusMethodNotAllowed, Code: CodeBadRequest, Message: fmt.Sprintf("method %s is not allowed on this endpoint", r.Method)})
+}
+
+// root serves the browser build (when WebRoot is set) and answers unknown API paths.
+func (h *handler) root(w http.ResponseWriter, r *http.Request) {
+	if isAPI(r.URL.Path) {
+		h.fail(w, r, Errorf(CodeNotFound, "no endpoint %s %s", r.Method, r.URL.Path))
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		h.methodNotAllowed(w, r)
+		return
+	}
+	if h.static != nil {
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Header().Set("Cache-Control", "no-store")
+		h.static.ServeHTTP(w, r)
+		return
+	}
+	if r.URL.Path != "/" {
+		h.fail(w, r, Errorf(CodeNotFound, "no file %s (this helper serves no browser build)", r.URL.Path))
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	fmt.Fprintf(w, "%s helper %s is running; its API is at %s. This helper serves no browser build.\n", AppName, Version, Prefix)
+}
+
+func (h *handler) info(w http.ResponseWriter, r *http.Request) error {
+	info, err := h.svc.Info(r.Context())
+	if err != nil {
+		return err
+	}
+	// What the wiring decides, the wiring reports.
+	info.Transport = string(TransportFrom(r.Context()))
+	if info.API == "" {
+		info.API = Prefix
+	}
+	if info.MaxUploadBytes <= 0 || info.MaxUploadBytes > h.opts.MaxUploadBytes {
+		info.MaxUploadBytes = h.opts.MaxUploadBytes
+	}
+	writeJSON(w, http.StatusOK, info)
+	return nil
+}
+
+func (h *handler) upload(w http.ResponseWriter, r *http.Request) error {
+	name := r.URL.Query().Get("name")
+	if err := ValidSegment("upload name", name); err != nil {
+		return Errorf(CodeBadRequest, "%v", err)
+	}
+	if r.ContentLength > h.opts.MaxUploadBytes {
+		return Errorf(CodeTooLarge, "upload of %d bytes exceeds the limit of %d", r.ContentLength, h.opts.MaxUploadBytes)
+	}
+	body := &uploadBody{r: http.MaxBytesReader(w, r.Body, h.opts.MaxUploadBytes), rc: http.NewResponseController(w), timeout: h.opts.ReadTimeout}
+	up, err := h.svc.Upload(r.Context(), name, body)
+	if body.tooLarge {
+		// Whatever the Service made of the short read, the client sent too much.
+		return Errorf(CodeTooLarge, "upload exceeds the limit of %d bytes", h.opts.MaxUploadBytes)
+	}
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, up)
+	return nil
+}
+
+// uploadBody streams an upload to the Service, extending the read deadline before each read
+// (a stalled sender is dropped, a slow steady one is not) and noting when the limit was hit.
+type uploadBody struct {
+	r        io.Reader
+	rc       *http.ResponseController
+	timeout  time.Duration
+	tooLarge bool
+}
+
+func (b *uploadBody) Read(p []byte) (int, error) {
+	b.rc.SetReadDeadline(time.Now().Add(b.timeout))
+	n, err := b.r.Read(p)
+	var mbe *http.MaxBytesError
+	if err != nil && errors.As(err, &mbe) {
+		b.tooLarge = true
+	}
+	return n, err
+}
+
+func (h *handler) submit(w http.ResponseWriter, r *http.Request) error {
+	var req JobRequest
+	if err := h.decode(w, r, &req); err != nil {
+		return err
+	}
+	if TransportFrom(r.Context()) == TransportWeb && (req.Scan != "" || req.Mask != "") {
+		return Errorf(CodeForbidden, "the web transport cannot name files on the helper's disk; upload the scan (POST %s/uploads) and submit its ID", Prefix)
+	}
+	for _, f := range []struct{ kind, v string }{{"scan_upload", req.ScanUpload}, {"mask_upload", req.MaskUpload}} {
+		if f.v != "" {
+			if err := ValidSegment(f.kind, f.v); err != nil {
+				return Errorf(CodeBadRequest, "%v", err)
+			}
+		}
+	}
+	job, err := h.svc.Submit(r.Context(), req)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusAccepted, job)
+	return nil
+}
+
+func (h *handler) jobs(w http.ResponseWriter, r *http.Request) error {
+	jobs, err := h.svc.Jobs(r.Context())
+	if err != nil {
+		return err
+	}
+	if jobs == nil {
+		jobs = []Job{}
+	}
+	writeJSON(w, http.StatusOK, jobs)
+	return nil
+}
+
+// jobID returns the {id} of the route, checked.
+func jobID(r *http.Request) (string, error) {
+	id := r.PathValue("id")
+	if err := ValidSegment("job ID", id); err != nil {
+		return "", Errorf(CodeBadRequest, "%v", err)
+	}
+	return id, nil
+}
+
+func (h *handler) job(w http.ResponseWriter, r *http.Request) error {
+	id, err := jobID(r)
+	if err != nil {
+		return err
+	}
+	job, err := h.svc.Job(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, job)
+	return nil
+}
+
+func (h *handler) cancel(w http.ResponseWriter, r *http.Request) error {
+	id, err := jobID(r)
+	if err != nil {
+		return err
+	}
+	if err := h.discardBody(w, r); err != nil {
+		return err
+	}
+	job, err := h.svc.Cancel(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, job)
+	return nil
+}
+
+// events streams the job's events as NDJSON. Every write has a deadline: a client that stops
+// reading is dropped within WriteTimeout once the socket buffers fill, and returning cancels
+// the context the Service's producer watches, so its goroutines end too.
+func (h *handler) events(w http.ResponseWriter, r *http.Request) error {
+	id, err := jobID(r)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	ch, err := h.svc.Events(ctx, id)
+	if err != nil {
+		return err
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", EventContentType)
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	rw, ok := w.(*responseWriter)
+	if !ok {
+		rw = &responseWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: h.opts.WriteTimeout}
+	}
+	rw.WriteHeader(http.StatusOK)
+	if rw.flush() != nil {
+		return nil
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-ch:
+			if !ok {
+				return nil
+			}
+			b, err := json.Marshal(ev)
+			if err != nil {
+				return nil
+			}
+			if _, err := rw.Write(append(b, '\n')); err != nil {
+				return nil
+			}
+			if rw.flush() != nil {
+				return nil
+			}
+			if ev.Job.State.Terminal() {
+				return nil
+			}
+		}
+	}
+}
+
+func (h *handler) summary(w http.ResponseWriter, r *http.Request) error {
+	id, err := jobID(r)
+	if err != nil {
+		return err
+	}
+	s, err := h.svc.Summary(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s)
+	return nil
+}
+
+func writeVolume(w http.ResponseWriter, v *Volume) error {
+	if v == nil {
+		return Errorf(CodeInternal, "the helper returned no volume")
+	}
+	if err := v.Header.check(); err != nil {
+		return Errorf(CodeInternal, "%v", err)
+	}
+	if len(v.Data) != v.Header.Voxels() {
+		return Errorf(CodeInternal, "volume %q: %d values for %d voxels", v.Header.Name, len(v.Data), v.Header.Voxels())
+	}
+	w.Header().Set("Content-Type", VolumeContentType)
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	// Errors now are write errors: the client went away or stopped reading.
+	WriteVolume(w, v)
+	return nil
+}
+
+func (h *handler) volume(w http.ResponseWriter, r *http.Request) error {
+	id, err := jobID(r)
+	if err != nil {
+		return err
+	}
+	name := r.PathValue("name")
+	if err := ValidSegment("volume name", name); err != nil {
+		return Errorf(CodeBadRequest, "%v", err)
+	}
+	v, err := h.svc.Volume(r.Context(), id, name)
+	if err != nil {
+		return err
+	}
+	return writeVolume(w, v)
+}
+
+func queryVoxel(r *http.Request) ([3]int, error) {
+	v, err := ParseVoxel(r.URL.Query().Get("voxel"))
+	if err != nil {
+		return v, Errorf(CodeBadRequest, "%v", err)
+	}
+	return v, nil
+}
+
+func (h *handler) seed(w http.ResponseWriter, r *http.Request) error {
+	id, err := jobID(r)
+	if err != nil {
+		return err
+	}
+	vox, err := queryVoxel(r)
+	if err != nil {
+		return err
+	}
+	v, err := h.svc.SeedMap(r.Context(), id, vox)
+	if err != nil {
+		return err
+	}
+	return writeVolume(w, v)
+}
+
+func (h *handler) series(w http.ResponseWriter, r *http.Request) error {
+	id, err := jobID(r)
+	if err != nil {
+		return err
+	}
+	vox, err := queryVoxel(r)
+	if err != nil {
+		return err
+	}
+	s, err := h.svc.Series(r.Context(), id, vox)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s)
+	return nil
+}
+
+func (h *handler) files(w http.ResponseWriter, r *http.Request) error {
+	id, err := jobID(r)
+	if err != nil {
+		return err
+	}
+	fs, err := h.svc.Files(r.Context(), id)
+	if err != nil {
+		return err
+	}
+	if fs == nil {
+		fs = []FileInfo{}
+	}
+	writeJSON(w, http.StatusOK, fs)
+	return nil
+}
+
+func (h *handler) file(w http.ResponseWriter, r *http.Request) error {
+	id, err := jobID(r)
+	if err != nil {
+		return err
+	}
+	name := r.PathValue("name")
+	if err := ValidBundleName(name); err != nil {
+		return Errorf(CodeBadRequest, "%v", err)
+	}
+	rc, fi, err := h.svc.OpenFile(r.Context(), id, name)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	hd := w.Header()
+	hd.Set("Content-Type", "application/octet-stream")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("Content-Disposition", mime.FormatMediaType("attachment", map[string]string{"filename": path.Base(name)}))
+	if fi.Size > 0 {
+		hd.Set("Content-Length", strconv.FormatInt(fi.Size, 10))
+	}
+	w.WriteHeader(http.StatusOK)
+	// A failure from here on (a short file, a client gone) can only cut the body short; with
+	// Content-Length set, the client sees the truncation.
+	io.Copy(w, rc)
+	return nil
+}
+
+// responseWriter records the status for the log line and gives every write a fresh
+// deadline, so a client that stops reading is dropped within the timeout whatever it asked
+// for (an event stream, a volume, a download).
+type responseWriter struct {
+	http.ResponseWriter
+	rc          *http.ResponseController
+	timeout     time.Duration
+	status      int
+	wroteHeader bool
+	errCode     string
+	errMsg      string
+}
+
+func (w *responseWriter) extend() { w.rc.SetWriteDeadline(time.Now().Add(w.timeout)) }
+
+func (w *responseWriter) WriteHeader(status int) {
+	if !w.wroteHeader {
+		w.status, w.wroteHeader = status, true
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *responseWriter) Write(p []byte) (int, error) {
+	if !w.wroteHeader {
+		w.WriteHeader(http.StatusOK)
+	}
+	w.extend()
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *responseWriter) flush() error {
+	w.extend()
+	return w.rc.Flush()
+}
+
+// Unwrap lets http.ResponseController reach the connection underneath.
+func (w *responseWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
