@@ -1,0 +1,81 @@
+package render
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/go-gl/mathgl/mgl32"
+
+	"github.com/hubscope/hubscope/helper/synth"
+)
+
+// hubSpheres places n hub spheres on distinct voxels of the 2 mm MNI mask (seeded), radius
+// 2–5 mm as the app's degree scaling gives, coloured by one of 12 modules.
+func hubSpheres(b testing.TB, n int) []Sphere {
+	mask, affine, err := synth.DefaultMask()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var in []int
+	for i, v := range mask.In {
+		if v {
+			in = append(in, i)
+		}
+	}
+	rng := rand.New(rand.NewPCG(2000, 3))
+	rng.Shuffle(len(in), func(i, j int) { in[i], in[j] = in[j], in[i] })
+	colors := ModuleColors(12)
+	nx, ny := mask.Dims[0], mask.Dims[1]
+	out := make([]Sphere, n)
+	for h := range out {
+		v := in[h]
+		i, j, k := float64(v%nx), float64(v/nx%ny), float64(v/(nx*ny))
+		var c mgl32.Vec3
+		for r := 0; r < 3; r++ {
+			c[r] = float32(affine[r][0]*i + affine[r][1]*j + affine[r][2]*k + affine[r][3])
+		}
+		out[h] = Sphere{Center: c, Radius: 2 + 3*rng.Float32(), Color: colors[rng.IntN(12)], ID: v}
+	}
+	return out
+}
+
+// BenchmarkFrame800x600Hubs2000 is benchmark C3: one 800×600 frame of the MNI152 2 mm brain
+// surface (full-resolution marching cubes, 10 Taubin iterations: ≈ 68,000 triangles) with
+// 2,000 hub spheres, the camera turning 7° per frame as while dragging.
+func BenchmarkFrame800x600Hubs2000(b *testing.B) {
+	s := &Scene{Surface: mniBrainSurface(b), Spheres: hubSpheres(b, 2000)}
+	for _, mode := range []struct {
+		name  string
+		glass bool
+	}{{"opaque", false}, {"glass", true}} {
+		b.Run(mode.name, func(b *testing.B) {
+			s.Glass = mode.glass
+			r := NewRenderer(800, 600)
+			c := Camera{Azimuth: 0, Elevation: 15, Zoom: 1.4}
+			r.Render(s, c)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				c.Rotate(7, 0)
+				r.Render(s, c)
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/frame")
+		})
+	}
+}
+
+// BenchmarkMarchingCubesMNI2mm times the surface extraction the app does once per scan.
+func BenchmarkMarchingCubesMNI2mm(b *testing.B) {
+	mask, affine, err := synth.DefaultMask()
+	if err != nil {
+		b.Fatal(err)
+	}
+	vol := maskVolume(mask.In)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		m, err := MarchingCubes(vol, mask.Dims, affine, 0.5)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.Smooth(10)
+	}
+}

@@ -1,0 +1,138 @@
+package render
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/go-gl/mathgl/mgl32"
+)
+
+// checkClosedOriented fails unless every directed edge of m occurs exactly once and its reverse
+// exactly once: the surface is closed (no boundary), manifold along edges and consistently
+// oriented.
+func checkClosedOriented(t *testing.T, m *Mesh, what string) {
+	t.Helper()
+	type edge struct{ a, b uint32 }
+	seen := make(map[edge]int)
+	for _, tr := range m.Triangles {
+		for e := 0; e < 3; e++ {
+			seen[edge{tr[e], tr[(e+1)%3]}]++
+		}
+	}
+	for e, n := range seen {
+		if n != 1 {
+			t.Fatalf("%s: directed edge %d→%d used by %d triangles", what, e.a, e.b, n)
+		}
+		if seen[edge{e.b, e.a}] != 1 {
+			t.Fatalf("%s: edge %d→%d has no opposite: the surface is open or inconsistently wound", what, e.a, e.b)
+		}
+	}
+}
+
+// enclosedVolume is the signed volume of a closed mesh by the divergence theorem:
+// V = Σ v0·(v1×v2)/6, positive when the triangles face outwards.
+func enclosedVolume(m *Mesh) float64 {
+	var v float64
+	for _, t := range m.Triangles {
+		a, b, c := m.Vertices[t[0]], m.Vertices[t[1]], m.Vertices[t[2]]
+		v += float64(a.Dot(b.Cross(c))) / 6
+	}
+	return v
+}
+
+func TestMarchingCubesEveryCubeCase(t *testing.T) {
+	// Each of the 256 corner patterns as one cube of a 4×4×4 grid padded by background.
+	id := [4][4]float64{{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}}
+	for c := 1; c < 256; c++ {
+		vol := make([]float32, 64)
+		for n, o := range mcCornerOffset {
+			if c>>n&1 == 1 {
+				vol[(1+o[0])+4*((1+o[1])+4*(1+o[2]))] = 1
+			}
+		}
+		m, err := MarchingCubes(vol, [3]int{4, 4, 4}, id, 0.5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkClosedOriented(t, m, fmt.Sprintf("case %08b", c))
+		if v := enclosedVolume(m); !(v > 0) {
+			t.Fatalf("case %08b: enclosed volume %g, want > 0 (triangles face inwards)", c, v)
+		}
+	}
+}
+
+func TestMarchingCubesRandomVolumesAreClosed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	id := [4][4]float64{{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}}
+	for trial := 0; trial < 20; trial++ {
+		dims := [3]int{5 + rng.IntN(6), 5 + rng.IntN(6), 5 + rng.IntN(6)}
+		vol := make([]float32, dims[0]*dims[1]*dims[2])
+		for i := range vol {
+			vol[i] = rng.Float32()
+		}
+		m, err := MarchingCubes(vol, dims, id, 0.5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkClosedOriented(t, m, "random volume")
+		if v := enclosedVolume(m); !(v > 0) {
+			t.Fatalf("random volume: enclosed volume %g", v)
+		}
+	}
+}
+
+func TestMarchingCubesSphere(t *testing.T) {
+	// A ball of radius 20 mm sampled on a 2 mm grid with an affine that flips x (LAS storage,
+	// negative determinant) and shifts the origin, as an MNI sform does.
+	const r, h = 20.0, 2.0
+	dims := [3]int{30, 30, 30}
+	affine := [4][4]float64{{-h, 0, 0, 30}, {0, h, 0, -40}, {0, 0, h, -20}, {0, 0, 0, 1}}
+	centre := mgl32.Vec3{0, -10, 10}
+	vol := make([]float32, dims[0]*dims[1]*dims[2])
+	for k := 0; k < dims[2]; k++ {
+		for j := 0; j < dims[1]; j++ {
+			for i := 0; i < dims[0]; i++ {
+				x := mgl32.Vec3{float32(-h*float64(i) + 30), float32(h*float64(j) - 40), float32(h*float64(k) - 20)}
+				// signed distance inside positive, so the iso-surface 0 is the sphere itself
+				vol[i+dims[0]*(j+dims[1]*k)] = float32(r) - x.Sub(centre).Len()
+			}
+		}
+	}
+	m, err := MarchingCubes(vol, dims, affine, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkClosedOriented(t, m, "sphere")
+	want := 4.0 / 3 * math.Pi * r * r * r
+	if v := enclosedVolume(m); math.Abs(v-want)/want > 0.02 {
+		t.Fatalf("sphere volume %.0f mm³, want %.0f ± 2 %%", v, want)
+	}
+	for i, p := range m.Vertices {
+		d := p.Sub(centre)
+		if l := d.Len(); math.Abs(float64(l)-r) > 0.2 {
+			t.Fatalf("vertex %d at %.3f mm from the centre, want %.0f", i, l, r)
+		}
+		if c := m.Normals[i].Dot(d.Normalize()); c < 0.98 {
+			t.Fatalf("vertex %d: normal·radial = %.3f, want ≈ 1 (outward)", i, c)
+		}
+	}
+	lo, hi, ok := m.Bounds()
+	if !ok || lo.Sub(centre.Sub(mgl32.Vec3{r, r, r})).Len() > 0.5 || hi.Sub(centre.Add(mgl32.Vec3{r, r, r})).Len() > 0.5 {
+		t.Fatalf("bounds %v–%v, want the sphere's box around %v", lo, hi, centre)
+	}
+}
+
+func TestMarchingCubesRejectsBadInput(t *testing.T) {
+	id := [4][4]float64{{1, 0, 0, 0}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}}
+	if _, err := MarchingCubes(make([]float32, 7), [3]int{2, 2, 2}, id, 0.5); err == nil {
+		t.Error("7 values for 8 voxels accepted")
+	}
+	if _, err := MarchingCubes(nil, [3]int{0, 2, 2}, id, 0.5); err == nil {
+		t.Error("empty grid accepted")
+	}
+	if _, err := MarchingCubes(make([]float32, 8), [3]int{2, 2, 2}, id, float32(math.NaN())); err == nil {
+		t.Error("NaN iso accepted")
+	}
+}
