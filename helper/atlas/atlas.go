@@ -59,8 +59,9 @@ func Load(path, namesPath string) (*Atlas, error) {
 
 // LoadFS reads an atlas embedded in a file system (assets.Atlas): the label image at image and
 // its "index name" list at names ("" = none). The NIfTI reader works on files, so the image is
-// copied to a temporary file for the time of the read and removed at once.
-func LoadFS(fsys fs.FS, image, names string) (*Atlas, error) {
+// copied to a temporary file in scratch ("" = the system's temporary directory) for the time
+// of the read and removed at once.
+func LoadFS(fsys fs.FS, image, names, scratch string) (*Atlas, error) {
 	src, err := fsys.Open(image)
 	if err != nil {
 		return nil, fmt.Errorf("atlas %s: %w", image, err)
@@ -70,7 +71,7 @@ func LoadFS(fsys fs.FS, image, names string) (*Atlas, error) {
 	if strings.HasSuffix(image, ".gz") {
 		ext = ".nii.gz"
 	}
-	tmp, err := os.CreateTemp("", "hubscope-atlas-*"+ext)
+	tmp, err := os.CreateTemp(scratch, ".hubscope-atlas-*"+ext)
 	if err != nil {
 		return nil, fmt.Errorf("atlas %s: %w", image, err)
 	}
