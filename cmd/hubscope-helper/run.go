@@ -38,6 +38,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&cfg.Atlas, "atlas", "", "label image naming the hubs' regions in hubs.tsv (e.g. /usr/share/mricron/templates/aal.nii.gz)")
 	fs.BoolVar(&cfg.KeepSeries, "keep-series", false, "also keep the cleaned series (series.npy) and the mean image (mean.nii.gz) for seed maps and slice views")
 	fs.StringVar(&cfg.AtlasNames, "atlas-names", "", "region names, one \"index name\" per line (default: the atlas's .nii.txt beside it)")
+	fs.IntVar(&cfg.DFCWindow, "window", 0, "dynamic connectivity: also build one network per sliding window of W volumes (same measure and threshold; dfc/ in the bundle)")
+	step := fs.Int("step", 1, "with --window: volumes between window starts")
+	fs.BoolVar(&cfg.DFCNetworks, "dfc-networks", false, "with --window: write every window's network as dfc/network_WWW.npz (large)")
+	fs.IntVar(&cfg.DFCRank, "dfc-rank", 0, "with --window: write each window matrix's rank-L factor (dfc/lowrank_WWW.npy, S ≈ F·Fᵀ) and its error against GPU-DFC's randomized one")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -59,6 +63,9 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		cfg.Density = *density
 	}
 	cfg.R, cfg.Alpha, cfg.K = *r, *alpha, *knn
+	if cfg.DFCWindow > 0 || set["step"] { // a --step without --window is refused by Validate
+		cfg.DFCStep = *step
+	}
 	if cfg.Mode != "alpha" {
 		cfg.Correction = ""
 	}
