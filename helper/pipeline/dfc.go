@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -79,8 +80,8 @@ func checkDFCLength(c Config, volumes int) error {
 }
 
 // runDFC runs the sliding windows on the loaded series and writes dfc/ into the bundle. It
-// returns notes for provenance.
-func runDFC(ctx context.Context, cfg Config, be fc.Backend, s *scan.Scan, fcc fc.Config, w *bundle.Writer, rep progress.Reporter) ([]string, error) {
+// returns notes for provenance, leaving out those already in known (the static network's).
+func runDFC(ctx context.Context, cfg Config, be fc.Backend, s *scan.Scan, fcc fc.Config, w *bundle.Writer, known []string, rep progress.Reporter) ([]string, error) {
 	opt := dfc.Options{Window: cfg.DFCWindow, Step: cfg.DFCStep, FC: fcc, Rank: cfg.DFCRank, Seed: cfg.Seed,
 		// Leiden per window is the costly measure; it runs wherever the static metrics run it.
 		Modularity: cfg.Metrics != MetricsNone, Leiden: leidenOptions(cfg)}
@@ -138,8 +139,13 @@ func runDFC(ctx context.Context, cfg Config, be fc.Backend, s *scan.Scan, fcc fc
 		}
 		rep.Add(1)
 	}
-	notes := append([]string{fmt.Sprintf("dynamic connectivity: %d windows of %d volumes every %d volumes (window starts 0…%d)",
-		k, cfg.DFCWindow, cfg.DFCStep, res.Plan.Starts[k-1])}, res.Notes...)
+	notes := []string{fmt.Sprintf("dynamic connectivity: %d windows of %d volumes every %d volumes (window starts 0…%d)",
+		k, cfg.DFCWindow, cfg.DFCStep, res.Plan.Starts[k-1])}
+	for _, n := range res.Notes {
+		if !slices.Contains(known, n) {
+			notes = append(notes, n)
+		}
+	}
 	if !opt.Modularity {
 		notes = append(notes, "dynamic connectivity: no per-window modularity with --metrics none")
 	}

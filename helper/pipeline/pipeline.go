@@ -101,7 +101,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 	// 3b. Dynamic connectivity, when windows were asked for: written into the bundle's dfc/.
 	if cfg.DFCWindow > 0 {
 		t0 = time.Now()
-		notes, err := runDFC(ctx, cfg, be, s, fcc, w, rep)
+		notes, err := runDFC(ctx, cfg, be, s, fcc, w, fcrep.Notes, rep)
 		if err != nil {
 			return nil, err
 		}
