@@ -136,3 +136,79 @@ func TestMarchingCubesRejectsBadInput(t *testing.T) {
 		t.Error("NaN iso accepted")
 	}
 }
+
+func TestDownsample(t *testing.T) {
+	// 5×4×2 grid, values i + 10j + 100k, affine with 2 mm voxels and an origin shift
+	dims := [3]int{5, 4, 2}
+	vol := make([]float32, 40)
+	for k := 0; k < 2; k++ {
+		for j := 0; j < 4; j++ {
+			for i := 0; i < 5; i++ {
+				vol[i+5*(j+4*k)] = float32(i + 10*j + 100*k)
+			}
+		}
+	}
+	affine := [4][4]float64{{2, 0, 0, -10}, {0, 2, 0, 4}, {0, 0, 2, 6}, {0, 0, 0, 1}}
+	out, od, oa, err := Downsample(vol, dims, affine, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if od != [3]int{3, 2, 1} {
+		t.Fatalf("dims %v, want [3 2 1]", od)
+	}
+	// block (0,0,0): i∈{0,1}, j∈{0,1}, k∈{0,1} → mean 0.5 + 5 + 50
+	// block (2,1,0): i=4 only, j∈{2,3}, k∈{0,1} → 4 + 25 + 50
+	if out[0] != 55.5 || out[2+3*1] != 79 {
+		t.Fatalf("block means %g and %g, want 55.5 and 79", out[0], out[5])
+	}
+	// new voxel 0 is centred at old index 0.5 on each axis: world (−9, 5, 7); voxels 4 mm
+	if oa[0][3] != -9 || oa[1][3] != 5 || oa[2][3] != 7 || oa[0][0] != 4 || oa[2][2] != 4 {
+		t.Fatalf("affine %v", oa)
+	}
+	if _, _, _, err := Downsample(vol, dims, affine, 0); err == nil {
+		t.Fatal("step 0 accepted")
+	}
+}
+
+func TestSmoothKeepsSphereClosedAndRound(t *testing.T) {
+	// a binary ball gives a terraced surface; Taubin smoothing must make it rounder without
+	// shrinking it noticeably and keep it closed
+	const n, r = 24, 9.0
+	vol := make([]float32, n*n*n)
+	for k := 0; k < n; k++ {
+		for j := 0; j < n; j++ {
+			for i := 0; i < n; i++ {
+				x, y, z := float64(i)-11.5, float64(j)-11.5, float64(k)-11.5
+				if x*x+y*y+z*z <= r*r {
+					vol[i+n*(j+n*k)] = 1
+				}
+			}
+		}
+	}
+	id := [4][4]float64{{1, 0, 0, -11.5}, {0, 1, 0, -11.5}, {0, 0, 1, -11.5}, {0, 0, 0, 1}}
+	m, err := MarchingCubes(vol, [3]int{n, n, n}, id, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spread := func() (mean, sd float64) {
+		var s, s2 float64
+		for _, v := range m.Vertices {
+			l := float64(v.Len())
+			s += l
+			s2 += l * l
+		}
+		mean = s / float64(len(m.Vertices))
+		return mean, math.Sqrt(s2/float64(len(m.Vertices)) - mean*mean)
+	}
+	m0, sd0 := spread()
+	v0 := enclosedVolume(m)
+	m.Smooth(10)
+	m1, sd1 := spread()
+	checkClosedOriented(t, m, "smoothed ball")
+	if !(sd1 < 0.6*sd0) {
+		t.Fatalf("radius spread %.3f → %.3f after smoothing, want at least 40 %% less", sd0, sd1)
+	}
+	if v1 := enclosedVolume(m); math.Abs(v1-v0)/v0 > 0.03 || math.Abs(m1-m0) > 0.2 {
+		t.Fatalf("smoothing changed the volume %.0f → %.0f, mean radius %.2f → %.2f", v0, v1, m0, m1)
+	}
+}
