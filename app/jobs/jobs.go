@@ -168,7 +168,23 @@ func (l *List) Follow(id string) {
 	go l.follow(id)
 }
 
+// follower is implemented by *ipc.Client: a follow that also restarts the helper it launched.
+type follower interface {
+	Follow(ctx context.Context, id string, fn func(ipc.Event)) error
+}
+
 func (l *List) follow(id string) {
+	if f, ok := l.svc.(follower); ok {
+		err := f.Follow(l.ctx, id, func(ev ipc.Event) { fyne.Do(func() { l.apply(ev) }) })
+		if err != nil && l.ctx.Err() == nil {
+			fyne.Do(func() {
+				l.note(id, "Lost contact with the helper: "+err.Error())
+				l.Widget.Refresh()
+				l.done(id)
+			})
+		}
+		return
+	}
 	pause := 250 * time.Millisecond
 	for {
 		ch, err := l.svc.Events(l.ctx, id)

@@ -1,19 +1,16 @@
 package report
 
-import "image/color"
+import (
+	"image/color"
 
-// modulePalette is Paul Tol's "bright" and "muted" qualitative schemes (colour-blind safe),
-// the same twelve colours the 3D view gives modules 1, 2, … (module 1 is the largest).
-var modulePalette = []color.NRGBA{
-	{0x44, 0x77, 0xAA, 0xFF}, {0xEE, 0x66, 0x77, 0xFF}, {0x22, 0x88, 0x33, 0xFF}, {0xCC, 0xBB, 0x44, 0xFF},
-	{0x66, 0xCC, 0xEE, 0xFF}, {0xAA, 0x33, 0x77, 0xFF}, {0x88, 0x22, 0x55, 0xFF}, {0x11, 0x77, 0x33, 0xFF},
-	{0x99, 0x99, 0x33, 0xFF}, {0x88, 0xCC, 0xEE, 0xFF}, {0x33, 0x22, 0x88, 0xFF}, {0x44, 0xAA, 0x99, 0xFF},
-}
+	"github.com/hubscope/hubscope/render"
+)
 
-// ModuleColor is the display colour of module m (1-based); 0 (no module) is grey.
+// ModuleColor is the display colour of module m (1-based), the colour render.ModuleColors gives
+// it in the 3D view; 0 (no module) is grey.
 func ModuleColor(m int) color.NRGBA {
 	if m <= 0 {
 		return color.NRGBA{0x99, 0x99, 0x99, 0xFF}
 	}
-	return modulePalette[(m-1)%len(modulePalette)]
+	return render.ModuleColors(m)[m-1]
 }

@@ -192,7 +192,7 @@ func TestReportContent(t *testing.T) {
 		t.Errorf("module rows %q", mods)
 	}
 	sw := doc.find(func(n *node) bool { return n.Attr["class"] == "sw" })
-	if len(sw) != 3 || sw[0].Attr["style"] != "background:#4477aa" {
+	if len(sw) != 3 || sw[0].Attr["style"] != "background:#e69f00" {
 		t.Errorf("module colour swatches: %d, first style %q", len(sw), sw[0].Attr["style"])
 	}
 	set := map[string]string{}
