@@ -1,0 +1,88 @@
+package slices
+
+import (
+	"image/color"
+	"math"
+)
+
+// Colormap names a continuous colour scale for quantitative overlays.
+type Colormap string
+
+const (
+	// Hot is matplotlib's "hot": black → red → yellow → white, the usual scale for
+	// statistical and degree maps (low values stay dark, so the background shows through).
+	Hot Colormap = "hot"
+	// Viridis is matplotlib's perceptually uniform, colour-blind-safe scale (van der Walt &
+	// Smith 2015).
+	Viridis Colormap = "viridis"
+	// Modules colours labels (modules, hubs by module, atlas regions) with ModuleColor.
+	Modules Colormap = "modules"
+)
+
+// Colormaps lists the continuous scales offered for quantitative overlays.
+var Colormaps = []Colormap{Hot, Viridis}
+
+// viridisStops samples viridis at t = 0, 1/9, …, 1 (matplotlib's 10-colour viridis); the scale
+// in between is linear in sRGB, which stays within a few units of the 256-entry table.
+var viridisStops = [...][3]uint8{
+	{0x44, 0x01, 0x54}, {0x48, 0x28, 0x78}, {0x3e, 0x49, 0x89}, {0x31, 0x68, 0x8e}, {0x26, 0x82, 0x8e},
+	{0x1f, 0x9e, 0x89}, {0x35, 0xb7, 0x79}, {0x6e, 0xce, 0x58}, {0xb5, 0xde, 0x2b}, {0xfd, 0xe7, 0x25},
+}
+
+// lut is a colour scale sampled at 256 points, so that a slice is coloured by table look-up.
+type lut [256]color.NRGBA
+
+func newLUT(c Colormap) *lut {
+	var l lut
+	for n := range l {
+		t := float64(n) / 255
+		switch c {
+		case Viridis:
+			x := t * float64(len(viridisStops)-1)
+			i := min(int(x), len(viridisStops)-2)
+			f := x - float64(i)
+			a, b := viridisStops[i], viridisStops[i+1]
+			var rgb [3]uint8
+			for ch := range rgb {
+				rgb[ch] = uint8(math.Round(float64(a[ch])*(1-f) + float64(b[ch])*f))
+			}
+			l[n] = color.NRGBA{rgb[0], rgb[1], rgb[2], 255}
+		default: // Hot: r = 3t, g = 3t − 1, b = 3t − 2, each clipped to [0, 1].
+			ch := func(v float64) uint8 { return uint8(math.Round(255 * math.Max(0, math.Min(1, v)))) }
+			l[n] = color.NRGBA{ch(3 * t), ch(3*t - 1), ch(3*t - 2), 255}
+		}
+	}
+	return &l
+}
+
+// at returns the colour for t in [0, 1] (clipped).
+func (l *lut) at(t float64) color.NRGBA {
+	if !(t > 0) { // also NaN
+		return l[0]
+	}
+	if t >= 1 {
+		return l[255]
+	}
+	return l[int(t*255+0.5)]
+}
+
+// modulePalette is Tableau's 20-colour categorical palette (the one matplotlib calls tab20),
+// reordered so that the first ten are the strong tab10 colours: module 1 (the largest) gets blue,
+// 2 orange, 3 green, 4 red, … Labels beyond 20 cycle.
+var modulePalette = [...]color.NRGBA{
+	{0x1f, 0x77, 0xb4, 255}, {0xff, 0x7f, 0x0e, 255}, {0x2c, 0xa0, 0x2c, 255}, {0xd6, 0x27, 0x28, 255},
+	{0x94, 0x67, 0xbd, 255}, {0x8c, 0x56, 0x4b, 255}, {0xe3, 0x77, 0xc2, 255}, {0x7f, 0x7f, 0x7f, 255},
+	{0xbc, 0xbd, 0x22, 255}, {0x17, 0xbe, 0xcf, 255}, {0xae, 0xc7, 0xe8, 255}, {0xff, 0xbb, 0x78, 255},
+	{0x98, 0xdf, 0x8a, 255}, {0xff, 0x98, 0x96, 255}, {0xc5, 0xb0, 0xd5, 255}, {0xc4, 0x9c, 0x94, 255},
+	{0xf7, 0xb6, 0xd2, 255}, {0xc7, 0xc7, 0xc7, 255}, {0xdb, 0xdb, 0x8d, 255}, {0x9e, 0xda, 0xe5, 255},
+}
+
+// ModuleColor is the colour of module (or label) m, m ≥ 1; the same everywhere in the app (slice
+// overlays, inspector swatch, module list, 3D view) so that a module is recognised by its colour.
+// Label 0 and below (no module) is transparent.
+func ModuleColor(m int) color.NRGBA {
+	if m < 1 {
+		return color.NRGBA{}
+	}
+	return modulePalette[(m-1)%len(modulePalette)]
+}

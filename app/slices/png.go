@@ -1,0 +1,119 @@
+package slices
+
+import (
+	"errors"
+	"fmt"
+	"image"
+	"image/color"
+	"image/draw"
+	"image/png"
+	"math"
+	"os"
+
+	"golang.org/x/image/font"
+	"golang.org/x/image/font/basicfont"
+	"golang.org/x/image/math/fixed"
+)
+
+// snapshotSide is the longest side of one view in a snapshot, in pixels.
+const snapshotSide = 320
+
+// Snapshot draws the three views side by side as they are shown (background, overlay,
+// crosshair, orientation letters), each scaled to its physical aspect, with a caption naming
+// the overlay and the display convention.
+func (v *Viewer) Snapshot() (*image.RGBA, error) {
+	if v.grid == nil {
+		return nil, errors.New("slice viewer: nothing loaded to save")
+	}
+	extent := 0.0
+	for _, g := range v.geom {
+		extent = math.Max(extent, math.Max(float64(g.nc)*g.dc, float64(g.nr)*g.dr))
+	}
+	k := snapshotSide / extent
+	const gap, caption = 8, 20
+	var sizes [3]image.Point
+	w, h := gap, 0
+	for p, g := range v.geom {
+		sizes[p] = image.Pt(max(1, int(math.Round(float64(g.nc)*g.dc*k))), max(1, int(math.Round(float64(g.nr)*g.dr*k))))
+		w += sizes[p].X + gap
+		h = max(h, sizes[p].Y)
+	}
+	out := image.NewRGBA(image.Rect(0, 0, w, h+2*gap+caption))
+	draw.Draw(out, out.Bounds(), image.NewUniform(color.Black), image.Point{}, draw.Src)
+	x0 := gap
+	for p, g := range v.geom {
+		src := v.sliceImage(Plane(p))
+		sz := sizes[p]
+		dst := image.Rect(x0, gap, x0+sz.X, gap+sz.Y)
+		for y := 0; y < sz.Y; y++ {
+			py := min(g.nr-1, y*g.nr/sz.Y)
+			for x := 0; x < sz.X; x++ {
+				px := min(g.nc-1, x*g.nc/sz.X)
+				out.SetRGBA(x0+x, gap+y, src.RGBAAt(px, py))
+			}
+		}
+		// Crosshair through the centre of the cursor's voxel.
+		cx, cy := g.pixel(v.cursor)
+		lx := x0 + int((float64(cx)+0.5)/float64(g.nc)*float64(sz.X))
+		ly := gap + int((float64(cy)+0.5)/float64(g.nr)*float64(sz.Y))
+		for x := dst.Min.X; x < dst.Max.X; x++ {
+			blend(out, x, ly, CrosshairColor)
+		}
+		for y := dst.Min.Y; y < dst.Max.Y; y++ {
+			if y != ly {
+				blend(out, lx, y, CrosshairColor)
+			}
+		}
+		label(out, dst.Min.X+2, dst.Min.Y+(sz.Y+10)/2, g.left)
+		label(out, dst.Max.X-9, dst.Min.Y+(sz.Y+10)/2, g.right)
+		label(out, dst.Min.X+(sz.X-7)/2, dst.Min.Y+12, g.top)
+		label(out, dst.Min.X+(sz.X-7)/2, dst.Max.Y-3, g.bottom)
+		label(out, dst.Min.X+12, dst.Min.Y+12, fmt.Sprintf("%s %s=%d", Plane(p), [3]string{"i", "j", "k"}[g.fixed], v.cursor[g.fixed]))
+		x0 += sz.X + gap
+	}
+	conv := "neurological (L on the left)"
+	if v.radiological {
+		conv = "radiological (L on the right)"
+	}
+	text := fmt.Sprintf("%s  overlay: %s  convention: %s", v.job, v.ovName, conv)
+	label(out, gap, h+gap+caption-4, text)
+	return out, nil
+}
+
+// SavePNG writes Snapshot to path as PNG.
+func (v *Viewer) SavePNG(path string) error {
+	img, err := v.Snapshot()
+	if err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("save slices: %w", err)
+	}
+	if err := png.Encode(f, img); err != nil {
+		f.Close()
+		return fmt.Errorf("save slices to %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("save slices to %s: %w", path, err)
+	}
+	return nil
+}
+
+// blend draws c over the pixel at (x, y) by its alpha.
+func blend(img *image.RGBA, x, y int, c color.NRGBA) {
+	if !(image.Point{x, y}.In(img.Bounds())) {
+		return
+	}
+	o := img.RGBAAt(x, y)
+	a := float64(c.A) / 255
+	mix := func(d, s uint8) uint8 { return uint8(math.Round(float64(d)*(1-a) + float64(s)*a)) }
+	img.SetRGBA(x, y, color.RGBA{mix(o.R, c.R), mix(o.G, c.G), mix(o.B, c.B), 255})
+}
+
+// label writes ASCII text with its baseline at (x, y) in light grey (7×13 bitmap font).
+func label(img *image.RGBA, x, y int, text string) {
+	d := font.Drawer{Dst: img, Src: image.NewUniform(color.NRGBA{0xf0, 0xf0, 0xf0, 0xff}), Face: basicfont.Face7x13,
+		Dot: fixed.P(x, y)}
+	d.DrawString(text)
+}

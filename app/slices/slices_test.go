@@ -1,0 +1,394 @@
+package slices
+
+import (
+	"context"
+	"image"
+	"image/color"
+	"image/png"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+
+	"github.com/hubscope/hubscope/app/slices/slicestest"
+)
+
+// loaded returns a viewer showing the phantom job in a 960 × 480 test window.
+func loaded(t *testing.T) (*Viewer, *slicestest.Service, fyne.Window) {
+	t.Helper()
+	test.NewTempApp(t)
+	svc := slicestest.NewService()
+	v := New(svc)
+	w := test.NewTempWindow(t, v)
+	w.Resize(fyne.NewSize(960, 480))
+	var loadErr error
+	calls := 0
+	v.OnLoaded = func(err error) { loadErr, calls = err, calls+1 }
+	v.Load(context.Background(), slicestest.JobID, slicestest.Summary())
+	v.pending.Wait()
+	if calls != 1 || loadErr != nil {
+		t.Fatalf("OnLoaded called %d times, error %v", calls, loadErr)
+	}
+	for _, s := range v.views {
+		if s.area.Size.Width <= 0 {
+			t.Fatalf("%s view not laid out", s.plane)
+		}
+	}
+	return v, svc, w
+}
+
+// tapPixel taps the centre of slice pixel (px, py) of plane p's view.
+func tapPixel(v *Viewer, p Plane, px, py int) {
+	s := v.views[p]
+	g := v.geom[p]
+	a := s.area
+	pos := fyne.NewPos(a.Position.X+(float32(px)+0.5)*a.Size.Width/float32(g.nc),
+		a.Position.Y+(float32(py)+0.5)*a.Size.Height/float32(g.nr))
+	test.TapAt(s, pos)
+}
+
+func TestTapSelectsVoxelRadiological(t *testing.T) {
+	v, _, _ := loaded(t)
+	var got [][3]int
+	v.OnSelect = func(vox [3]int) { got = append(got, vox) }
+	k := v.Crosshair()[2]
+	// Radiological axial view: screen-right is the patient's left, which is +i on the MNI grid
+	// (x = −2i + 30), and screen-up is anterior (+j): pixel (20, 10) is i = 20, j = 35 − 10.
+	tapPixel(v, Axial, 20, 10)
+	want := [3]int{20, 25, k}
+	if len(got) != 1 || got[0] != want || v.Crosshair() != want {
+		t.Fatalf("tap selected %v (crosshair %v), want %v", got, v.Crosshair(), want)
+	}
+	mm := World(slicestest.Affine, want)
+	if mm != [3]float64{-10, 14, 2*float64(k) - 28} {
+		t.Fatalf("voxel %v at %v mm", want, mm)
+	}
+	if s := v.position.Text; !strings.Contains(s, "(20, 25, ") || !strings.Contains(s, "(-10.0, 14.0, ") {
+		t.Fatalf("position line %q", s)
+	}
+	if l, r := v.views[Axial].left.Text, v.views[Axial].right.Text; l != "R" || r != "L" {
+		t.Fatalf("axial edges %q | %q, want R | L", l, r)
+	}
+	if !strings.Contains(v.conventionText.Text, "Radiological") {
+		t.Fatalf("convention %q", v.conventionText.Text)
+	}
+	// Coronal view: pixel (3, 4) is i = 3, k = 29 − 4 at the crosshair's j.
+	tapPixel(v, Coronal, 3, 4)
+	if want := [3]int{3, 25, 25}; v.Crosshair() != want || got[1] != want {
+		t.Fatalf("coronal tap selected %v, want %v", v.Crosshair(), want)
+	}
+	// Sagittal view: anterior on the left, so pixel (6, 0) is j = 35 − 6, k = 29.
+	tapPixel(v, Sagittal, 6, 0)
+	if want := [3]int{3, 29, 29}; v.Crosshair() != want {
+		t.Fatalf("sagittal tap selected %v, want %v", v.Crosshair(), want)
+	}
+}
+
+func TestTapSelectsVoxelNeurological(t *testing.T) {
+	v, _, _ := loaded(t)
+	v.SetRadiological(false)
+	var got [3]int
+	v.OnSelect = func(vox [3]int) { got = vox }
+	// Neurological: screen-right is the patient's right, −i: pixel 20 is i = 29 − 20.
+	tapPixel(v, Axial, 20, 10)
+	if want := [3]int{9, 25, v.Crosshair()[2]}; got != want {
+		t.Fatalf("tap selected %v, want %v", got, want)
+	}
+	if l, r := v.views[Axial].left.Text, v.views[Axial].right.Text; l != "L" || r != "R" {
+		t.Fatalf("axial edges %q | %q, want L | R", l, r)
+	}
+	if !strings.Contains(v.conventionText.Text, "Neurological") {
+		t.Fatalf("convention %q", v.conventionText.Text)
+	}
+}
+
+func TestTapOutsideImageSelectsNothing(t *testing.T) {
+	v, _, _ := loaded(t)
+	called := false
+	v.OnSelect = func([3]int) { called = true }
+	before := v.Crosshair()
+	s := v.views[Axial]
+	if s.area.Position.X < 2 && s.area.Position.Y < 2 {
+		t.Skip("the axial image fills its view: no margin to tap")
+	}
+	test.TapAt(s, fyne.NewPos(1, 1))
+	if called || v.Crosshair() != before {
+		t.Fatalf("tap on the margin selected %v", v.Crosshair())
+	}
+}
+
+func TestLeftHemisphereOnScreenRight(t *testing.T) {
+	v, _, _ := loaded(t)
+	v.ShowVolume("modules")
+	v.pending.Wait()
+	v.SetStyle(Hot, 0, 1)
+	v.SetCrosshair(slicestest.Origin)
+	img := v.sliceImage(Axial)
+	g := v.geom[Axial]
+	// In the radiological convention the patient's left (modules 1 and 3) is on the right.
+	right := img.RGBAAt(g.nc/2+5, g.nr/2-3)
+	left := img.RGBAAt(g.nc/2-5, g.nr/2-3)
+	if !sameColor(right, ModuleColor(1)) || !sameColor(left, ModuleColor(2)) {
+		t.Fatalf("anterior right pixel %v, left pixel %v; want module 1 %v on the right, 2 %v on the left", right, left, ModuleColor(1), ModuleColor(2))
+	}
+}
+
+func sameColor(a color.RGBA, b color.NRGBA) bool { return a.R == b.R && a.G == b.G && a.B == b.B }
+
+func TestCrosshairMovesAllViews(t *testing.T) {
+	v, _, _ := loaded(t)
+	target := [3]int{7, 22, 11}
+	v.SetCrosshair(target)
+	titles := map[Plane]string{Axial: "Axial k = 11", Coronal: "Coronal j = 22", Sagittal: "Sagittal i = 7"}
+	for p, want := range titles {
+		if got := v.views[p].title.Text; got != want {
+			t.Errorf("%s view title %q, want %q", p, got, want)
+		}
+	}
+	// Sliders run towards +world: superior (k), anterior (j), right (−i on this grid).
+	if a, c, s := v.sliders[Axial].Value, v.sliders[Coronal].Value, v.sliders[Sagittal].Value; a != 11 || c != 22 || s != 29-7 {
+		t.Errorf("sliders at %v, %v, %v", a, c, s)
+	}
+	// Crosshair lines pass through the target's pixel centre in every view.
+	for p, s := range v.views {
+		g := v.geom[p]
+		px, py := g.pixel(target)
+		a := s.area
+		x := a.Position.X + (float32(px)+0.5)*a.Size.Width/float32(g.nc)
+		y := a.Position.Y + (float32(py)+0.5)*a.Size.Height/float32(g.nr)
+		if d := math.Abs(float64(s.vLine.Position1.X - x)); d > 0.01 {
+			t.Errorf("%s vertical line at x %v, want %v", Plane(p), s.vLine.Position1.X, x)
+		}
+		if d := math.Abs(float64(s.hLine.Position1.Y - y)); d > 0.01 {
+			t.Errorf("%s horizontal line at y %v, want %v", Plane(p), s.hLine.Position1.Y, y)
+		}
+	}
+	// The axial image now shows slice k = 11: the mean's grey follows k.
+	want := v.sliceImage(Axial)
+	got := v.views[Axial].img.Image.(*image.RGBA)
+	if !equalImages(got, want) {
+		t.Error("axial view does not show the crosshair's slice")
+	}
+	// A slider moves the crosshair along its axis only.
+	v.sliders[Axial].SetValue(3)
+	if c := v.Crosshair(); c != [3]int{7, 22, 3} || v.views[Axial].title.Text != "Axial k = 3" {
+		t.Errorf("after the axial slider: crosshair %v, title %q", c, v.views[Axial].title.Text)
+	}
+	// A tap in one view moves the slices of the other two.
+	tapPixel(v, Axial, 4, 5) // i = 4, j = 30
+	if v.views[Sagittal].title.Text != "Sagittal i = 4" || v.views[Coronal].title.Text != "Coronal j = 30" {
+		t.Errorf("after a tap: %q, %q", v.views[Sagittal].title.Text, v.views[Coronal].title.Text)
+	}
+}
+
+// backgroundOnly renders plane p of the viewer's crosshair slice without the overlay.
+func backgroundOnly(v *Viewer, p Plane) *image.RGBA {
+	g := v.geom[p]
+	img := image.NewRGBA(image.Rect(0, 0, g.nc, g.nr))
+	renderSlice(img, g, v.Crosshair()[g.fixed], v.bg, nil)
+	return img
+}
+
+func equalImages(a, b *image.RGBA) bool {
+	if a.Bounds() != b.Bounds() {
+		return false
+	}
+	for n := range a.Pix {
+		if a.Pix[n] != b.Pix[n] {
+			return false
+		}
+	}
+	return true
+}
+
+func TestOverlayHubInModuleColourBelowThresholdTransparent(t *testing.T) {
+	v, _, _ := loaded(t)
+	if _, name := v.Overlay(); name != VolumeHubs {
+		t.Fatalf("default overlay %q, want hubs", name)
+	}
+	v.SetStyle(Hot, 0, 1)
+	for _, hub := range slicestest.Hubs {
+		v.SetCrosshair(hub)
+		g := v.geom[Axial]
+		px, py := g.pixel(hub)
+		got := v.sliceImage(Axial).RGBAAt(px, py)
+		if want := ModuleColor(slicestest.Module(hub)); !sameColor(got, want) {
+			t.Errorf("hub %v drawn %v, want module %d's %v", hub, got, slicestest.Module(hub), want)
+		}
+	}
+	// A voxel that is not a hub shows the background alone.
+	v.SetCrosshair(slicestest.Hubs[0])
+	plain := [3]int{slicestest.Hubs[0][0] - 3, slicestest.Hubs[0][1], slicestest.Hubs[0][2]}
+	px, py := v.geom[Axial].pixel(plain)
+	if got, want := v.sliceImage(Axial).RGBAAt(px, py), backgroundOnly(v, Axial).RGBAAt(px, py); got != want || got.R != got.G {
+		t.Errorf("non-hub voxel drawn %v, background %v", got, want)
+	}
+
+	// Degree above the threshold takes the colour scale; below, the background shows.
+	v.ShowVolume("degree")
+	v.pending.Wait()
+	v.SetStyle(Hot, 120, 1)
+	if st := v.Style(); st.Threshold != 120 || st.Colormap != Hot {
+		t.Fatalf("style %+v", st)
+	}
+	var above, below int
+	img, bg := v.sliceImage(Axial), backgroundOnly(v, Axial)
+	g := v.geom[Axial]
+	l := newLUT(Hot)
+	for py := range g.nr {
+		for px := range g.nc {
+			vox := g.voxel(px, py, v.Crosshair()[2])
+			d := slicestest.Degree(vox)
+			got := img.RGBAAt(px, py)
+			switch {
+			case math.IsNaN(d) || d < 120:
+				if got != bg.RGBAAt(px, py) {
+					t.Fatalf("voxel %v (degree %v) below threshold drawn %v, background %v", vox, d, got, bg.RGBAAt(px, py))
+				}
+				below++
+			default:
+				if want := l.at((d - 120) / (500 - 120)); !sameColor(got, want) {
+					t.Fatalf("voxel %v (degree %v) drawn %v, want %v", vox, d, got, want)
+				}
+				above++
+			}
+		}
+	}
+	if above == 0 || below == 0 {
+		t.Fatalf("%d voxels above and %d below the threshold: the slice does not test both", above, below)
+	}
+}
+
+func TestOpacityBlends(t *testing.T) {
+	v, _, _ := loaded(t)
+	hub := slicestest.Hubs[0]
+	v.SetCrosshair(hub)
+	v.SetStyle(Hot, 0, 0.5)
+	px, py := v.geom[Axial].pixel(hub)
+	got := v.sliceImage(Axial).RGBAAt(px, py)
+	grey := backgroundOnly(v, Axial).RGBAAt(px, py)
+	c := ModuleColor(slicestest.Module(hub))
+	want := uint8(math.Round(0.5*float64(grey.R) + 0.5*float64(c.R)))
+	if d := int(got.R) - int(want); d < -1 || d > 1 {
+		t.Fatalf("half-opaque hub red %d, want %d (grey %d, module %d)", got.R, want, grey.R, c.R)
+	}
+}
+
+func TestSetOverlayShowsSeedMap(t *testing.T) {
+	v, svc, _ := loaded(t)
+	seed := [3]int{15, 18, 14}
+	vol, err := svc.SeedMap(context.Background(), slicestest.JobID, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.SetOverlay(vol)
+	got, name := v.Overlay()
+	if got != vol || name != "seed map 15,18,14" || v.picker.Selected != name {
+		t.Fatalf("overlay %p %q (picker %q)", got, name, v.picker.Selected)
+	}
+	if st := v.Style(); st.Threshold != 0.3 {
+		t.Fatalf("seed map threshold %v, want 0.3", st.Threshold)
+	}
+	// Back to a job volume and to the seed map again, through the picker.
+	v.picker.SetSelected("degree")
+	v.pending.Wait()
+	if _, name := v.Overlay(); name != "degree" {
+		t.Fatalf("overlay %q after picking degree", name)
+	}
+	v.picker.SetSelected("seed map 15,18,14")
+	if got, _ := v.Overlay(); got != vol {
+		t.Fatal("picking the seed map again did not show it")
+	}
+}
+
+func TestStaleOverlayFetchCancelled(t *testing.T) {
+	v, svc, _ := loaded(t)
+	release := svc.HoldVolume("strength")
+	defer release()
+	v.ShowVolume("strength")
+	v.ShowVolume("hub_z") // the user moves on before strength arrives
+	v.pending.Wait()
+	if _, name := v.Overlay(); name != "hub_z" {
+		t.Fatalf("overlay %q, want hub_z", name)
+	}
+	if svc.Cancelled() != 1 {
+		t.Fatalf("%d fetches cancelled, want the stale strength fetch", svc.Cancelled())
+	}
+}
+
+func TestVolumesFetchedOnce(t *testing.T) {
+	v, svc, _ := loaded(t)
+	for range 3 {
+		v.ShowVolume("degree")
+		v.pending.Wait()
+		v.ShowVolume("hubs")
+		v.pending.Wait()
+	}
+	for _, name := range []string{"mean", "degree", "hubs", "modules"} {
+		if n := svc.Count("volume " + name); n != 1 {
+			t.Errorf("%s fetched %d times", name, n)
+		}
+	}
+}
+
+func TestLoadUnknownJobReportsError(t *testing.T) {
+	test.NewTempApp(t)
+	v := New(slicestest.NewService())
+	var loadErr error
+	v.OnLoaded = func(err error) { loadErr = err }
+	v.Load(context.Background(), "job-missing", slicestest.Summary())
+	v.pending.Wait()
+	if loadErr == nil || !strings.Contains(loadErr.Error(), "job-missing") || !strings.Contains(v.status.Text, `background "mean"`) {
+		t.Fatalf("error %v, status %q", loadErr, v.status.Text)
+	}
+}
+
+func TestSavePNG(t *testing.T) {
+	v, _, _ := loaded(t)
+	v.SetCrosshair(slicestest.Hubs[0])
+	v.SetStyle(Hot, 0, 1)
+	path := filepath.Join(t.TempDir(), "slices.png")
+	if err := v.SavePNG(path); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	img, err := png.Decode(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The hub's module colour appears (the hub is in all three slices).
+	want := ModuleColor(slicestest.Module(slicestest.Hubs[0]))
+	found := 0
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			if uint8(r>>8) == want.R && uint8(g>>8) == want.G && uint8(bl>>8) == want.B {
+				found++
+			}
+		}
+	}
+	if found == 0 {
+		t.Fatalf("saved %v image shows no hub in module colour %v", b, want)
+	}
+	snap, _ := v.Snapshot()
+	test.AssertImageMatches(t, "snapshot.png", snap)
+	empty := New(slicestest.NewService())
+	if err := empty.SavePNG(path); err == nil {
+		t.Fatal("an empty viewer saved an image")
+	}
+}
+
+func TestViewerGolden(t *testing.T) {
+	v, _, w := loaded(t)
+	v.SetCrosshair(slicestest.Hubs[0])
+	test.AssertRendersToImage(t, "viewer.png", w.Canvas())
+}
