@@ -3,6 +3,7 @@ package slices
 import (
 	"container/list"
 	"context"
+	"fmt"
 	"sync"
 
 	"github.com/hubscope/hubscope/ipc"
@@ -60,6 +61,9 @@ func cached(svc ipc.Service) *VolumeCache {
 // Volume returns the job's named volume, from the cache when it was fetched before. Callers
 // must not modify the returned volume: it is shared.
 func (c *VolumeCache) Volume(ctx context.Context, job, name string) (*ipc.Volume, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	k := cacheKey{job, name}
 	c.mu.Lock()
 	e, ok := c.entries[k]
@@ -99,6 +103,9 @@ func (c *VolumeCache) Volume(ctx context.Context, job, name string) (*ipc.Volume
 
 func (c *VolumeCache) fetch(ctx context.Context, k cacheKey, e *cacheEntry) {
 	vol, err := c.Service.Volume(ctx, k.job, k.name)
+	if err == nil && vol == nil {
+		err = fmt.Errorf("volume %q of job %s: the helper sent no volume", k.name, k.job)
+	}
 	e.cancel()
 	c.mu.Lock()
 	defer c.mu.Unlock()

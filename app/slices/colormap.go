@@ -3,6 +3,8 @@ package slices
 import (
 	"image/color"
 	"math"
+
+	"github.com/hubscope/hubscope/render"
 )
 
 // Colormap names a continuous colour scale for quantitative overlays.
@@ -66,23 +68,16 @@ func (l *lut) at(t float64) color.NRGBA {
 	return l[int(t*255+0.5)]
 }
 
-// modulePalette is Tableau's 20-colour categorical palette (the one matplotlib calls tab20),
-// reordered so that the first ten are the strong tab10 colours: module 1 (the largest) gets blue,
-// 2 orange, 3 green, 4 red, … Labels beyond 20 cycle.
-var modulePalette = [...]color.NRGBA{
-	{0x1f, 0x77, 0xb4, 255}, {0xff, 0x7f, 0x0e, 255}, {0x2c, 0xa0, 0x2c, 255}, {0xd6, 0x27, 0x28, 255},
-	{0x94, 0x67, 0xbd, 255}, {0x8c, 0x56, 0x4b, 255}, {0xe3, 0x77, 0xc2, 255}, {0x7f, 0x7f, 0x7f, 255},
-	{0xbc, 0xbd, 0x22, 255}, {0x17, 0xbe, 0xcf, 255}, {0xae, 0xc7, 0xe8, 255}, {0xff, 0xbb, 0x78, 255},
-	{0x98, 0xdf, 0x8a, 255}, {0xff, 0x98, 0x96, 255}, {0xc5, 0xb0, 0xd5, 255}, {0xc4, 0x9c, 0x94, 255},
-	{0xf7, 0xb6, 0xd2, 255}, {0xc7, 0xc7, 0xc7, 255}, {0xdb, 0xdb, 0x8d, 255}, {0x9e, 0xda, 0xe5, 255},
-}
+// moduleColors caches render's module palette (render.ModuleColors), so that the slices, the
+// inspector and the 3D view give a module the same colour; labels beyond it (atlas regions
+// numbered in the thousands) reuse it cyclically.
+var moduleColors = render.ModuleColors(256)
 
-// ModuleColor is the colour of module (or label) m, m ≥ 1; the same everywhere in the app (slice
-// overlays, inspector swatch, module list, 3D view) so that a module is recognised by its colour.
-// Label 0 and below (no module) is transparent.
+// ModuleColor is the colour of module (or label) m, m ≥ 1, as the 3D view draws it. Label 0 and
+// below (no module) is transparent.
 func ModuleColor(m int) color.NRGBA {
 	if m < 1 {
 		return color.NRGBA{}
 	}
-	return modulePalette[(m-1)%len(modulePalette)]
+	return moduleColors[(m-1)%len(moduleColors)]
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
@@ -193,6 +194,16 @@ func backgroundOnly(v *Viewer, p Plane) *image.RGBA {
 	return img
 }
 
+// eventually waits (up to 20 s) for cond, which another goroutine makes true.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !cond(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting until %s", what)
+		}
+	}
+}
+
 func equalImages(a, b *image.RGBA) bool {
 	if a.Bounds() != b.Bounds() {
 		return false
@@ -251,7 +262,7 @@ func TestOverlayHubInModuleColourBelowThresholdTransparent(t *testing.T) {
 				}
 				below++
 			default:
-				if want := l.at((d - 120) / (500 - 120)); !sameColor(got, want) {
+				if want := l.at((d - 120) / (250 - 120)); !sameColor(got, want) {
 					t.Fatalf("voxel %v (degree %v) drawn %v, want %v", vox, d, got, want)
 				}
 				above++
@@ -310,13 +321,15 @@ func TestStaleOverlayFetchCancelled(t *testing.T) {
 	release := svc.HoldVolume("strength")
 	defer release()
 	v.ShowVolume("strength")
+	eventually(t, "the strength request reaches the helper", func() bool { return svc.Count("volume strength") == 1 })
 	v.ShowVolume("hub_z") // the user moves on before strength arrives
 	v.pending.Wait()
 	if _, name := v.Overlay(); name != "hub_z" {
 		t.Fatalf("overlay %q, want hub_z", name)
 	}
-	if svc.Cancelled() != 1 {
-		t.Fatalf("%d fetches cancelled, want the stale strength fetch", svc.Cancelled())
+	eventually(t, "the stale strength fetch is cancelled", func() bool { return svc.Cancelled() == 1 })
+	if v.svc.Bytes() != 4*volumeBytes(v.ov.vol) { // mean, hubs, modules, hub_z
+		t.Fatalf("cache holds %d bytes", v.svc.Bytes())
 	}
 }
 
@@ -391,4 +404,13 @@ func TestViewerGolden(t *testing.T) {
 	v, _, w := loaded(t)
 	v.SetCrosshair(slicestest.Hubs[0])
 	test.AssertRendersToImage(t, "viewer.png", w.Canvas())
+}
+
+func TestViewerDegreeGolden(t *testing.T) {
+	v, _, w := loaded(t)
+	v.ShowVolume("degree")
+	v.pending.Wait()
+	v.SetStyle(Hot, 100, 0.9)
+	v.SetCrosshair(slicestest.Origin)
+	test.AssertRendersToImage(t, "viewer-degree.png", w.Canvas())
 }

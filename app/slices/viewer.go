@@ -322,6 +322,11 @@ func HubsByModule(hubs, modules *ipc.Volume) (*ipc.Volume, error) {
 // ShowVolume switches the overlay to the job's volume name ("none": background only), fetching
 // it in the background and cancelling the previous overlay fetch.
 func (v *Viewer) ShowVolume(name string) {
+	if v.picker.Selected != name {
+		v.quiet = true
+		v.picker.SetSelected(name)
+		v.quiet = false
+	}
 	if vol, ok := v.external[name]; ok {
 		v.overlayContext()
 		v.applyOverlay(name, vol, nil)

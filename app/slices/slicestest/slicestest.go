@@ -93,14 +93,14 @@ func Region(v [3]int) int {
 	return r
 }
 
-// Degree is voxel v's degree: 10 + i + 2j + 3k inside the brain, NaN outside; hubs get 500.
+// Degree is voxel v's degree: 10 + i + 2j + 3k inside the brain, NaN outside; hubs get 250.
 func Degree(v [3]int) float64 {
 	if !InMask(v) {
 		return math.NaN()
 	}
 	for _, h := range Hubs {
 		if h == v {
-			return 500
+			return 250
 		}
 	}
 	return float64(10 + v[0] + 2*v[1] + 3*v[2])
