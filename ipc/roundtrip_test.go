@@ -281,3 +281,5 @@ func TestWebRefusesPaths(t *testing.T) {
 		t.Fatalf("calls %q", svc.Calls())
 	}
 }
+
+func slogTo(w io.Writer) *slog.Logger { return slog.New(slog.NewTextHandler(w, nil)) }
