@@ -6,6 +6,8 @@
 //	c1    Pearson N=20,000, L=200, density 1 % on the CPU beside numpy_fc.py (OpenBLAS)
 //	c2    graph metrics of the 10,000-node, 1 %-density network beside igraph_metrics.py
 //	w1…w5 GPU network construction beside torch_fc.py (needs the cuda build and a GPU)
+//	w6    sliding-window DFC, N=30,000, T=257, w=150, s=1, r > 0.3, beside torch_fc.py --window
+//	c6    the same windows at N=5,000 on the CPU beside numpy
 package benchmark
 
 import (
@@ -60,8 +62,10 @@ func Run(ctx context.Context, o Options, rep progress.Reporter, emit func(Row)) 
 			err = c2Workload(ctx, o, rep, emit)
 		case "w1", "w2", "w3", "w4", "w5":
 			err = gpuWorkload(ctx, strings.ToLower(w), o, rep, emit)
+		case "w6", "c6":
+			err = dfcWorkload(ctx, strings.ToLower(w), o, rep, emit)
 		default:
-			return fmt.Errorf("unknown workload %q (want load, c1, c2, w1…w5)", w)
+			return fmt.Errorf("unknown workload %q (want load, c1, c2, c6, w1…w6)", w)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", w, err)
