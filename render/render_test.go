@@ -147,7 +147,7 @@ func TestDragTurnsFacingSideRight(t *testing.T) {
 func TestSphereIsExact(t *testing.T) {
 	const R = 10
 	s := &Scene{Spheres: []Sphere{{Center: mgl32.Vec3{5, -3, 2}, Radius: R, Color: color.NRGBA{G: 200, A: 255}, ID: 7}}}
-	for _, zoom := range []float32{1, 1.5} {
+	for _, zoom := range []float32{0.6, 1} {
 		c := Camera{Azimuth: 30, Elevation: 20, Zoom: zoom}
 		r := NewRenderer(300, 300)
 		img := r.Render(s, c)
@@ -157,9 +157,10 @@ func TestSphereIsExact(t *testing.T) {
 				covered++
 			}
 		}
-		// the scene's bounding sphere has radius √3·R; at zoom z it fills the frame's half
-		// height when the eye is at D = √3·R / sin(15°) / z
-		D := math.Sqrt(3) * R / math.Sin(15*math.Pi/180) / float64(zoom)
+		// the scene's bounding sphere is the sphere itself; at zoom z it fills the frame's
+		// half height when the eye is at D = R / sin(15°) / z (at zoom 1 the disc touches the
+		// frame's edges)
+		D := R / math.Sin(15*math.Pi/180) / float64(zoom)
 		f := 150 / math.Tan(15*math.Pi/180)
 		rpx := f * R / math.Sqrt(D*D-R*R)
 		want := math.Pi * rpx * rpx

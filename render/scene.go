@@ -2,6 +2,7 @@ package render
 
 import (
 	"image/color"
+	"math"
 
 	"github.com/go-gl/mathgl/mgl32"
 )
@@ -30,8 +31,10 @@ type Scene struct {
 // DefaultSurfaceColor is a light warm grey that lets module colours stand out.
 var DefaultSurfaceColor = color.NRGBA{R: 214, G: 205, B: 196, A: 255}
 
-// bounds returns the centre and radius of the sphere around the box holding the surface and
-// every hub sphere; the camera orbits that centre and fits that radius.
+// bounds returns the centre of the box holding the surface and every hub sphere, and the
+// radius of the smallest sphere about that centre holding them all: the camera orbits that
+// centre and fits that sphere, so nothing leaves the frame at any angle (a brain is nearer an
+// ellipsoid than a box, so this sphere is about a third smaller than the box's).
 func (s *Scene) bounds() (centre mgl32.Vec3, radius float32) {
 	if s == nil {
 		return centre, 1
@@ -53,7 +56,17 @@ func (s *Scene) bounds() (centre mgl32.Vec3, radius float32) {
 		return centre, 1
 	}
 	centre = lo.Add(hi).Mul(0.5)
-	radius = hi.Sub(lo).Len() / 2
+	var r2 float32
+	if s.Surface != nil {
+		for _, v := range s.Surface.Vertices {
+			d := v.Sub(centre)
+			r2 = max(r2, d.Dot(d))
+		}
+	}
+	radius = float32(math.Sqrt(float64(r2)))
+	for _, sp := range s.Spheres {
+		radius = max(radius, sp.Center.Sub(centre).Len()+max(sp.Radius, 0))
+	}
 	if !(radius > 0) {
 		radius = 1
 	}
