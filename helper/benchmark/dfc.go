@@ -95,9 +95,11 @@ for k in ("--n", "--l", "--window", "--step", "--repeat"):
     p.add_argument(k, type=int)
 p.add_argument("--r", type=float)
 p.add_argument("--block", type=int, default=2048)
+p.add_argument("--npy")
 a = p.parse_args()
-X0 = np.random.default_rng(0).standard_normal((a.n, a.l), dtype=np.float32)
-N = a.n
+X0 = np.load(a.npy).astype(np.float32) if a.npy else \
+    np.random.default_rng(0).standard_normal((a.n, a.l), dtype=np.float32)
+N = X0.shape[0]
 
 def emit(U):
     e = 0
