@@ -117,7 +117,9 @@ func (in *Inspector) build() {
 		container.NewVBox(container.NewHBox(in.seedButton), in.seedStatus), nil, nil, in.plot)
 }
 
-func (in *Inspector) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(in.content) }
+func (in *Inspector) CreateRenderer() fyne.WidgetRenderer {
+	return widget.NewSimpleRenderer(in.content)
+}
 
 // Details returns what is shown (nil before the first Inspect completes).
 func (in *Inspector) Details() *Details { return in.details }
