@@ -30,4 +30,8 @@ const (
 	KendallValues        = "kendall_values"
 	TopKSelect           = "topk_select"
 	CheckSeries          = "check_series"
+	CorrelationRows      = "correlation_rows"
+	PanelDegrees         = "panel_degrees"
+	PanelScan            = "panel_scan"
+	PanelGather          = "panel_gather"
 )

@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "ca0793f4149ab12a23531ed9359e43e3ce918e6ce6c884a78138712744e61400"
+const SourceSHA256 = "5d2f92e5b889fb81afaea2225b3cd70b276f986186dcd854583058696c22826e"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "dc949b8b813812f98e1d66402b3a9201c75cb2e8a57c8b96e6f61c8675de7d95"
+const FatbinSHA256 = "9ff195f9bf2a87a20603291caabd36bc072d27155f34ae4550adb35a8a6ee6a5"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"

@@ -2,9 +2,9 @@
 # GPU verification of the CUDA backend, run on a GPU machine from the repository root.
 #
 # Build here (no GPU needed), then carry .gpu/ to the GPU machine:
-#   scripts/gpu-check.sh build          # .gpu/cuda.test, .gpu/torch_fc.py, .gpu/data/
+#   scripts/gpu-check.sh build          # .gpu/cuda.test, .gpu/hubscope-helper-cuda, .gpu/torch_fc.py, .gpu/data/
 # On the GPU machine (Go is not needed there; python3 with torch, numpy, scipy is):
-#   scripts/gpu-check.sh [all|test|sanitize|backend|bench|peer]   # logs under $OUT (default ./gpu-out)
+#   scripts/gpu-check.sh [all|test|sanitize|backend|bench|peer|helper|w3]   # logs under $OUT (default ./gpu-out)
 #
 # test:     nvidia-smi; the conformance suite (fctest) and the backend's own tests (random,
 #           tie-heavy int16-like, real scans from .gpu/data) with HUBSCOPE_REQUIRE_GPU=1 and
@@ -14,6 +14,11 @@
 # bench:    BENCHMARKS.md W1, W1 at fixed r, W2, W4, W5 through fc.Build (median of 3 after a
 #           warm-up; HUBSCOPE_BENCH_RUNS changes the count, BENCH filters the workloads).
 # peer:     the torch peer (shared/peers/torch_fc.py) on the same workloads, same machine.
+# helper:   `hubscope-helper bench --workloads w1,w2,w4,w5` built with -tags cuda: ours and the
+#           torch peer alternating in the same call (medians of 3 after a warm-up).
+# w3:       W3 (Pearson N = 10⁶, L = 128, density 1 %) once after a warm-up, under
+#           /usr/bin/time -v for the peak host RSS (GOMEMLIMIT keeps the warm-up's network
+#           from doubling the heap).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 what=${1:-all}
@@ -25,6 +30,7 @@ if [ "$what" = build ]; then
     set -e
     mkdir -p .gpu/data
     go test -c -tags cuda -o "$T" ./helper/backend/cuda
+    CGO_ENABLED=1 go build -tags cuda -o .gpu/hubscope-helper-cuda ./cmd/hubscope-helper
     cp /work/shared/peers/torch_fc.py .gpu/
     for f in haxby2001_slice_bold.nii.gz haxby2001_slice_mask.nii.gz haxby2001_run001_bold_25mm.nii.gz \
              haxby2001_mask_25mm_brain.nii.gz nipy_functional.nii.gz; do
@@ -42,7 +48,7 @@ run_tests() {
     nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
     head -15 "$OUT/nvidia-smi.txt"
     timeout 180 "$T" -test.v -test.timeout 170s \
-        -test.run 'TestAvailable|TestConformance|TestManyTilesAgainstReference|TestAgainstScipy|TestSinkErrorAndReuse|TestRealScans|TestBadSeries|TestSplitBlocks|TestKendallUnitsAgree' \
+        -test.run 'TestAvailable|TestConformance|TestManyTilesAgainstReference|TestAgainstScipy|TestSinkErrorAndReuse|TestRealScans|TestBadSeries|TestSplitBlocks|TestKendallUnitsAgree|TestRowEmission|TestRowPathBuild' \
         > "$OUT/tests.log" 2>&1
     echo "tests exit $?"
     grep -E '^(--- FAIL|FAIL|ok|PASS)|^    .*(deviation|Available|N=)|backend_test.go|realscan_test.go' "$OUT/tests.log" | head -60
@@ -52,7 +58,7 @@ run_tests() {
 
 run_sanitize() {
     for tool in memcheck racecheck; do
-        timeout 90 "$SAN" --tool $tool --error-exitcode 9 "$T" -test.run 'TestSinkErrorAndReuse|TestManyTilesAgainstReference/Kendall' \
+        timeout 90 "$SAN" --tool $tool --error-exitcode 9 "$T" -test.run 'TestSinkErrorAndReuse|TestManyTilesAgainstReference/Kendall|TestRowEmission/pearson/rows300/stage100' \
             > "$OUT/sanitizer-$tool.log" 2>&1
         echo "compute-sanitizer $tool exit $?"
         grep -E 'ERROR SUMMARY|^(ok|FAIL|PASS)' "$OUT/sanitizer-$tool.log" | head -5
@@ -60,7 +66,7 @@ run_sanitize() {
 }
 
 run_bench() {
-    timeout ${BENCH_TIMEOUT:-400} "$T" -test.run "^$" -test.bench "BenchmarkWorkloads/${BENCH:-.}" -test.benchtime 1x -test.timeout 590s \
+    timeout ${BENCH_TIMEOUT:-400} "$T" -test.run "^$" -test.bench "BenchmarkWorkloads/${BENCH:-W[1245]}" -test.benchtime 1x -test.timeout 590s \
         >> "$OUT/bench.log" 2>&1
     echo "bench exit $?"
     grep -E '^\{|Benchmark|FAIL' "$OUT/bench.log" | grep -v '"runs"' || true
@@ -97,12 +103,27 @@ run_peer() {
     cat "$OUT/peer.log"
 }
 
+run_helper() {
+    timeout ${BENCH_TIMEOUT:-400} .gpu/hubscope-helper-cuda bench --workloads ${WORKLOADS:-w1,w2,w4,w5} --peers .gpu \
+        --python "$HUBSCOPE_PYTHON" --repeat 3 --json "$OUT/helper-bench.json" > "$OUT/helper-bench.log" 2>&1
+    echo "helper bench exit $?"
+    grep -vE '^\s*$' "$OUT/helper-bench.log" | grep -vi 'progress' | tail -20
+}
+
+run_w3() {
+    GOMEMLIMIT=${GOMEMLIMIT:-44GiB} HUBSCOPE_BENCH_RUNS=1 BENCH=W3 BENCH_TIMEOUT=${BENCH_TIMEOUT:-300} \
+        /usr/bin/time -v -o "$OUT/w3-time.txt" bash -c "$(declare -f run_bench); T=$T OUT=$OUT run_bench"
+    grep -E 'Maximum resident|Elapsed' "$OUT/w3-time.txt"
+}
+
 case $what in
 test) run_tests ;;
 sanitize) run_sanitize ;;
 bench) run_bench ;;
 backend) run_backend ;;
 peer) run_peer ;;
+helper) run_helper ;;
+w3) run_w3 ;;
 all) run_tests; run_sanitize; run_backend; run_bench; run_peer ;;
 *) echo "usage: $0 [build|all|test|sanitize|backend|bench|peer]" >&2; exit 2 ;;
 esac

@@ -318,6 +318,12 @@ func (d *driver) assemble(op Op, a *assembler) (*assembler, error) {
 
 func (d *driver) strength() (*network.Network, error) {
 	op := Op{Kind: OpEdges, Abs: d.cfg.Abs, Threshold: d.cfg.Threshold}
+	if rows, err := d.emitRows(op, float32(math.Inf(-1))); err != nil {
+		return nil, err
+	} else if rows != nil {
+		d.rpt.Threshold = d.cfg.Threshold
+		return d.finishRows(rows, nil, nil)
+	}
 	a, err := d.emitAll(op, keep)
 	if err != nil {
 		return nil, err

@@ -133,6 +133,18 @@ func (d *driver) density() (*network.Network, error) {
 		b, above = boundary(hist, k)
 	}
 	need := k - above
+	// Row-ordered backends classify on their side: pass = bin ≥ b (v ≥ holdAt), kept in rows
+	// = bin > b (v ≥ keepAt); the same classes as emitBins for every |v| ≤ binRange.
+	rop := Op{Kind: OpEdges, Abs: d.cfg.Abs, Inclusive: true, Threshold: float64(binCut(&hop, b))}
+	var pre *csrArrays
+	if _, ok := d.b.(RowEmitter); ok && !rowsDisabled {
+		pre = prefaultCSR(k) // while the device runs the edge pass
+	}
+	if rows, err := d.emitRows(rop, binCut(&hop, b+1)); err != nil {
+		return nil, err
+	} else if rows != nil {
+		return d.densityRows(rows, hist[b], b, k, need, pre)
+	}
 	eop := Op{Kind: OpEdges, Abs: d.cfg.Abs, Inclusive: true, Threshold: math.Inf(-1)}
 	if b > 0 {
 		// one bin of margin: a value of bin b may compare below BinLower(b) after rounding;
@@ -162,6 +174,34 @@ func (d *driver) density() (*network.Network, error) {
 			d.b.Name(), nw.Edges()-need, above)
 	}
 	d.timing("select", 0, t0)
+	return nw, nil
+}
+
+// densityRows finishes density() on a RowEmitter's pass: the boundary bin's held values
+// must number hist[b] (both passes bin the same float32 values), the need best of them by
+// (value desc, i, j) join the kept rows, and the network must have exactly k edges.
+func (d *driver) densityRows(rows RowEdges, inBin uint64, b int, k, need int64, pre *csrArrays) (*network.Network, error) {
+	held := rows.Held()
+	if len(held) != int(inBin) {
+		rows.Close()
+		return nil, fmt.Errorf("fc: %s backend is not deterministic: boundary bin %d held %d values in the histogram pass and %d in the edge pass",
+			d.b.Name(), b, inBin, len(held))
+	}
+	t0 := time.Now()
+	sel := slices.Clone(held)
+	slices.SortFunc(sel, byValueThenIJ)
+	sel = sel[:need]
+	d.rpt.Threshold = float64(sel[need-1].W)
+	slices.SortFunc(sel, cmpIJ)
+	d.timing("select", 0, t0)
+	nw, err := d.finishRows(rows, sel, pre)
+	if err != nil {
+		return nil, err
+	}
+	if nw.Edges() != k {
+		return nil, fmt.Errorf("fc: %s backend is not deterministic: %d edges above the boundary bin in the edge pass, %d in the histogram pass",
+			d.b.Name(), nw.Edges()-need, k-need)
+	}
 	return nw, nil
 }
 

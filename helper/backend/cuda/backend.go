@@ -83,6 +83,13 @@ type backend struct {
 	// into the backend from it would wait for itself.
 	inSink atomic.Bool
 
+	// Row-ordered emission (rows.go): the two panel slots, the two pinned buffers Rows
+	// streams through, and the passes whose edges are still on the device.
+	rowSlots  [2]*rowSlot
+	rowBuf    [2]unsafe.Pointer
+	rowBufCap int
+	live      map[*rowEdges]struct{}
+
 	// Dense values of one block, for OpTopK only.
 	vals    cu.DevicePtr
 	valsLen int
@@ -99,7 +106,7 @@ func New(opts Options) (fc.Backend, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &backend{opts: opts, w: w, device: desc}
+	b := &backend{opts: opts, w: w, device: desc, live: map[*rowEdges]struct{}{}}
 	if err := w.do(b.init); err != nil {
 		_ = w.do(b.release)
 		w.stop()
@@ -669,6 +676,12 @@ func (s *slot) freeHist() {
 
 // release frees everything the backend holds on the device and in pinned memory.
 func (b *backend) release() error {
+	b.drain()
+	for re := range b.live {
+		re.free()
+		delete(b.live, re)
+	}
+	b.freeRowSlots()
 	b.freePrepared()
 	for i, s := range b.slots {
 		if s == nil {

@@ -17,7 +17,7 @@ import (
 	"github.com/hubscope/hubscope/helper/fc"
 )
 
-// workloads are BENCHMARKS.md's GPU construction workloads (W1, W2, W4, W5) and W1 with the
+// workloads are BENCHMARKS.md's GPU construction workloads (W1–W5) and W1 with the
 // torch peer's fixed threshold. Timed span: the N×L float32 matrix in host memory → CSR in
 // host memory (fc.Build: Prepare, every pass, assembly); the context and module load are
 // outside it, as the peer's CUDA initialisation is.
@@ -33,6 +33,7 @@ var workloads = []struct {
 	{"W2", fc.Pearson, 200_000, 128, 0.01, 0},
 	{"W4", fc.Kendall, 100_000, 128, 0.001, 0},
 	{"W5", fc.Spearman, 200_000, 128, 0.01, 0},
+	{"W3", fc.Pearson, 1_000_000, 128, 0.01, 0}, // ~5·10⁹ edges, 40 GB of CSR: run alone (gpu-check.sh w3)
 }
 
 var seriesCache sync.Map // "n×l" → []float32

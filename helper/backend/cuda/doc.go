@@ -45,4 +45,10 @@ type Options struct {
 	// KendallSIMT computes Kendall dot products with SIMT popcounts instead of the tensor
 	// cores' single-bit mma (same integers; for comparison and for debugging).
 	KendallSIMT bool
+	// NoRowEmission turns off fc.RowEmitter (device-side CSR order per row panel), so the
+	// driver assembles blocks on the host as for any backend (for comparison and debugging).
+	NoRowEmission bool
+	// RowStageCapacity is the initial number of kept edges a row panel can stage without a
+	// retry (0 = 1<<24). A panel with more is recomputed once with room, which then stays.
+	RowStageCapacity int
 }

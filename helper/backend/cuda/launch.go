@@ -44,6 +44,7 @@ type functions struct {
 	correlationEdges, correlationHistogram, kendallEdges, kendallHistogram cu.Function
 	correlationValues, kendallValues, topkSelect                           cu.Function
 	checkSeries                                                            cu.Function
+	correlationRows, panelDegrees, panelScan, panelGather                  cu.Function
 }
 
 func loadFunctions(mod cu.Module) (functions, error) {
@@ -63,6 +64,10 @@ func loadFunctions(mod cu.Module) (functions, error) {
 		{kernels.KendallValues, &f.kendallValues},
 		{kernels.TopKSelect, &f.topkSelect},
 		{kernels.CheckSeries, &f.checkSeries},
+		{kernels.CorrelationRows, &f.correlationRows},
+		{kernels.PanelDegrees, &f.panelDegrees},
+		{kernels.PanelScan, &f.panelScan},
+		{kernels.PanelGather, &f.panelGather},
 	} {
 		fn, err := mod.Function(k.name)
 		if err != nil {
@@ -175,6 +180,38 @@ func (f *functions) topkSelectLaunch(s cu.Stream, v cu.DevicePtr, lines, lineStr
 // checkSeries: grid ceil(n/8), block 256.
 func (f *functions) checkSeriesLaunch(s cu.Stream, x cu.DevicePtr, n, l int, bad cu.DevicePtr) error {
 	return launch(kernels.CheckSeries, f.checkSeries, ceilDiv(n, 8), 1, 256, 0, s, ptr(x), i64(n), i64(l), ptr(bad))
+}
+
+// rowTables are a row panel's per-(row, tile column) records (rows_tile.cuh RowTables).
+type rowTables struct {
+	cnt, off cu.DevicePtr
+	ldt      int
+}
+
+// correlationRows: grid (ceil((J1−J0)/128), ceil((I1−I0)/128)), block 256; count holds the
+// stage and held counters.
+func (f *functions) correlationRowsLaunch(s cu.Stream, u cu.DevicePtr, ld int, b fc.Block, op fc.Op, split float32,
+	t rowTables, tc0 int, stage, count cu.DevicePtr, capacity int, held cu.DevicePtr, heldCap int) error {
+	p := append([]uint64{ptr(u), i64(ld), i64(ld)}, blockParams(b)...)
+	p = append(p, f64(op.Threshold), opFlags(op), f64(float64(split)), ptr(t.cnt), ptr(t.off), i64(t.ldt), i64(tc0),
+		ptr(stage), ptr(count), uint64(capacity), ptr(held), uint64(heldCap))
+	return launch(kernels.CorrelationRows, f.correlationRows, ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, sgemmTile), 256, 0, s, p...)
+}
+
+// panelDegrees: grid ceil(h/8), block 256.
+func (f *functions) panelDegreesLaunch(s cu.Stream, t rowTables, h int, deg cu.DevicePtr) error {
+	return launch(kernels.PanelDegrees, f.panelDegrees, ceilDiv(h, 8), 1, 256, 0, s, ptr(t.cnt), i64(t.ldt), i64(h), ptr(deg))
+}
+
+// panelScan: grid 1, block 1024.
+func (f *functions) panelScanLaunch(s cu.Stream, deg cu.DevicePtr, h int, start cu.DevicePtr) error {
+	return launch(kernels.PanelScan, f.panelScan, 1, 1, 1024, 0, s, ptr(deg), i64(h), ptr(start))
+}
+
+// panelGather: grid ceil(h/8), block 256.
+func (f *functions) panelGatherLaunch(s cu.Stream, t rowTables, h int, start, stage, out cu.DevicePtr) error {
+	return launch(kernels.PanelGather, f.panelGather, ceilDiv(h, 8), 1, 256, 0, s, ptr(t.cnt), ptr(t.off), i64(t.ldt), i64(h),
+		ptr(start), ptr(stage), ptr(out))
 }
 
 // kendallPlanes are the prepared Kendall operands every Kendall block kernel takes first.
