@@ -4,13 +4,135 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hubscope/hubscope/helper/daemon"
+	"github.com/hubscope/hubscope/ipc"
 )
 
-// cmdServe will run the IPC daemon (the helper-daemon issue); until then it says so plainly.
+// shutdownGrace bounds how long a stopping helper waits for its jobs to stop (the pipeline
+// stops within a second of cancellation) and then for requests in flight.
+const shutdownGrace = 10 * time.Second
+
+// cmdServe runs the helper daemon behind ipc's server: the Unix socket for the desktop app
+// and, with --web, loopback TCP with a bearer token for the browser build. It returns nil on
+// SIGINT/SIGTERM (ctx) and on idle exit. Jobs still queued or running then are cancelled and
+// marked interrupted, with the message that the helper was shut down: the user did not cancel
+// them, and a restarted helper treats jobs it finds unfinished the same way.
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "serve", stderr)
-	if _, err := parse(fs, args); err != nil {
+	fs := newFlags("serve", "serve [--socket PATH] [--web 127.0.0.1:PORT] [--results DIR] [--idle-exit 10m] [--max-upload 4GiB] [--backend auto|cpu|cuda] [--verbose]", stderr)
+	socket := fs.String("socket", "", "Unix socket to listen on (default "+ipc.DefaultSocketPath()+")")
+	web := fs.String("web", "", "also serve the browser build on this loopback address, e.g. 127.0.0.1:8765 (a token URL is printed)")
+	results := fs.String("results", "", "results directory (default $XDG_DATA_HOME/hubscope/results, else ~/.local/share/hubscope/results)")
+	idleExit := fs.Duration("idle-exit", 0, "exit after this long with no client connected and no job queued or running (0 = never)")
+	maxUpload := fs.String("max-upload", "4GiB", "largest scan the browser build may upload (B, KiB, MiB, GiB, TiB; KB, MB, GB, TB)")
+	backend := fs.String("backend", "auto", "auto (CUDA when a GPU works, else CPU), cpu or cuda")
+	verbose := fs.Bool("verbose", false, "log scan names, engine notes and request details (off: logs never name a scan)")
+	pos, err := parse(fs, args)
+	if err != nil {
 		return err
 	}
-	return fmt.Errorf("not yet: the IPC daemon arrives with the helper-daemon issue; use \"hubscope-helper run\" meanwhile")
+	if len(pos) > 0 {
+		fmt.Fprintf(stderr, "serve: unexpected argument %q\n", pos[0])
+		return errUsage
+	}
+	limit, err := parseBytes(*maxUpload)
+	if err != nil {
+		fmt.Fprintf(stderr, "serve: --max-upload: %v\n", err)
+		return errUsage
+	}
+
+	logger := log.New(stderr, "hubscope-helper: ", log.LstdFlags)
+	d, err := daemon.New(daemon.Options{ResultsDir: *results, MaxUpload: limit, Backend: *backend,
+		Verbose: *verbose, Log: logger})
+	if err != nil {
+		return err
+	}
+	stopDaemon := func() {
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		if err := d.Close(sctx); err != nil {
+			logger.Print(err)
+		}
+	}
+	srv, err := ipc.NewServer(d, ipc.ServerOptions{Socket: *socket, Web: *web,
+		Handler: ipc.HandlerOptions{Logger: slog.New(slog.NewTextHandler(stderr, nil)), Verbose: *verbose,
+			MaxUploadBytes: limit}})
+	if err != nil {
+		stopDaemon()
+		return err
+	}
+	fmt.Fprintf(stdout, "hubscope-helper %s serving on unix %s\n", ipc.Version, srv.SocketPath())
+	if srv.WebAddr() != "" {
+		fmt.Fprintf(stdout, "web: open %s\n", srv.TokenURL())
+	}
+	fmt.Fprintf(stdout, "results: %s\nbackend: %s\n", d.Dir(), d.Backend())
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	var tick <-chan time.Time
+	if *idleExit > 0 {
+		t := time.NewTicker(min(*idleExit/4, 5*time.Second) + time.Millisecond)
+		defer t.Stop()
+		tick = t.C
+	}
+	var serveErr error
+loop:
+	for {
+		select {
+		case <-ctx.Done():
+			logger.Print("stopping (signal)")
+			break loop
+		case serveErr = <-served:
+			break loop
+		case <-tick:
+			since, noClients := srv.Idle()
+			noJobs, jobsSince := d.Idle()
+			if noClients && noJobs && time.Since(later(since, jobsSince)) >= *idleExit {
+				logger.Printf("stopping: no client and no job for %v", *idleExit)
+				break loop
+			}
+		}
+	}
+	// Jobs first, so that their terminal events reach the streams still open; then the server.
+	stopDaemon()
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+	}
+	return serveErr
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// parseBytes reads a size such as 4GiB, 500MB or 1048576 (bytes).
+func parseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	units := []struct {
+		suffix string
+		factor float64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	factor := 1.0
+	for _, u := range units {
+		if v, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, factor = strings.TrimSpace(v), u.factor
+			break
+		}
+	}
+	x, err := strconv.ParseFloat(t, 64)
+	if err != nil || !(x > 0) || x*factor > 1<<62 {
+		return 0, fmt.Errorf("%q: want a positive size such as 4GiB or 500MB", s)
+	}
+	return int64(x * factor), nil
 }
