@@ -1,0 +1,79 @@
+package dfc
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/helper/synth"
+)
+
+// BenchmarkLowRank factorises one w=150 window at GPU-DFC's ranks (w/4, w/3, w/2, w; its
+// Table III used T/4 … T) and reports the exact block-wise MAE of the SVD and randomized
+// factors, the compression ratio N/(2l) and the time of each factorisation:
+//
+//	go test -run - -bench LowRank -benchtime 1x ./helper/dfc/
+//
+// Data: random normal (C6's N=5,000 × 257, window 0) and the phantom on the MNI mask at 8 mm
+// (3,735 voxels, 257 volumes), whose seven module signals give the spectrum structure.
+func BenchmarkLowRank(b *testing.B) {
+	const T, w = 257, 150
+	mask, affine, err := synth.DemoMask()
+	if err != nil {
+		b.Fatal(err)
+	}
+	mask, affine = synth.ResampleMask(mask, affine, 8)
+	p := synth.DefaultParams()
+	p.Length = T
+	ph, _, err := synth.Generate(mask, affine, p)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, d := range []struct {
+		name string
+		x    []float32
+		n    int
+	}{{"random", fc.BenchData(5000, T, fc.BenchSeed), 5000}, {"phantom", ph.Data, ph.N}} {
+		win := make([]float32, d.n*w)
+		for i := 0; i < d.n; i++ {
+			copy(win[i*w:], d.x[i*T:i*T+w])
+		}
+		u, err := NormalizedWindow(win, d.n, w, fc.Pearson)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, l := range []int{w / 4, w / 3, w / 2, w} {
+			b.Run(fmt.Sprintf("%s/N=%d/l=%d", d.name, d.n, l), func(b *testing.B) {
+				for range b.N {
+					t0 := time.Now()
+					f, _, err := SVDFactor(u, l)
+					if err != nil {
+						b.Fatal(err)
+					}
+					tSVD := time.Since(t0).Seconds()
+					t0 = time.Now()
+					q, r, err := RandomizedFactor(u, l, 1)
+					if err != nil {
+						b.Fatal(err)
+					}
+					tRnd := time.Since(t0).Seconds()
+					ms, err := MAE(context.Background(), u, f, f)
+					if err != nil {
+						b.Fatal(err)
+					}
+					mr, err := MAE(context.Background(), u, q, r)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.ReportMetric(ms, "mae-svd")
+					b.ReportMetric(mr, "mae-rand")
+					b.ReportMetric(CompressionRatio(d.n, l), "CR")
+					b.ReportMetric(tSVD, "s-svd")
+					b.ReportMetric(tRnd, "s-rand")
+				}
+			})
+		}
+	}
+}
