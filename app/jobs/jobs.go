@@ -110,21 +110,24 @@ func (l *List) Load(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listing the helper's jobs: %w", err)
 	}
-	fyne.Do(func() {
-		for _, j := range js {
-			l.update(j, "")
-		}
-		l.Widget.Refresh()
-		for _, j := range js {
-			l.done(j.ID)
-		}
-	})
+	fyne.Do(func() { l.Show(js) })
+	return nil
+}
+
+// Show lists jobs the helper reported (UI goroutine) and follows those still queued or running.
+func (l *List) Show(js []ipc.Job) {
+	for _, j := range js {
+		l.update(j, "")
+	}
+	l.Widget.Refresh()
+	for _, j := range js {
+		l.done(j.ID)
+	}
 	for _, j := range js {
 		if !j.State.Terminal() {
 			l.Follow(j.ID)
 		}
 	}
-	return nil
 }
 
 // Submit asks the helper to run req and follows the new job. Call it off the UI goroutine.

@@ -105,11 +105,12 @@ func (t *Tab) Content() fyne.CanvasObject {
 		t.Degree,
 	)
 	export := widget.NewButton("Export CSV…", t.exportDialog)
-	top := container.NewBorder(nil, nil, widget.NewLabelWithStyle("Hubs", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		container.NewHBox(t.Hubs.Count, export), t.Hubs.Filter)
+	top := container.NewVBox(
+		container.NewBorder(nil, nil, widget.NewLabelWithStyle("Hubs", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), export, t.Hubs.Count),
+		t.Hubs.Filter)
 	right := container.NewBorder(top, t.Status, nil, nil, t.Hubs.Table)
-	split := container.NewHSplit(container.NewVScroll(left), right)
-	split.Offset = 0.38
+	split := container.NewHSplit(container.NewScroll(left), right)
+	split.Offset = 0.5
 	return split
 }
 

@@ -1,0 +1,142 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
+	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/hubscope/hubscope/app/network"
+	"github.com/hubscope/hubscope/app/report"
+	"github.com/hubscope/hubscope/ipc"
+)
+
+// Result is one finished analysis on show: its tabs and what the Export tab needs.
+type Result struct {
+	Summary ipc.Summary
+	Network *network.Tab
+	Tabs    *container.AppTabs
+	// ExportStatus says what happened to the last export, in words.
+	ExportStatus *widget.Label
+
+	svc ipc.Service
+	win fyne.Window
+}
+
+func newResult(ctx context.Context, svc ipc.Service, s ipc.Summary, win fyne.Window) (*Result, error) {
+	nt, err := network.NewTab(ctx, svc, s, win)
+	if err != nil {
+		return nil, err
+	}
+	r := &Result{Summary: s, Network: nt, svc: svc, win: win, ExportStatus: widget.NewLabel("")}
+	r.ExportStatus.Wrapping = fyne.TextWrapWord
+	r.Tabs = container.NewAppTabs(
+		container.NewTabItemWithIcon("Network", theme.GridIcon(), nt.Content()),
+		container.NewTabItemWithIcon("Export", theme.DocumentSaveIcon(), r.exportTab()),
+	)
+	return r, nil
+}
+
+// Content is the result's title line and tabs.
+func (r *Result) Content() fyne.CanvasObject {
+	title := widget.NewLabelWithStyle(r.Summary.Job.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	return container.NewBorder(title, nil, nil, nil, r.Tabs)
+}
+
+// Figures are the images of the views for the report: the degree distribution (once loaded).
+func (r *Result) Figures() []report.Figure {
+	var figs []report.Figure
+	if b := r.Network.DegreePNG; b != nil {
+		figs = append(figs, report.Figure{Title: "Degree distribution", PNG: b})
+	}
+	return figs
+}
+
+// WriteReport writes the one-page HTML report of the result.
+func (r *Result) WriteReport(w io.Writer) error {
+	return report.Write(w, report.Report{Summary: r.Summary, Metrics: r.Network.Metrics, Figures: r.Figures()})
+}
+
+// SaveReport writes the report to path (through a temporary file, so a failed write never
+// leaves half a report behind).
+func (r *Result) SaveReport(path string) error {
+	var b bytes.Buffer
+	if err := r.WriteReport(&b); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, b.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("save report: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("save report: %w", err)
+	}
+	return nil
+}
+
+// exportTab shows where the bundle is (with a copy button) and saves the report.
+func (r *Result) exportTab() fyne.CanvasObject {
+	loc := widget.NewLabel(r.Summary.Bundle)
+	loc.Wrapping = fyne.TextWrapBreak
+	loc.TextStyle = fyne.TextStyle{Monospace: true}
+	cp := widget.NewButtonWithIcon("Copy location", theme.ContentCopyIcon(), func() {
+		fyne.CurrentApp().Clipboard().SetContent(r.Summary.Bundle)
+		r.ExportStatus.SetText("The results folder's location is on the clipboard.")
+	})
+	save := widget.NewButtonWithIcon("Save report…", theme.DocumentSaveIcon(), r.reportDialog)
+	save.Importance = widget.HighImportance
+	files := widget.NewLabel(fmt.Sprintf("%d files: network (network.npz), maps (degree, hubs, modules … as NIfTI), hubs.tsv, metrics.json, provenance.json.", len(r.Summary.Files)))
+	files.Wrapping = fyne.TextWrapWord
+	return container.NewVBox(
+		widget.NewLabelWithStyle("Results folder", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		container.NewBorder(nil, nil, nil, cp, loc), files, widget.NewSeparator(),
+		widget.NewLabelWithStyle("Report", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		widget.NewLabel("One HTML page with the figures, settings, global measures, modules and hubs, to attach to a record."),
+		container.NewHBox(save), r.ExportStatus)
+}
+
+func (r *Result) reportDialog() {
+	if r.win == nil {
+		return
+	}
+	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
+		if err != nil {
+			r.ExportStatus.SetText("Could not save the report: " + err.Error())
+			return
+		}
+		if w == nil {
+			return
+		}
+		defer w.Close()
+		if err := r.WriteReport(w); err != nil {
+			r.ExportStatus.SetText(fmt.Sprintf("Could not save the report to %s: %v", w.URI().Path(), err))
+			return
+		}
+		r.ExportStatus.SetText("Report saved to " + w.URI().Path() + ".")
+	}, r.win)
+	name := r.Summary.Job.Name
+	d.SetFileName(trimScanExt(name) + "-report.html")
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".html"}))
+	d.Show()
+}
+
+// trimScanExt drops .nii or .nii.gz from a scan's name.
+func trimScanExt(name string) string {
+	base := filepath.Base(name)
+	for _, ext := range []string{".nii.gz", ".NII.GZ", ".nii", ".NII"} {
+		if len(base) > len(ext) && base[len(base)-len(ext):] == ext {
+			return base[:len(base)-len(ext)]
+		}
+	}
+	return base
+}
