@@ -320,6 +320,8 @@ func TestStaleOverlayFetchCancelled(t *testing.T) {
 	v, svc, _ := loaded(t)
 	release := svc.HoldVolume("strength")
 	defer release()
+	var shown []string
+	v.OnOverlay = func(name string, err error) { shown = append(shown, name) }
 	v.ShowVolume("strength")
 	eventually(t, "the strength request reaches the helper", func() bool { return svc.Count("volume strength") == 1 })
 	v.ShowVolume("hub_z") // the user moves on before strength arrives
@@ -328,6 +330,9 @@ func TestStaleOverlayFetchCancelled(t *testing.T) {
 		t.Fatalf("overlay %q, want hub_z", name)
 	}
 	eventually(t, "the stale strength fetch is cancelled", func() bool { return svc.Cancelled() == 1 })
+	if len(shown) != 1 || shown[0] != "hub_z" {
+		t.Fatalf("OnOverlay saw %v, want only hub_z", shown)
+	}
 	if v.svc.Bytes() != 4*volumeBytes(v.ov.vol) { // mean, hubs, modules, hub_z
 		t.Fatalf("cache holds %d bytes", v.svc.Bytes())
 	}

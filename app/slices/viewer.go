@@ -44,6 +44,10 @@ type Viewer struct {
 	// OnLoaded is called (on the UI goroutine) when a Load's background and overlay are shown,
 	// with the first error met (nil when both arrived).
 	OnLoaded func(err error)
+	// OnOverlay is called (on the UI goroutine) each time an overlay asked for by Load,
+	// ShowVolume or SetOverlay is shown, or failed to arrive (err); never for a fetch the user
+	// superseded.
+	OnOverlay func(name string, err error)
 
 	svc *VolumeCache
 
@@ -59,6 +63,7 @@ type Viewer struct {
 	cursor       [3]int
 	radiological bool
 	colormap     Colormap
+	scaleMax     float64 // > 0: top of the colour scale for quantities, instead of the overlay's Max
 	luts         map[Colormap]*lut
 	external     map[string]*ipc.Volume // overlays handed in by SetOverlay, by picker label
 
@@ -250,6 +255,7 @@ func (v *Viewer) LoadWithOverlay(ctx context.Context, jobID string, summary ipc.
 					err = errors.Join(err, ovErr)
 				}
 				v.applyOverlay(overlay, ov, ovErr)
+				defer v.overlayShown(overlay, ovErr)
 			}
 			v.refreshAll()
 			if err != nil {
@@ -331,6 +337,7 @@ func (v *Viewer) ShowVolume(name string) {
 		v.overlayContext()
 		v.applyOverlay(name, vol, nil)
 		v.refreshAll()
+		v.overlayShown(name, nil)
 		return
 	}
 	ctx := v.overlayContext()
@@ -338,6 +345,7 @@ func (v *Viewer) ShowVolume(name string) {
 	if name == "" || name == noOverlay || job == "" {
 		v.applyOverlay(noOverlay, nil, nil)
 		v.refreshAll()
+		v.overlayShown(noOverlay, nil)
 		return
 	}
 	v.status.SetText(fmt.Sprintf("Loading %s…", name))
@@ -357,8 +365,25 @@ func (v *Viewer) ShowVolume(name string) {
 			}
 			v.applyOverlay(name, vol, err)
 			v.refreshAll()
+			v.overlayShown(name, err)
 		})
 	}()
+}
+
+func (v *Viewer) overlayShown(name string, err error) {
+	if v.OnOverlay != nil {
+		v.OnOverlay(name, err)
+	}
+}
+
+// SetOverlayPickerVisible shows or hides the overlay picker, for a host that chooses the
+// overlay itself (the Dynamics tab shows one window's map at a time).
+func (v *Viewer) SetOverlayPickerVisible(on bool) {
+	if on {
+		v.pickerBox.Show()
+	} else {
+		v.pickerBox.Hide()
+	}
 }
 
 // SetOverlay shows vol (a seed map, say) as the overlay; it joins the overlay picker under a
@@ -381,6 +406,7 @@ func (v *Viewer) SetOverlay(vol *ipc.Volume) {
 	v.setPickerOptions(name)
 	v.applyOverlay(name, vol, nil)
 	v.refreshAll()
+	v.overlayShown(name, nil)
 }
 
 // Overlay returns the overlay shown now (nil for none) and its picker name.
@@ -465,7 +491,7 @@ func (v *Viewer) applyOverlay(name string, vol *ipc.Volume, err error) {
 		v.status.SetText(fmt.Sprintf("Overlay %q lies on a %v grid, the background on %v: not shown", name, vol.Header.Dims, v.grid.Dims))
 		return
 	}
-	st := Style{Colormap: v.colormap, Opacity: v.opacity.Value, Max: float64(vol.Header.Max)}
+	st := Style{Colormap: v.colormap, Opacity: v.opacity.Value, Max: v.topOfScale(vol)}
 	lo, hi := float64(vol.Header.Min), float64(vol.Header.Max)
 	v.quiet = true
 	defer func() { v.quiet = false }()
@@ -494,6 +520,24 @@ func (v *Viewer) applyOverlay(name string, vol *ipc.Volume, err error) {
 	}
 	v.ov = &layer{vol: vol, style: st, lut: v.lut(st.Colormap)}
 	v.updateThresholdLabel()
+}
+
+func (v *Viewer) topOfScale(vol *ipc.Volume) float64 {
+	if v.scaleMax > 0 {
+		return v.scaleMax
+	}
+	return float64(vol.Header.Max)
+}
+
+// SetScaleMax pins the top of the colour scale for quantities at hi (hi ≤ 0: each overlay's
+// own maximum), so that maps of one family — the windows of a dynamic analysis — are drawn on
+// one scale and can be compared by eye.
+func (v *Viewer) SetScaleMax(hi float64) {
+	v.scaleMax = max(hi, 0)
+	if v.ov != nil && !v.ov.vol.Header.Categorical {
+		v.ov.style.Max = v.topOfScale(v.ov.vol)
+		v.refreshViews()
+	}
 }
 
 // family is a map's name without its window suffix: every dfc_degree@w is one family.

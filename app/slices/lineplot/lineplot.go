@@ -231,7 +231,7 @@ func (r *plotRenderer) Layout(s fyne.Size) {
 
 func (r *plotRenderer) MinSize() fyne.Size {
 	th := r.p.titleText.MinSize().Height
-	return fyne.NewSize(labelWidth+120, th+2*r.p.xLo.MinSize().Height+40)
+	return fyne.NewSize(labelWidth+120, th+r.p.xLo.MinSize().Height+64)
 }
 
 func (r *plotRenderer) Refresh()                     { r.update() }
