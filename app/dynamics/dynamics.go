@@ -37,8 +37,8 @@ type Tab struct {
 	// failed to arrive (err); never for a window the user scrubbed past.
 	OnWindowShown func(w int, err error)
 
-	summary  ipc.Summary
-	window   int
+	summary ipc.Summary
+	window  int
 	// scaleMax is the highest degree of the windows shown so far: the top of the colour scale.
 	scaleMax float64
 	measures []string
