@@ -155,6 +155,9 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		route = "OPTIONS"
 	} else {
 		h.mux.ServeHTTP(rw, r)
+		// The server flushes what the handler left buffered after it returns; that write
+		// gets its full timeout too.
+		rw.extend()
 		if r.Pattern != "" {
 			route = r.Pattern
 		}
@@ -403,6 +406,7 @@ func bodyError(err error) error {
 
 // discardBody reads (and throws away) a body an endpoint does not use, within the JSON limit.
 func (h *handler) discardBody(w http.ResponseWriter, r *http.Request) error {
+	http.NewResponseController(w).SetReadDeadline(time.Now().Add(h.opts.ReadTimeout))
 	n, err := io.Copy(io.Discard, http.MaxBytesReader(w, r.Body, h.opts.MaxBodyBytes))
 	if err != nil {
 		return bodyError(err)

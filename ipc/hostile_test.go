@@ -39,18 +39,19 @@ func rawRequest(t *testing.T, network, addr, text string) (int, http.Header, str
 	return resp.StatusCode, resp.Header, string(b)
 }
 
-// hostileServer serves a scripted Service with small limits and short write timeouts.
-func hostileServer(t *testing.T) (*Server, *scripted) {
+// hostileServer serves a scripted Service with a small upload limit and the given write
+// timeout (0 = the default).
+func hostileServer(t *testing.T, writeTimeout time.Duration) (*Server, *scripted) {
 	svc := newScripted()
 	srv := startServer(t, svc, ServerOptions{Web: "127.0.0.1:0", Handler: HandlerOptions{
 		MaxUploadBytes: 64 << 10,
-		WriteTimeout:   300 * time.Millisecond,
+		WriteTimeout:   writeTimeout,
 	}})
 	return srv, svc
 }
 
 func TestHostileAuthOriginHost(t *testing.T) {
-	srv, svc := hostileServer(t)
+	srv, svc := hostileServer(t, 0)
 	addr := srv.WebAddr()
 	_, port, _ := net.SplitHostPort(addr)
 	tok := "Authorization: Bearer " + srv.Token() + "\r\n"
@@ -127,7 +128,7 @@ func TestHostileAuthOriginHost(t *testing.T) {
 // Over the Unix socket no Origin is accepted: no browser can connect to it, so an Origin
 // means something forwards browser traffic.
 func TestHostileUnixOrigin(t *testing.T) {
-	srv, svc := hostileServer(t)
+	srv, svc := hostileServer(t, 0)
 	st, _, _ := rawRequest(t, "unix", srv.SocketPath(), "GET /v1/info HTTP/1.1\r\nHost: localhost\r\nOrigin: http://localhost\r\n\r\n")
 	if st != 403 {
 		t.Fatalf("status %d, want 403", st)
@@ -142,7 +143,7 @@ func TestHostileUnixOrigin(t *testing.T) {
 }
 
 func TestHostileBodies(t *testing.T) {
-	srv, svc := hostileServer(t)
+	srv, svc := hostileServer(t, 0)
 	addr := srv.WebAddr()
 	post := func(path, ctype, body string, chunked bool) string {
 		h := "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer " + srv.Token() + "\r\nConnection: close\r\n"
@@ -196,8 +197,8 @@ func TestHostileBodies(t *testing.T) {
 	if st != 413 {
 		t.Fatalf("oversize chunked upload: status %d (%s), want 413", st, body)
 	}
-	if len(svc.uploaded) != 1 || svc.uploaded[0] > 64<<10 {
-		t.Fatalf("the Service read %v bytes of an upload limited to %d", svc.uploaded, 64<<10)
+	if up := svc.Uploaded(); len(up) != 1 || up[0] > 64<<10 {
+		t.Fatalf("the Service read %v bytes of an upload limited to %d", up, 64<<10)
 	}
 	// At the limit exactly, the upload is accepted.
 	st, _, body = rawRequest(t, "tcp", addr, post("/v1/uploads?name=ok.nii", "", strings.Repeat("z", 64<<10), true))
@@ -207,7 +208,7 @@ func TestHostileBodies(t *testing.T) {
 }
 
 func TestHostileTraversal(t *testing.T) {
-	srv, svc := hostileServer(t)
+	srv, svc := hostileServer(t, 0)
 	paths := []string{
 		"../x", "%2e%2e/x", "%2E%2E/x", "..%2fx", "..%2Fmetrics.json", "%2e%2e%2f%2e%2e%2fetc%2fpasswd",
 		"/etc/passwd", "%2fetc%2fpasswd", "a/../../b", "a/%2e%2e/%2e%2e/b", "./metrics.json", "a//b",
@@ -294,7 +295,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // full and a write has waited WriteTimeout; the stream's producer and handler goroutines end
 // while the client still holds its end open.
 func TestHostileSlowReader(t *testing.T) {
-	srv, svc := hostileServer(t)
+	srv, svc := hostileServer(t, 300*time.Millisecond)
 	before := stableGoroutines()
 	for _, tr := range []struct{ network, addr, auth string }{
 		{"tcp", srv.WebAddr(), "Authorization: Bearer " + srv.Token() + "\r\n"},
@@ -319,7 +320,7 @@ func TestHostileSlowReader(t *testing.T) {
 }
 
 func TestConcurrentInfoNoLeak(t *testing.T) {
-	srv, svc := hostileServer(t)
+	srv, svc := hostileServer(t, 0)
 	before := stableGoroutines()
 	for _, c := range []*Client{NewWebClient(srv.WebURL(), srv.Token()), NewUnixClient(srv.SocketPath())} {
 		var wg sync.WaitGroup
@@ -347,10 +348,12 @@ func TestConcurrentInfoNoLeak(t *testing.T) {
 }
 
 func TestConcurrentStreamsNoLeak(t *testing.T) {
-	srv, svc := hostileServer(t)
+	srv, svc := hostileServer(t, 0)
 	// "hold" streams one event and stays open, as a running job's stream does.
+	svc.mu.Lock()
 	svc.jobs["hold"] = Job{ID: "hold", State: JobRunning}
 	svc.script["hold"] = []Event{{Seq: 0, Job: svc.jobs["hold"]}}
+	svc.mu.Unlock()
 	before := stableGoroutines()
 	for _, c := range []*Client{NewWebClient(srv.WebURL(), srv.Token()), NewUnixClient(srv.SocketPath())} {
 		// 100 streams that run to their terminal event…

@@ -67,14 +67,12 @@ func ping(ctx context.Context, c *Client) error {
 // ensureHelper returns once a helper answers on the socket, starting one if needed.
 func ensureHelper(ctx context.Context, c *Client, opts LaunchOptions) error {
 	err := ping(ctx, c)
-	if err == nil || !errors.Is(err, ErrUnreachable) {
-		// Answered, or something other than "nobody there" (the caller's ctx ended, or the
-		// helper answered with an error: it is there, whatever it thinks of info).
-		var e *Error
-		if err == nil || errors.As(err, &e) {
-			return nil
-		}
-		return err
+	var e *Error
+	switch {
+	case err == nil, errors.As(err, &e):
+		return nil // a helper answered (an error answer still means one is there)
+	case !errors.Is(err, ErrUnreachable):
+		return err // the caller's context ended
 	}
 	if opts.HelperPath == "" {
 		return fmt.Errorf("no helper answers at %s, and no helper program was given to start one: %w", opts.Socket, err)

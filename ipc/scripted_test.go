@@ -72,6 +72,13 @@ func (s *scripted) Calls() []string {
 	return append([]string(nil), s.calls...)
 }
 
+// Uploaded returns the byte counts Upload read, per call.
+func (s *scripted) Uploaded() []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]int64(nil), s.uploaded...)
+}
+
 // called reports whether any recorded call starts with prefix (transport not counted).
 func (s *scripted) called(method string) bool {
 	for _, c := range s.Calls() {
