@@ -20,8 +20,16 @@ import (
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
 
+	"github.com/hubscope/hubscope/app/report"
 	"github.com/hubscope/hubscope/ipc"
 )
+
+func absDiff(a, b uint8) int {
+	if a > b {
+		return int(a - b)
+	}
+	return int(b - a)
+}
 
 // helper is a scripted daemon: fixed answers, one scripted run per submitted job, and a
 // record of what reached it.
@@ -129,8 +137,24 @@ func (h *helper) Summary(ctx context.Context, id string) (ipc.Summary, error) {
 		Atlas: &ipc.AtlasInfo{Name: "AAL", Citation: "Tzourio-Mazoyer et al. 2002"}}, nil
 }
 
-func (h *helper) Volume(context.Context, string, string) (*ipc.Volume, error) {
-	return nil, ipc.Errorf(ipc.CodeNotFound, "no volumes in this script")
+// Volume serves the mask: a ball of radius 8 voxels on a 6 mm grid centred at the origin.
+func (h *helper) Volume(_ context.Context, _, name string) (*ipc.Volume, error) {
+	if name != "mask" {
+		return nil, ipc.Errorf(ipc.CodeNotFound, "no volume %s in this script", name)
+	}
+	const n = 20
+	v := &ipc.Volume{Header: ipc.VolumeHeader{Name: "mask", Dims: [3]int{n, n, n}, Max: 1, Categorical: true,
+		Affine: [4][4]float64{{6, 0, 0, -60}, {0, 6, 0, -60}, {0, 0, 6, -60}, {0, 0, 0, 1}}}, Data: make([]float32, n*n*n)}
+	for k := range n {
+		for j := range n {
+			for i := range n {
+				if (i-10)*(i-10)+(j-10)*(j-10)+(k-10)*(k-10) <= 64 {
+					v.Data[i+n*(j+n*k)] = 1
+				}
+			}
+		}
+	}
+	return v, nil
 }
 
 func (h *helper) SeedMap(context.Context, string, [3]int) (*ipc.Volume, error) {
@@ -366,5 +390,26 @@ func TestAnalyseOverSocket(t *testing.T) {
 	if b, _ := os.ReadFile(path); !bytes.Equal(b[:200], rep.Bytes()[:200]) {
 		t.Error("saved report differs")
 	}
+	<-r.Ready3D
+	if r.View3D == nil {
+		t.Fatal("no 3D view")
+	}
+	img := r.View3D.Image()
+	found := map[int]bool{}
+	for y := img.Rect.Min.Y; y < img.Rect.Max.Y; y += 2 {
+		for x := img.Rect.Min.X; x < img.Rect.Max.X; x += 2 {
+			c := img.RGBAAt(x, y)
+			for m := 1; m <= 2; m++ {
+				p := report.ModuleColor(m)
+				if absDiff(c.R, p.R)+absDiff(c.G, p.G)+absDiff(c.B, p.B) < 60 && (c.R != c.G || c.G != c.B) {
+					found[m] = true
+				}
+			}
+		}
+	}
+	if !found[1] || !found[2] {
+		t.Errorf("3D view shows module colours %v, want modules 1 and 2", found)
+	}
+	r.Tabs.SelectIndex(1) // Network: the golden image should not depend on the 3D renderer
 	test.AssertImageMatches(t, "main_result.png", w.Canvas().Capture())
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"image/png"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/hubscope/hubscope/app/network"
 	"github.com/hubscope/hubscope/app/report"
+	"github.com/hubscope/hubscope/app/view3d"
 	"github.com/hubscope/hubscope/ipc"
 )
 
@@ -25,11 +27,17 @@ type Result struct {
 	Summary ipc.Summary
 	Network *network.Tab
 	Tabs    *container.AppTabs
+	// View3D is the 3D brain with hub spheres, once its scene is built (nil before, or when
+	// the helper has no mask volume for the job); Ready3D is closed then.
+	View3D  *view3d.View
+	Ready3D chan struct{}
+	tab3D   *fyne.Container
 	// ExportStatus says what happened to the last export, in words.
 	ExportStatus *widget.Label
 
-	svc ipc.Service
-	win fyne.Window
+	svc      ipc.Service
+	win      fyne.Window
+	selected *widget.Label
 }
 
 func newResult(ctx context.Context, svc ipc.Service, s ipc.Summary, win fyne.Window) (*Result, error) {
@@ -37,13 +45,46 @@ func newResult(ctx context.Context, svc ipc.Service, s ipc.Summary, win fyne.Win
 	if err != nil {
 		return nil, err
 	}
-	r := &Result{Summary: s, Network: nt, svc: svc, win: win, ExportStatus: widget.NewLabel("")}
+	r := &Result{Summary: s, Network: nt, svc: svc, win: win, ExportStatus: widget.NewLabel(""), Ready3D: make(chan struct{}), selected: widget.NewLabel("Tap a hub to see its region.")}
 	r.ExportStatus.Wrapping = fyne.TextWrapWord
+	r.tab3D = container.NewStack(widget.NewLabel("Building the 3D brain…"))
+	go r.build3D(ctx)
 	r.Tabs = container.NewAppTabs(
+		container.NewTabItemWithIcon("3D", theme.VisibilityIcon(), r.tab3D),
 		container.NewTabItemWithIcon("Network", theme.GridIcon(), nt.Content()),
 		container.NewTabItemWithIcon("Export", theme.DocumentSaveIcon(), r.exportTab()),
 	)
 	return r, nil
+}
+
+func (r *Result) build3D(ctx context.Context) {
+	scene, err := BrainScene(ctx, r.svc, r.Summary)
+	fyne.Do(func() {
+		defer close(r.Ready3D)
+		if err != nil {
+			r.tab3D.Objects = []fyne.CanvasObject{widget.NewLabel("The 3D view is not available: " + err.Error())}
+			r.tab3D.Refresh()
+			return
+		}
+		v := view3d.New(scene)
+		v.OnSelect = func(id int) {
+			if id >= 0 && id < len(r.Summary.Hubs) {
+				h := r.Summary.Hubs[id]
+				r.ExportStatus.SetText("")
+				r.selected.SetText(fmt.Sprintf("Hub %d: %s, degree %d, module %d, MNI %.0f, %.0f, %.0f mm", id+1, regionName(h), h.Degree, h.Module, h.MNI[0], h.MNI[1], h.MNI[2]))
+			}
+		}
+		r.View3D = v
+		r.tab3D.Objects = []fyne.CanvasObject{container.NewBorder(nil, r.selected, nil, nil, v)}
+		r.tab3D.Refresh()
+	})
+}
+
+func regionName(h ipc.Hub) string {
+	if h.Region == "" {
+		return "outside the atlas"
+	}
+	return h.Region
 }
 
 // Content is the result's title line and tabs.
@@ -55,6 +96,14 @@ func (r *Result) Content() fyne.CanvasObject {
 // Figures are the images of the views for the report: the degree distribution (once loaded).
 func (r *Result) Figures() []report.Figure {
 	var figs []report.Figure
+	if r.View3D != nil {
+		if img := r.View3D.Image(); img != nil {
+			var b bytes.Buffer
+			if png.Encode(&b, img) == nil {
+				figs = append(figs, report.Figure{Title: "Hubs in 3D, coloured by module", PNG: b.Bytes()})
+			}
+		}
+	}
 	if b := r.Network.DegreePNG; b != nil {
 		figs = append(figs, report.Figure{Title: "Degree distribution", PNG: b})
 	}
