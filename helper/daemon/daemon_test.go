@@ -376,3 +376,88 @@ func TestSubmitRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestDynamicConnectivity runs a job with sliding windows: the summary carries dfc/summary.json
+// and every window's degree map is a volume equal to that frame of dfc/degree.nii.gz inside
+// the mask; a window too short is refused naming dfc_window.
+func TestDynamicConnectivity(t *testing.T) {
+	scanPath, maskPath := phantom(t, 12)
+	d := newDaemon(t, filepath.Join(t.TempDir(), "results"))
+	if _, err := d.Submit(unix, ipc.JobRequest{Scan: scanPath, Settings: ipc.Settings{DFCWindow: 1}}); !ipc.IsCode(err, ipc.CodeBadRequest) || !strings.Contains(err.Error(), "dfc_window") {
+		t.Fatalf("window of 1 volume: %v", err)
+	}
+	job, err := d.Submit(unix, ipc.JobRequest{Scan: scanPath, Mask: maskPath,
+		Settings: ipc.Settings{Metrics: "none", DFCWindow: 60, DFCStep: 50}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs := follow(t, d, job.ID); evs[len(evs)-1].Job.State != ipc.JobDone {
+		t.Fatalf("job ended %s: %s", evs[len(evs)-1].Job.State, evs[len(evs)-1].Job.Error)
+	}
+	sum, err := d.Summary(unix, job.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.DFC == nil || sum.DFC.Window != 60 || sum.DFC.Step != 50 || len(sum.DFC.Windows) != 3 {
+		t.Fatalf("DFC summary %+v", sum.DFC)
+	}
+	for w := range sum.DFC.Windows {
+		name := fmt.Sprintf("dfc_degree@%d", w)
+		if !slices.Contains(sum.Volumes, name) {
+			t.Fatalf("volumes %v lack %s", sum.Volumes, name)
+		}
+		vol, err := d.Volume(unix, job.ID, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := readFrame(filepath.Join(sum.Bundle, "dfc", "degree.nii.gz"), w, len(vol.Data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for f, x := range vol.Data {
+			if !math.IsNaN(float64(x)) && x != want[f] {
+				t.Fatalf("%s voxel %d: %g, file %g", name, f, x, want[f])
+			}
+		}
+	}
+	if _, err := d.Volume(unix, job.ID, "dfc_degree@3"); !ipc.IsCode(err, ipc.CodeNotFound) {
+		t.Fatalf("window past the last: %v", err)
+	}
+}
+
+// TestNotMNI moves the phantom 80 mm to the side (its header still says "aligned"): the grid no
+// longer covers the atlas, so no atlas volume and no regions are given.
+func TestNotMNI(t *testing.T) {
+	m, a, err := synth.DemoMask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, a = synth.ResampleMask(m, a, 12)
+	a[0][3] += 80
+	scanPath := filepath.Join(t.TempDir(), "shifted.nii.gz")
+	if _, err := synth.Write(context.Background(), m, a, synth.DefaultParams(), scanPath, nil); err != nil {
+		t.Fatal(err)
+	}
+	maskPath, _ := synth.TruthPaths(scanPath)
+	d := newDaemon(t, filepath.Join(t.TempDir(), "results"))
+	job, err := d.Submit(unix, ipc.JobRequest{Scan: scanPath, Mask: maskPath, Settings: ipc.Settings{Metrics: "none"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	follow(t, d, job.ID)
+	sum, err := d.Summary(unix, job.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Atlas != nil || slices.Contains(sum.Volumes, "atlas") {
+		t.Fatal("atlas offered for a scan outside MNI space")
+	}
+	for _, h := range sum.Hubs {
+		if h.Region != "" {
+			t.Fatalf("hub %d named %q outside MNI space", h.Node, h.Region)
+		}
+	}
+	if _, err := d.Volume(unix, job.ID, "atlas"); !ipc.IsCode(err, ipc.CodeNotFound) {
+		t.Fatalf("atlas volume: %v", err)
+	}
+}

@@ -193,11 +193,7 @@ func (d *Daemon) config(s ipc.Settings) (pipeline.Config, error) {
 	if s.Backend != "" {
 		cfg.Backend = s.Backend
 	}
-	if s.DFCWindow != 0 || s.DFCStep != 0 {
-		if err := setDFC(&cfg, s.DFCWindow, s.DFCStep); err != nil {
-			return bad("dfc_window", "%v", err)
-		}
-	}
+	setDFC(&cfg, s.DFCWindow, s.DFCStep)
 	// Validate checks everything else; it needs a scan and an output to be named.
 	probe := cfg
 	probe.Scan, probe.Out = "scan", "out"
@@ -214,10 +210,10 @@ func (d *Daemon) config(s ipc.Settings) (pipeline.Config, error) {
 func settingOf(err error) string {
 	msg := err.Error()
 	for _, k := range []struct{ word, setting string }{
+		{"dfc_step", "dfc_step"}, {"dfc_window", "dfc_window"},
 		{"measure", "measure"}, {"threshold mode", "threshold_mode"}, {"density", "density"},
 		{"threshold r", "r"}, {"alpha", "alpha"}, {"correction", "correction"}, {"knn", "knn"},
 		{"backend", "backend"}, {"metrics", "metrics"}, {"random", "random"}, {"hub rule", "hub_sd"},
-		{"window", "dfc_window"}, {"step", "dfc_step"},
 	} {
 		if strings.Contains(msg, k.word) {
 			return k.setting
