@@ -13,6 +13,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/url"
 	"path"
 	"strconv"
 	"strings"
@@ -174,7 +175,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		slog.Duration("duration", time.Since(start)),
 	}
 	if h.opts.Verbose {
-		attrs = append(attrs, slog.String("uri", r.URL.RequestURI()))
+		attrs = append(attrs, slog.String("uri", redactedURI(r.URL)))
 		if rw.errMsg != "" {
 			attrs = append(attrs, slog.String("error", rw.errMsg))
 		}
@@ -186,6 +187,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		level = slog.LevelError
 	}
 	h.opts.Logger.LogAttrs(r.Context(), level, "request", attrs...)
+}
+
+// redactedURI is the request URI for verbose logs, with the web token blanked out.
+func redactedURI(u *url.URL) string {
+	q := u.Query()
+	if !q.Has("token") {
+		return u.RequestURI()
+	}
+	q.Set("token", "REDACTED")
+	return u.EscapedPath() + "?" + q.Encode()
 }
 
 // guard is what every request passes before it is routed.

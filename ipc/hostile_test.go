@@ -403,7 +403,7 @@ func TestLogsKeepNamesOut(t *testing.T) {
 	for _, verbose := range []bool{false, true} {
 		var logs logBuffer
 		svc := newScripted()
-		srv := startServer(t, svc, ServerOptions{Handler: HandlerOptions{Logger: slogTo(&logs), Verbose: verbose}})
+		srv := startServer(t, svc, ServerOptions{Web: "127.0.0.1:0", Handler: HandlerOptions{Logger: slogTo(&logs), Verbose: verbose}})
 		c := NewUnixClient(srv.SocketPath())
 		if _, err := c.Upload(context.Background(), "patient-doe.nii.gz", bytes.NewReader([]byte("x"))); err != nil {
 			t.Fatal(err)
@@ -412,7 +412,16 @@ func TestLogsKeepNamesOut(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Close()
+		// The web token never reaches the log, not even a verbose one.
+		if srv.WebURL() != "" {
+			if resp, err := http.Get(srv.TokenURL()); err == nil {
+				resp.Body.Close()
+			}
+		}
 		out := logs.String()
+		if strings.Contains(out, srv.Token()) || verbose != strings.Contains(out, "token=REDACTED") {
+			t.Errorf("verbose=%v: the token (or its redaction) in the log:\n%s", verbose, out)
+		}
 		for _, want := range []string{`route="POST /v1/uploads"`, "status=201", `route="POST /v1/jobs"`, "status=202", "duration="} {
 			if !strings.Contains(out, want) {
 				t.Errorf("verbose=%v: log lacks %s:\n%s", verbose, want, out)
