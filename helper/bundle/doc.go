@@ -39,6 +39,8 @@
 // | `metrics.json` | whole-network measures: N, E, density, threshold, mean clustering C_p, characteristic path length L_p, global efficiency, modularity Q, small-world γ, λ, σ and their random-network references; `null` where a measure is undefined | `json.load(open("metrics.json"))` |
 // | `provenance.json` | what produced the bundle: input path and SHA-256 (same as `sha256sum`), every parameter, backend (cpu/cuda), CPU and GPU model, OS, timings per stage in seconds, HubScope version | `json` |
 // | `degree_distribution.png` | log–log plot of the degree distribution P(k) (fraction of nodes with degree k) with the fitted power-law and exponentially truncated power-law curves | any image viewer |
+// | `series.npy` | the cleaned N×L float32 series, one row per node in the order of nodes.tsv (only when the series are kept: `run --keep-series`, and every analysis started from the app) | `numpy.load("series.npy")` |
+// | `mean.nii.gz` | temporal mean of the scan on its whole grid, float32 (kept with the series): the background of slice views | nibabel |
 // | `dfc/…` | per-window results of dynamic connectivity, when windows were asked for | as above |
 // | `.hubscope-bundle` | marker: this directory is a HubScope bundle (may be replaced by a later run) | — |
 //
