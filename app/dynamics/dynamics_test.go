@@ -161,7 +161,10 @@ func TestMissingMeasureLeavesGap(t *testing.T) {
 	tab := New(slicestest.NewService())
 	sum := slicestest.Summary()
 	sum.DFC.Windows[2].Measures = map[string]float64{"density": 0.02}
+	s := shown{make(chan int, 1)}
+	tab.OnWindowShown = func(w int, err error) { s.c <- w }
 	tab.Load(context.Background(), slicestest.JobID, sum)
+	s.next(t)
 	_, y := tab.plots[1].Data() // modularity
 	if !math.IsNaN(y[2]) || math.IsNaN(y[1]) {
 		t.Fatalf("modularity %v: want a gap at window 2 only", y)

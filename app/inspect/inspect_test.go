@@ -119,7 +119,12 @@ func TestSeedMapButtonInstallsOverlay(t *testing.T) {
 	hub := slicestest.Hubs[1]
 	in, _ := inspected(t, cache, hub)
 	viewer := slices.New(cache)
+	loaded := make(chan error, 1)
+	viewer.OnLoaded = func(err error) { loaded <- err }
 	viewer.Load(context.Background(), slicestest.JobID, slicestest.Summary())
+	if err := <-loaded; err != nil {
+		t.Fatal(err)
+	}
 	var got *ipc.Volume
 	in.OnSeedMap = func(vol *ipc.Volume) { got = vol; viewer.SetOverlay(vol) }
 	test.Tap(in.seedButton)

@@ -229,6 +229,7 @@ func (v *Viewer) LoadWithOverlay(ctx context.Context, jobID string, summary ipc.
 	v.setPickerOptions(overlay)
 	octx := v.overlayContext()
 	bgName := BackgroundName(summary)
+	withModules := hasVolume(summary, VolumeModules)
 	v.status.SetText(fmt.Sprintf("Loading %s…", jobID))
 	v.pending.Add(1)
 	go func() {
@@ -238,7 +239,7 @@ func (v *Viewer) LoadWithOverlay(ctx context.Context, jobID string, summary ipc.
 		if bgName != "" {
 			bg, bgErr = v.svc.Volume(jctx, jobID, bgName)
 		}
-		ov, ovErr := v.fetchOverlay(octx, jobID, overlay)
+		ov, ovErr := v.fetchOverlay(octx, jobID, overlay, withModules)
 		fyne.Do(func() {
 			if jctx.Err() != nil {
 				return // superseded by a later Load
@@ -280,13 +281,14 @@ func (v *Viewer) overlayContext() context.Context {
 	return ctx
 }
 
-// fetchOverlay fetches the named overlay; "hubs" becomes the hub voxels labelled by module.
-func (v *Viewer) fetchOverlay(ctx context.Context, job, name string) (*ipc.Volume, error) {
+// fetchOverlay fetches the named overlay; "hubs" becomes the hub voxels labelled by module
+// when the job has modules. It runs off the UI goroutine, so it is told what it needs.
+func (v *Viewer) fetchOverlay(ctx context.Context, job, name string, withModules bool) (*ipc.Volume, error) {
 	if name == "" || name == noOverlay {
 		return nil, nil
 	}
 	vol, err := v.svc.Volume(ctx, job, name)
-	if err != nil || name != VolumeHubs || !hasVolume(v.summaryOf(job), VolumeModules) {
+	if err != nil || name != VolumeHubs || !withModules {
 		return vol, err
 	}
 	mods, err := v.svc.Volume(ctx, job, VolumeModules)
@@ -295,10 +297,6 @@ func (v *Viewer) fetchOverlay(ctx context.Context, job, name string) (*ipc.Volum
 	}
 	return HubsByModule(vol, mods)
 }
-
-// summaryOf is the summary Load was given; fetch goroutines read it before the next Load, as
-// the UI goroutine only replaces it after cancelling them.
-func (v *Viewer) summaryOf(string) ipc.Summary { return v.summary }
 
 // HubsByModule labels each hub voxel (hubs > 0) with its module and leaves the rest NaN, so
 // that the overlay shows hubs in their modules' colours.
@@ -349,10 +347,11 @@ func (v *Viewer) ShowVolume(name string) {
 		return
 	}
 	v.status.SetText(fmt.Sprintf("Loading %s…", name))
+	withModules := hasVolume(v.summary, VolumeModules)
 	v.pending.Add(1)
 	go func() {
 		defer v.pending.Done()
-		vol, err := v.fetchOverlay(ctx, job, name)
+		vol, err := v.fetchOverlay(ctx, job, name, withModules)
 		fyne.Do(func() {
 			if ctx.Err() != nil {
 				return // the user moved on
