@@ -1,10 +1,12 @@
 package render
 
 import (
+	"cmp"
 	"image"
 	"image/color"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -60,6 +62,7 @@ type sphereSetup struct {
 	x0, x1, y0, y1 int // inclusive pixel box
 	r, g, b        float32
 	index          int32
+	near           float64 // view-space depth of its nearest point
 }
 
 const subpixel = 16 // 28.4 fixed point: 1/16-pixel vertex precision
@@ -378,8 +381,12 @@ func (r *Renderer) setupSpheres(s *Scene, f *frame) {
 			x0: x0, x1: x1, y0: y0, y1: y1,
 			r: float32(sp.Color.R), g: float32(sp.Color.G), b: float32(sp.Color.B),
 			index: int32(i),
+			near:  -cz - R,
 		})
 	}
+	// Front to back, so that a sphere hidden behind nearer ones is rejected pixel by pixel
+	// before any square root (see rasterSphere); stable, so ties keep the scene's order.
+	slices.SortStableFunc(r.spheres, func(a, b sphereSetup) int { return cmp.Compare(a.near, b.near) })
 }
 
 // tangentRange returns the range of u/d over the disc of radius R at (u, d), d the depth
@@ -421,7 +428,7 @@ func (r *Renderer) drawBand(s *Scene, y0, y1 int, bg [4]uint8) {
 	for k := range r.spheres {
 		sp := &r.spheres[k]
 		if sp.y0 < y1 && sp.y1 >= y0 {
-			r.rasterSphere(sp, max(sp.y0, y0), min(sp.y1, y1-1))
+			r.rasterSphere(sp, max(sp.y0, y0), min(sp.y1, y1-1), !s.Glass)
 		}
 	}
 	r.composite(lo, hi, bg)
@@ -512,30 +519,48 @@ func (r *Renderer) rasterTriangle(a, b, c *screenVertex, y0, y1 int) {
 
 // rasterSphere ray-casts one sphere over rows [y0, y1] of its box: the ray through the pixel
 // centre, d = ((x+½−cx)/f, −(y+½−cy)/f, −1), meets |t·d − c| = R at the smaller root of
-// t²|d|² − 2t(d·c) + |c|² − R² = 0, which gives the exact depth (−z = t) and normal.
-func (r *Renderer) rasterSphere(sp *sphereSetup, y0, y1 int) {
-	fr := 1 / float64(r.focal)
-	cc := sp.c[0]*sp.c[0] + sp.c[1]*sp.c[1] + sp.c[2]*sp.c[2] - sp.r2
+// t²|d|² − 2t(d·c) + |c|² − R² = 0, which gives the exact depth (−z = t) and normal. On each
+// row the rays that hit form one span, where the discriminant (d·c)² − |d|²(|c|²−R²), a
+// quadratic in d_x, is ≥ 0: only that span is visited. Pixels where the surface (opaque) or
+// another sphere already lies nearer than the sphere's nearest point are skipped before any
+// square root.
+func (r *Renderer) rasterSphere(sp *sphereSetup, y0, y1 int, opaque bool) {
+	f := float64(r.focal)
+	fr := 1 / f
+	c0, c1, c2 := sp.c[0], sp.c[1], sp.c[2]
+	cc := c0*c0 + c1*c1 + c2*c2 - sp.r2
+	nearest := float32(1 / (-c2 - math.Sqrt(sp.r2)))
 	lx, ly, lz := float64(lightDir[0]), float64(lightDir[1]), float64(lightDir[2])
 	hx, hy, hz := float64(halfDir[0]), float64(halfDir[1]), float64(halfDir[2])
+	qa := c0*c0 - cc // < 0: the sphere lies wholly in front of the eye
 	for y := y0; y <= y1; y++ {
 		dy := -(float64(y) + 0.5 - float64(r.centreY)) * fr
+		// (dx·c0 + k)² − (dx² + m)·cc ≥ 0 with k = dy·c1 − c2, m = dy² + 1
+		k, m := dy*c1-c2, dy*dy+1
+		qb, qc := 2*c0*k, k*k-m*cc
+		disc := qb*qb - 4*qa*qc
+		if disc < 0 || qa >= 0 {
+			continue
+		}
+		sq := math.Sqrt(disc)
+		dxa, dxb := (-qb+sq)/(2*qa), (-qb-sq)/(2*qa) // qa < 0: dxa ≤ dxb
+		xa := max(int(math.Ceil(float64(r.centreX)+dxa*f-0.5)), sp.x0)
+		xb := min(int(math.Floor(float64(r.centreX)+dxb*f-0.5)), sp.x1)
 		row := y * r.w
-		for x := sp.x0; x <= sp.x1; x++ {
-			dx := (float64(x) + 0.5 - float64(r.centreX)) * fr
-			a := dx*dx + dy*dy + 1
-			b := dx*sp.c[0] + dy*sp.c[1] - sp.c[2]
-			disc := b*b - a*cc
-			if disc < 0 {
+		for x := xa; x <= xb; x++ {
+			i := row + x
+			if r.sphInvZ[i] >= nearest || opaque && r.surfInvZ[i] >= nearest {
 				continue
 			}
-			t := (b - math.Sqrt(disc)) / a
+			dx := (float64(x) + 0.5 - float64(r.centreX)) * fr
+			a := dx*dx + m
+			b := dx*c0 + k
+			t := (b - math.Sqrt(max(b*b-a*cc, 0))) / a
 			iz := float32(1 / t)
-			i := row + x
 			if iz <= r.sphInvZ[i] {
 				continue
 			}
-			nx, ny, nz := (t*dx-sp.c[0])*sp.invR, (t*dy-sp.c[1])*sp.invR, (-t-sp.c[2])*sp.invR
+			nx, ny, nz := (t*dx-c0)*sp.invR, (t*dy-c1)*sp.invR, (-t-c2)*sp.invR
 			d := max(nx*lx+ny*ly+nz*lz, 0)
 			h := max(nx*hx+ny*hy+nz*hz, 0)
 			h *= h // (n·h)^32 by squaring
