@@ -31,8 +31,9 @@ import (
 	"github.com/hubscope/hubscope/ipc"
 )
 
-// The volumes the inspector reads a voxel's measures from.
-var measureVolumes = []string{"degree", "strength", "modules", "hub_z", "atlas"}
+// The volumes the inspector reads a voxel's measures from; "mask" (1 = node) says whether the
+// voxel is in the network, else a finite degree does (quantities are NaN outside the mask).
+var measureVolumes = []string{"degree", "strength", "modules", "hub_z", "atlas", "mask"}
 
 // Details is what the inspector found for a voxel.
 type Details struct {
@@ -199,7 +200,10 @@ func (in *Inspector) gather(ctx context.Context, job string, s ipc.Summary, v [3
 	}
 	if x, ok := values["degree"]; ok {
 		d.Degree = x
-		d.InMask = !math.IsNaN(x) // quantities are NaN outside the analysis mask
+		d.InMask = !math.IsNaN(x)
+	}
+	if m, ok := values["mask"]; ok {
+		d.InMask = m > 0.5
 	}
 	if d.InMask {
 		d.Strength, d.HubZ = nanOr(values, "strength"), nanOr(values, "hub_z")
