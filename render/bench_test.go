@@ -10,7 +10,7 @@ import (
 )
 
 // hubSpheres places n hub spheres on distinct voxels of the 2 mm MNI mask (seeded), radius
-// 2–5 mm as the app's degree scaling gives, coloured by one of 12 modules.
+// from HubRadius of a uniform random degree, coloured by one of 12 modules.
 func hubSpheres(b testing.TB, n int) []Sphere {
 	mask, affine, err := synth.DefaultMask()
 	if err != nil {
@@ -34,7 +34,7 @@ func hubSpheres(b testing.TB, n int) []Sphere {
 		for r := 0; r < 3; r++ {
 			c[r] = float32(affine[r][0]*i + affine[r][1]*j + affine[r][2]*k + affine[r][3])
 		}
-		out[h] = Sphere{Center: c, Radius: 2 + 3*rng.Float32(), Color: colors[rng.IntN(12)], ID: v}
+		out[h] = Sphere{Center: c, Radius: HubRadius(rng.Float64(), 1), Color: colors[rng.IntN(12)], ID: v}
 	}
 	return out
 }

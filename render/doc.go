@@ -4,7 +4,8 @@
 //
 // A frame shows a Scene: a triangle Mesh of the brain (opaque, or a translucent "glass brain"
 // that shows the hubs inside it) and hub Spheres sized and coloured by the caller (by degree
-// and module; ModuleColors gives a colour-blind-aware qualitative palette). A Camera orbits
+// and module: HubRadius makes a sphere's area proportional to degree, ModuleColors gives a
+// colour-blind-aware qualitative palette). A Camera orbits
 // the scene's centre; StandardView gives the six anatomical views (left, right, anterior,
 // posterior, superior, inferior) in RAS+ world space, with the convention stated on Camera.
 //

@@ -297,3 +297,22 @@ func TestModuleColors(t *testing.T) {
 		}
 	}
 }
+
+func TestHubRadius(t *testing.T) {
+	for _, c := range []struct {
+		deg, max float64
+		want     float32
+	}{
+		{0, 100, MinHubRadius},
+		{100, 100, MaxHubRadius},
+		{25, 100, MinHubRadius + (MaxHubRadius-MinHubRadius)*0.5}, // √¼: area ∝ degree
+		{200, 100, MaxHubRadius},
+		{-3, 100, MinHubRadius},
+		{5, 0, MaxHubRadius},
+		{math.NaN(), 100, MinHubRadius},
+	} {
+		if got := HubRadius(c.deg, c.max); math.Abs(float64(got-c.want)) > 1e-6 {
+			t.Errorf("HubRadius(%g, %g) = %g, want %g", c.deg, c.max, got, c.want)
+		}
+	}
+}

@@ -28,6 +28,27 @@ type Scene struct {
 	Background color.NRGBA // zero value: transparent
 }
 
+// Hub sphere radii in mm: large enough to see and tap at zoom 1, small enough that hubs a
+// voxel or two apart stay apart.
+const (
+	MinHubRadius = 1.5
+	MaxHubRadius = 5
+)
+
+// HubRadius maps a hub's degree to its sphere's radius so that the sphere's apparent area is
+// proportional to the degree: r = MinHubRadius + (MaxHubRadius − MinHubRadius)·√(degree/maxDegree),
+// clamped to that range (maxDegree ≤ 0 gives MaxHubRadius to every hub).
+func HubRadius(degree, maxDegree float64) float32 {
+	if !(maxDegree > 0) {
+		return MaxHubRadius
+	}
+	f := math.Sqrt(min(max(degree/maxDegree, 0), 1))
+	if math.IsNaN(f) {
+		f = 0
+	}
+	return float32(MinHubRadius + (MaxHubRadius-MinHubRadius)*f)
+}
+
 // DefaultSurfaceColor is a light warm grey that lets module colours stand out.
 var DefaultSurfaceColor = color.NRGBA{R: 214, G: 205, B: 196, A: 255}
 
