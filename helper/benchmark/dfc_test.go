@@ -9,9 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/hubscope/hubscope/helper/backend/cpu"
+	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/dfc"
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/internal/pyref"
@@ -23,14 +22,8 @@ func TestNumpyDFCPeerMatchesOurs(t *testing.T) {
 	pyref.Require(t, "numpy")
 	const n, T, w, s, r = 300, 40, 20, 5, 0.3
 	x := fc.BenchData(n, T, 5)
-	m := mat.NewDense(n, T, nil)
-	for i := 0; i < n; i++ {
-		for k := 0; k < T; k++ {
-			m.Set(i, k, float64(x[i*T+k]))
-		}
-	}
 	var b bytes.Buffer
-	if err := dfc.WriteFactorNPY(&b, m); err != nil {
+	if err := bundle.EncodeMatrixNPY(&b, n, T, func(i int, dst []float32) { copy(dst, x[i*T:]) }); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "x.npy")

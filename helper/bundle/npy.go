@@ -151,3 +151,22 @@ func readNpyHeader(r io.Reader) (npyHeader, int64, error) {
 	}
 	return h, prefix + hlen, nil
 }
+
+// EncodeMatrixNPY writes a rows×cols matrix to out as numpy's np.save writes a C-ordered '<f4'
+// array; row(i, dst) fills dst (length cols) with row i.
+func EncodeMatrixNPY(out io.Writer, rows, cols int, row func(i int, dst []float32)) error {
+	if rows < 0 || cols < 0 {
+		return fmt.Errorf("npy: %d×%d matrix", rows, cols)
+	}
+	if _, err := out.Write(encodeNpyHeader("<f4", []int64{int64(rows), int64(cols)})); err != nil {
+		return err
+	}
+	buf := make([]float32, cols)
+	for i := 0; i < rows; i++ {
+		row(i, buf)
+		if err := writeFloat32s(out, buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -433,3 +433,13 @@ func decodeFloats(r io.Reader, descr string, dst []float32) error {
 	}
 	return nil
 }
+
+// EncodeNetworkNPZ writes nw to out as a scipy CSR .npz (stored members), byte-compatible with
+// scipy.sparse.save_npz(compressed=False): for files outside the bundle's one network.npz, such
+// as the per-window networks of a dynamic analysis.
+func EncodeNetworkNPZ(out io.Writer, nw *network.Network) error {
+	if err := nw.Validate(); err != nil {
+		return err
+	}
+	return writeNPZ(out, nw, false)
+}

@@ -1,18 +1,14 @@
 package dfc
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/backend/cpu"
-	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/network"
 	"github.com/hubscope/hubscope/helper/progress"
@@ -241,35 +237,5 @@ func TestRunRefusesBadSettings(t *testing.T) {
 		if _, err := Run(context.Background(), be, x, 10, 30, c.opt, nil, nil); err == nil || !strings.Contains(err.Error(), c.word) {
 			t.Errorf("Run(%+v) = %v, want an error naming %q", c.opt, err, c.word)
 		}
-	}
-}
-
-// The per-window .npz reads back through bundle.ReadNetwork into the same network.
-func TestNetworkNPZRoundTrip(t *testing.T) {
-	const n, T = 150, 30
-	be := cpu.New(cpu.Options{})
-	defer be.Close()
-	nw, _, err := fc.Build(context.Background(), be, randomSeries(n, T, 5), n, T, fc.Config{Mode: fc.Strength, Threshold: 0.3}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if nw.Edges() == 0 {
-		t.Fatal("test network has no edges")
-	}
-	var b bytes.Buffer
-	if err := WriteNetworkNPZ(&b, nw); err != nil {
-		t.Fatal(err)
-	}
-	p := filepath.Join(t.TempDir(), "network_000.npz")
-	if err := os.WriteFile(p, b.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	got, err := bundle.ReadNetwork(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sameNetwork(t, "npz round trip", got, nw)
-	if len(npyHeader("<f4", []int64{3, 4}))%64 != 0 {
-		t.Error("npy header not 64-byte aligned")
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/hubscope/hubscope/helper/backend/cpu"
+	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 )
@@ -157,13 +158,7 @@ func TestWindowAgainstNumpy(t *testing.T) {
 	x := randomSeries(n, T, 21)
 	dir := t.TempDir()
 	var b bytes.Buffer
-	f := mat.NewDense(n, T, nil)
-	for i := 0; i < n; i++ {
-		for k := 0; k < T; k++ {
-			f.Set(i, k, float64(x[i*T+k]))
-		}
-	}
-	if err := WriteFactorNPY(&b, f); err != nil { // the float32 series as .npy
+	if err := bundle.EncodeMatrixNPY(&b, n, T, func(i int, dst []float32) { copy(dst, x[i*T:]) }); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "x.npy")

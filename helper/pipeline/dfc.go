@@ -88,14 +88,20 @@ func runDFC(ctx context.Context, cfg Config, be fc.Backend, s *scan.Scan, fcc fc
 	res, err := dfc.Run(ctx, be, s.Data, s.N, s.L, opt, rep, func(win *dfc.Window) error {
 		if cfg.DFCNetworks {
 			if err := w.WriteFile(fmt.Sprintf("dfc/network_%03d.npz", win.Index), func(out io.Writer) error {
-				return dfc.WriteNetworkNPZ(out, win.Network)
+				return bundle.EncodeNetworkNPZ(out, win.Network)
 			}); err != nil {
 				return err
 			}
 		}
 		if win.Factor != nil {
 			return w.WriteFile(fmt.Sprintf("dfc/lowrank_%03d.npy", win.Index), func(out io.Writer) error {
-				return dfc.WriteFactorNPY(out, win.Factor)
+				// S ≈ F·Fᵀ: numpy.load gives F as float32 (N, l).
+				r, c := win.Factor.Dims()
+				return bundle.EncodeMatrixNPY(out, r, c, func(i int, dst []float32) {
+					for k := range dst {
+						dst[k] = float32(win.Factor.At(i, k))
+					}
+				})
 			})
 		}
 		return nil
