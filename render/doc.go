@@ -9,8 +9,9 @@
 // the scene's centre; StandardView gives the six anatomical views (left, right, anterior,
 // posterior, superior, inferior) in RAS+ world space, with the convention stated on Camera.
 //
-//	mesh, err := render.MarchingCubes(maskVolume, dims, affine, 0.5) // voxel grid → surface (mm)
-//	mesh.Smooth(10)                                                    // round off the terraces
+//	vol, err := render.BlurVolume(maskVolume, dims, 2)       // σ = 1 voxel: no voxel terraces
+//	mesh, err := render.MarchingCubes(vol, dims, affine, 0.5) // voxel grid → surface (mm)
+//	mesh.Smooth(5)                                             // Taubin: rounder, not smaller
 //	scene := &render.Scene{Surface: mesh, Spheres: hubs, Glass: true}
 //	cam, _ := render.StandardView("left")
 //	r := render.NewRenderer(800, 600)

@@ -212,3 +212,47 @@ func TestSmoothKeepsSphereClosedAndRound(t *testing.T) {
 		t.Fatalf("smoothing changed the volume %.0f → %.0f, mean radius %.2f → %.2f", v0, v1, m0, m1)
 	}
 }
+
+func TestBlurVolume(t *testing.T) {
+	// a unit impulse in a 7³ grid: one pass gives the separable kernel [1 2 1]/4 on each axis
+	dims := [3]int{7, 7, 7}
+	at := func(i, j, k int) int { return i + 7*(j+7*k) }
+	vol := make([]float32, 343)
+	vol[at(3, 3, 3)] = 1
+	out, err := BlurVolume(vol, dims, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		i, j, k int
+		want    float32
+	}{{3, 3, 3, 0.125}, {4, 3, 3, 0.0625}, {3, 2, 3, 0.0625}, {3, 3, 4, 0.0625}, {4, 4, 3, 0.03125}, {4, 4, 4, 0.015625}, {5, 3, 3, 0}} {
+		if got := out[at(c.i, c.j, c.k)]; math.Abs(float64(got-c.want)) > 1e-7 {
+			t.Errorf("voxel (%d,%d,%d) = %g, want %g", c.i, c.j, c.k, got, c.want)
+		}
+	}
+	// two passes: total preserved away from the border; a constant stays constant at the border
+	out, _ = BlurVolume(vol, dims, 2)
+	var sum float64
+	for _, v := range out {
+		sum += float64(v)
+	}
+	if math.Abs(sum-1) > 1e-6 {
+		t.Errorf("two passes sum to %g, want 1", sum)
+	}
+	for i := range vol {
+		vol[i] = 3
+	}
+	out, _ = BlurVolume(vol, dims, 3)
+	for i, v := range out {
+		if v != 3 {
+			t.Fatalf("constant volume blurred to %g at %d", v, i)
+		}
+	}
+	if _, err := BlurVolume(vol[:10], dims, 1); err == nil {
+		t.Fatal("short volume accepted")
+	}
+	if vol[0] != 3 {
+		t.Fatal("BlurVolume changed its input")
+	}
+}
