@@ -1,0 +1,91 @@
+//go:build !js
+
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"fyne.io/fyne/v2"
+
+	"github.com/hubscope/hubscope/app"
+	"github.com/hubscope/hubscope/ipc"
+)
+
+func main() {
+	helper := flag.String("helper", "", "the hubscope-helper program to start when none answers (default: next to hubscope, else on PATH)")
+	socket := flag.String("socket", "", "the helper's Unix socket (default: "+ipc.DefaultSocketPath()+")")
+	open := flag.String("open", "", "analyse this scan (.nii or .nii.gz) with the default settings as soon as the helper answers")
+	watchDir := flag.String("watch", "", "watch this folder: new scans there are analysed once they have finished copying")
+	smoke := flag.String("smoke-dump", "", "once the first result is shown, write a screenshot of the window, the 3D view's place in it and the hub table (TSV) to this folder (for scripts/gui-smoke.sh)")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: hubscope [flags]\n\nHubScope %s: voxel-wise functional brain networks, hubs and modules.\n\n", ipc.Version)
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() > 0 {
+		fmt.Fprintf(os.Stderr, "hubscope: unexpected argument %q (use --open FILE to analyse a scan)\n", flag.Arg(0))
+		os.Exit(2)
+	}
+	if *open != "" {
+		abs, err := filepath.Abs(*open)
+		if err == nil {
+			_, err = os.Stat(abs)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "hubscope: --open %s: %v\n", *open, err)
+			os.Exit(2)
+		}
+		*open = abs
+	}
+	cfg := config{connect: func(ctx context.Context) (ipc.Service, error) {
+		path, err := helperPath(*helper)
+		if err != nil {
+			return nil, err
+		}
+		return ipc.Connect(ctx, ipc.LaunchOptions{Socket: *socket, HelperPath: path})
+	}}
+	var dump *smokeDump
+	if *smoke != "" {
+		dump = &smokeDump{dir: *smoke}
+		cfg.onResult = dump.result
+	}
+	cfg.started = func(u *app.UI, w fyne.Window) {
+		if dump != nil {
+			dump.win = w
+		}
+		if *open != "" {
+			u.OpenScans(*open)
+		}
+		if *watchDir != "" {
+			u.WatchFolder(*watchDir)
+		}
+	}
+	run(cfg)
+}
+
+// helperPath finds the helper: the --helper flag, else hubscope-helper next to this program,
+// else on PATH.
+func helperPath(flagged string) (string, error) {
+	if flagged != "" {
+		if _, err := os.Stat(flagged); err != nil {
+			return "", fmt.Errorf("--helper %s: %w", flagged, err)
+		}
+		return flagged, nil
+	}
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), "hubscope-helper")
+		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			return p, nil
+		}
+	}
+	p, err := exec.LookPath("hubscope-helper")
+	if err != nil {
+		return "", fmt.Errorf("hubscope-helper is neither next to hubscope nor on the PATH")
+	}
+	return p, nil
+}
