@@ -395,6 +395,7 @@ func (u *UI) open(j ipc.Job) {
 			u.Result = r
 			u.resultBox.Objects = []fyne.CanvasObject{r.Content()}
 			u.resultBox.Refresh()
+			r.start()
 			if u.opts.OnResult != nil {
 				u.opts.OnResult(r)
 			}

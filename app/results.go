@@ -38,6 +38,7 @@ type Result struct {
 	svc      ipc.Service
 	win      fyne.Window
 	selected *widget.Label
+	ctx      context.Context
 }
 
 func newResult(ctx context.Context, svc ipc.Service, s ipc.Summary, win fyne.Window) (*Result, error) {
@@ -48,7 +49,7 @@ func newResult(ctx context.Context, svc ipc.Service, s ipc.Summary, win fyne.Win
 	r := &Result{Summary: s, Network: nt, svc: svc, win: win, ExportStatus: widget.NewLabel(""), Ready3D: make(chan struct{}), selected: widget.NewLabel("Tap a hub to see its region.")}
 	r.ExportStatus.Wrapping = fyne.TextWrapWord
 	r.tab3D = container.NewStack(widget.NewLabel("Building the 3D brain…"))
-	go r.build3D(ctx)
+	r.ctx = ctx
 	r.Tabs = container.NewAppTabs(
 		container.NewTabItemWithIcon("3D", theme.VisibilityIcon(), r.tab3D),
 		container.NewTabItemWithIcon("Network", theme.GridIcon(), nt.Content()),
@@ -57,8 +58,14 @@ func newResult(ctx context.Context, svc ipc.Service, s ipc.Summary, win fyne.Win
 	return r, nil
 }
 
+// start builds the 3D scene once the result is on show. Its widgets are applied after the
+// degree plot's (one background update of the result at a time: Fyne's test driver runs
+// fyne.Do on the calling goroutine, so overlapping updates would race in its caches).
+func (r *Result) start() { go r.build3D(r.ctx) }
+
 func (r *Result) build3D(ctx context.Context) {
 	scene, err := BrainScene(ctx, r.svc, r.Summary)
+	<-r.Network.Loaded()
 	fyne.Do(func() {
 		defer close(r.Ready3D)
 		if err != nil {
