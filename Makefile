@@ -7,20 +7,22 @@ GO ?= go
 BIN := bin
 OUT ?= out
 
-.PHONY: demo test helper gui deps-demo deps-test vet fmt-check cuda-vet bench clean
+.PHONY: demo test helper gui deps-demo deps-test deps-gui vet fmt-check cuda-vet wasm-vet bench clean
 
 # Runs the whole pipeline on the built-in phantom and writes the bundle to $(OUT)/demo.
 demo: deps-demo helper
 	$(BIN)/hubscope-helper run --demo --out $(OUT)/demo --overwrite
 
-# Runs every check CI runs: formatting, vet (also of the CUDA build), the race-checked
-# test suite with the Python cross-checks required (HUBSCOPE_STRICT=1), and the pure-Go
-# fallback kernels.
-test: deps-test fmt-check vet cuda-vet
+# Runs every check CI runs: formatting, vet (also of the CUDA build and of the browser build),
+# the race-checked test suite with the Python cross-checks required (HUBSCOPE_STRICT=1), the
+# pure-Go fallback kernels, the helper's command-line smoke test and the desktop app's
+# real-window smoke test under Xvfb.
+test: deps-test fmt-check vet cuda-vet wasm-vet
 	HUBSCOPE_STRICT=1 $(GO) test -race -count=1 -timeout 30m ./...
 	HUBSCOPE_STRICT=1 $(GO) test -count=1 -tags purego ./helper/backend/cpu/... ./helper/fc/...
 	$(GO) build -o $(BIN)/hubscope-helper ./cmd/hubscope-helper
 	scripts/cli-smoke.sh $(BIN)/hubscope-helper
+	scripts/gui-smoke.sh
 
 helper:
 	$(GO) build -o $(BIN)/hubscope-helper ./cmd/hubscope-helper
@@ -47,6 +49,11 @@ vet:
 # The CUDA backend must compile and vet without a GPU (headers from nvidia-cuda-dev).
 cuda-vet:
 	CGO_ENABLED=1 $(GO) vet -tags cuda ./helper/backend/cuda/... ./kernels/...
+
+# The app and its IPC client also build for the browser (GOOS=js GOARCH=wasm; the tests are
+# desktop-only, so this builds rather than vets).
+wasm-vet:
+	GOOS=js GOARCH=wasm $(GO) build -o /dev/null ./cmd/hubscope
 
 bench: helper
 	$(BIN)/hubscope-helper bench
