@@ -35,6 +35,8 @@ type Renderer struct {
 	// Per frame.
 	verts    []screenVertex
 	triRows  [][2]int32 // rows [first, last] a triangle covers; first > last when culled
+	binStart []int32    // triangles of band b: binTris[binStart[b]:binStart[b+1]], in mesh order
+	binTris  []int32
 	extra    []screenVertex
 	extraTri [][3]uint32 // triangles clipped at the near plane, indexing extra
 	spheres  []sphereSetup
@@ -145,8 +147,8 @@ func (r *Renderer) Render(s *Scene, c Camera) *image.RGBA {
 	r.setupSpheres(s, &f)
 
 	bg := premultiply(s.Background)
-	const bandRows = 24
 	bands := (h + bandRows - 1) / bandRows
+	r.binTriangles(bands)
 	var next atomic.Int32
 	var wg sync.WaitGroup
 	for g := 0; g < min(workers, bands); g++ {
@@ -159,7 +161,7 @@ func (r *Renderer) Render(s *Scene, c Camera) *image.RGBA {
 					return
 				}
 				y0, y1 := b*bandRows, min((b+1)*bandRows, h)
-				r.drawBand(s, y0, y1, bg)
+				r.drawBand(s, b, y0, y1, bg)
 			}
 		}()
 	}
@@ -385,8 +387,13 @@ func (r *Renderer) setupSpheres(s *Scene, f *frame) {
 		})
 	}
 	// Front to back, so that a sphere hidden behind nearer ones is rejected pixel by pixel
-	// before any square root (see rasterSphere); stable, so ties keep the scene's order.
-	slices.SortStableFunc(r.spheres, func(a, b sphereSetup) int { return cmp.Compare(a.near, b.near) })
+	// before any square root (see rasterSphere); ties keep the scene's order.
+	slices.SortFunc(r.spheres, func(a, b sphereSetup) int {
+		if c := cmp.Compare(a.near, b.near); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.index, b.index)
+	})
 }
 
 // tangentRange returns the range of u/d over the disc of radius R at (u, d), d the depth
@@ -404,8 +411,44 @@ func tangentRange(u, d, R float64) ([2]float64, bool) {
 	return [2]float64{math.Tan(lo), math.Tan(hi)}, true
 }
 
-// drawBand clears, rasterises and composites rows [y0, y1).
-func (r *Renderer) drawBand(s *Scene, y0, y1 int, bg [4]uint8) {
+// bandRows is the height of the bands a frame is cut into: small enough that two workers
+// share the load evenly, large enough that few triangles straddle two bands.
+const bandRows = 24
+
+// binTriangles lists, for each band, the visible triangles that reach into it (a counting
+// sort by band, so each band keeps the mesh's order and the frame does not depend on the
+// number of workers).
+func (r *Renderer) binTriangles(bands int) {
+	r.binStart = slices.Grow(r.binStart[:0], bands+1)[:bands+1]
+	clear(r.binStart)
+	for _, rows := range r.triRows {
+		if rows[0] <= rows[1] {
+			for b := rows[0] / bandRows; b <= rows[1]/bandRows; b++ {
+				r.binStart[b+1]++
+			}
+		}
+	}
+	for b := 1; b <= bands; b++ {
+		r.binStart[b] += r.binStart[b-1]
+	}
+	n := int(r.binStart[bands])
+	r.binTris = slices.Grow(r.binTris[:0], n)[:n]
+	fill := r.binStart[:bands] // advanced as triangles are placed, then restored
+	for t, rows := range r.triRows {
+		if rows[0] <= rows[1] {
+			for b := rows[0] / bandRows; b <= rows[1]/bandRows; b++ {
+				r.binTris[fill[b]] = int32(t)
+				fill[b]++
+			}
+		}
+	}
+	// fill[b] now holds the end of band b, which is the start of band b+1: shift back.
+	copy(r.binStart[1:], r.binStart[:bands])
+	r.binStart[0] = 0
+}
+
+// drawBand clears, rasterises and composites rows [y0, y1), band b.
+func (r *Renderer) drawBand(s *Scene, b, y0, y1 int, bg [4]uint8) {
 	w := r.w
 	lo, hi := y0*w, y1*w
 	clear(r.surfInvZ[lo:hi])
@@ -414,10 +457,7 @@ func (r *Renderer) drawBand(s *Scene, y0, y1 int, bg [4]uint8) {
 		r.sphIndex[i] = -1
 	}
 	if m := s.Surface; m != nil && len(r.verts) == len(m.Vertices) {
-		for t, rows := range r.triRows {
-			if rows[0] > int32(y1-1) || rows[1] < int32(y0) || rows[0] > rows[1] {
-				continue
-			}
+		for _, t := range r.binTris[r.binStart[b]:r.binStart[b+1]] {
 			tri := m.Triangles[t]
 			r.rasterTriangle(&r.verts[tri[0]], &r.verts[tri[1]], &r.verts[tri[2]], y0, y1)
 		}
