@@ -89,6 +89,7 @@ type backend struct {
 	rowBuf    [2]unsafe.Pointer
 	rowBufCap int
 	live      map[*rowEdges]struct{}
+	keyPool   []*keySeg // device segments free for the next row pass
 
 	// Dense values of one block, for OpTopK only.
 	vals    cu.DevicePtr

@@ -36,7 +36,18 @@ const (
 	rowChunkEdges = 1 << 24
 	// maxStage keeps stage offsets within the tables' uint32.
 	maxStage = math.MaxUint32
+	// keySegment is the size (edges, 8 bytes each: 4 GiB) of the device segments the panels'
+	// edges are packed into. Segments are pooled by the backend and reused by the next pass:
+	// allocating and freeing a buffer per panel cost W3 (61 panels, 40 GB) about a second.
+	keySegment = 1 << 29
 )
+
+// keySeg is a pooled device buffer for panels' edges.
+type keySeg struct {
+	p    cu.DevicePtr
+	cap  int // edges
+	used int
+}
 
 // rowSlot is the device state of one panel in flight.
 type rowSlot struct {
@@ -70,6 +81,42 @@ type rowEdges struct {
 	deg    []uint32
 	held   []fc.Edge
 	panels []rowPanel
+	segs   []*keySeg // taken from the backend's pool, returned by free
+}
+
+// place finds room for count edges: the current segment, a pooled one, or a new one.
+func (re *rowEdges) place(count int) (cu.DevicePtr, error) {
+	if n := len(re.segs); n > 0 {
+		if sg := re.segs[n-1]; sg.cap-sg.used >= count {
+			p := sg.p + cu.DevicePtr(8*sg.used)
+			sg.used += count
+			return p, nil
+		}
+	}
+	b := re.b
+	var sg *keySeg
+	for k, c := range b.keyPool {
+		if c.cap >= count {
+			sg = c
+			b.keyPool = append(b.keyPool[:k], b.keyPool[k+1:]...)
+			break
+		}
+	}
+	if sg == nil {
+		size := max(count, keySegment)
+		p, err := cu.MemAlloc(int64(8 * size))
+		if err != nil && size > count { // a smaller segment may still fit
+			size = count
+			p, err = cu.MemAlloc(int64(8 * size))
+		}
+		if err != nil {
+			return 0, fmt.Errorf("cuda backend: keeping %d edges on the device: %w", count, err)
+		}
+		sg = &keySeg{p: p, cap: size}
+	}
+	sg.used = count
+	re.segs = append(re.segs, sg)
+	return sg.p, nil
 }
 
 // panelPlan is one row panel of the pass: its blocks and their first tile columns.
@@ -257,11 +304,11 @@ func (b *backend) completeRows(k int, p panelPlan, op fc.Op, split float32, re *
 	panel := rowPanel{i0: i0, i1: i1, count: int(count)}
 	if count > 0 {
 		var err error
-		if panel.keys, err = cu.MemAlloc(int64(count * 8)); err != nil {
-			return fmt.Errorf("cuda backend: keeping the %d edges of %s on the device: %w", count, panelString(p), err)
+		if panel.keys, err = re.place(int(count)); err != nil {
+			return fmt.Errorf("%s: %w", panelString(p), err)
 		}
 	}
-	re.panels = append(re.panels, panel) // freed with re from here on
+	re.panels = append(re.panels, panel)
 	t := rowTables{cnt: rs.cnt, off: rs.off, ldt: p.ldt}
 	if err := b.fn.panelDegreesLaunch(st, t, h, rs.deg); err != nil {
 		return err
@@ -402,17 +449,22 @@ func (b *backend) freeRowSlots() {
 		b.rowBuf[i] = nil
 	}
 	b.rowBufCap = 0
+	for _, sg := range b.keyPool {
+		freeDev(&sg.p)
+	}
+	b.keyPool = nil
 }
 
 func (re *rowEdges) Degrees() []uint32 { return re.deg }
 func (re *rowEdges) Held() []fc.Edge   { return re.held }
 
-// free releases the panels' device buffers (on the device thread).
+// free gives the panels' segments back to the backend's pool (on the device thread).
 func (re *rowEdges) free() {
-	for i := range re.panels {
-		freeDev(&re.panels[i].keys)
+	for _, sg := range re.segs {
+		sg.used = 0
+		re.b.keyPool = append(re.b.keyPool, sg)
 	}
-	re.panels = nil
+	re.segs, re.panels = nil, nil
 }
 
 func (re *rowEdges) Close() error {
