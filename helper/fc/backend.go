@@ -15,6 +15,9 @@
 //     compare in float32 and still agree with the float64 definition bit for bit.
 //   - Optional interface BlockRowsSetter lets tests force small blocks; Config.BlockRows in the
 //     driver does the same without the backend's help.
+//   - Optional interface RowEmitter (rows.go): a backend that puts an edge pass's kept edges in
+//     CSR order itself hands over row degrees, held edges and rows; the driver copies the rows
+//     into place (strength and exact density). ErrRowsUnsupported sends it to the block path.
 package fc
 
 import (
