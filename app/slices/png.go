@@ -22,8 +22,23 @@ const snapshotSide = 320
 // crosshair, orientation letters), each scaled to its physical aspect, with a caption naming
 // the overlay and the display convention.
 func (v *Viewer) Snapshot() (*image.RGBA, error) {
+	return v.SnapshotPlanes(Axial, Coronal, Sagittal)
+}
+
+// SnapshotPlanes is Snapshot of the given views only, in that order (a report's figure shows
+// one axial slice, say). The views keep the scale they have in Snapshot, and the image is at
+// least as wide as its caption.
+func (v *Viewer) SnapshotPlanes(planes ...Plane) (*image.RGBA, error) {
 	if v.grid == nil {
 		return nil, errors.New("slice viewer: nothing loaded to save")
+	}
+	if len(planes) == 0 {
+		return nil, errors.New("slice viewer: no view asked for")
+	}
+	for _, p := range planes {
+		if p < Axial || p > Sagittal {
+			return nil, fmt.Errorf("slice viewer: no view %v", p)
+		}
 	}
 	extent := 0.0
 	for _, g := range v.geom {
@@ -31,19 +46,27 @@ func (v *Viewer) Snapshot() (*image.RGBA, error) {
 	}
 	k := snapshotSide / extent
 	const gap, caption = 8, 20
-	var sizes [3]image.Point
-	w, h := gap, 0
-	for p, g := range v.geom {
-		sizes[p] = image.Pt(max(1, int(math.Round(float64(g.nc)*g.dc*k))), max(1, int(math.Round(float64(g.nr)*g.dr*k))))
-		w += sizes[p].X + gap
-		h = max(h, sizes[p].Y)
+	conv := "neurological (L on the left)"
+	if v.radiological {
+		conv = "radiological (L on the right)"
 	}
+	text := fmt.Sprintf("%s  overlay: %s  convention: %s", v.job, v.ovName, conv)
+	sizes := make([]image.Point, len(planes))
+	w, h := gap, 0
+	for n, p := range planes {
+		g := v.geom[p]
+		sizes[n] = image.Pt(max(1, int(math.Round(float64(g.nc)*g.dc*k))), max(1, int(math.Round(float64(g.nr)*g.dr*k))))
+		w += sizes[n].X + gap
+		h = max(h, sizes[n].Y)
+	}
+	w = max(w, 2*gap+font.MeasureString(basicfont.Face7x13, text).Ceil())
 	out := image.NewRGBA(image.Rect(0, 0, w, h+2*gap+caption))
 	draw.Draw(out, out.Bounds(), image.NewUniform(color.Black), image.Point{}, draw.Src)
 	x0 := gap
-	for p, g := range v.geom {
-		src := v.sliceImage(Plane(p))
-		sz := sizes[p]
+	for n, p := range planes {
+		g := v.geom[p]
+		src := v.sliceImage(p)
+		sz := sizes[n]
 		dst := image.Rect(x0, gap, x0+sz.X, gap+sz.Y)
 		for y := 0; y < sz.Y; y++ {
 			py := min(g.nr-1, y*g.nr/sz.Y)
@@ -68,14 +91,9 @@ func (v *Viewer) Snapshot() (*image.RGBA, error) {
 		label(out, dst.Max.X-9, dst.Min.Y+(sz.Y+10)/2, g.right)
 		label(out, dst.Min.X+(sz.X-7)/2, dst.Min.Y+12, g.top)
 		label(out, dst.Min.X+(sz.X-7)/2, dst.Max.Y-3, g.bottom)
-		label(out, dst.Min.X+12, dst.Min.Y+12, fmt.Sprintf("%s %s=%d", Plane(p), [3]string{"i", "j", "k"}[g.fixed], v.cursor[g.fixed]))
+		label(out, dst.Min.X+12, dst.Min.Y+12, fmt.Sprintf("%s %s=%d", p, [3]string{"i", "j", "k"}[g.fixed], v.cursor[g.fixed]))
 		x0 += sz.X + gap
 	}
-	conv := "neurological (L on the left)"
-	if v.radiological {
-		conv = "radiological (L on the right)"
-	}
-	text := fmt.Sprintf("%s  overlay: %s  convention: %s", v.job, v.ovName, conv)
 	label(out, gap, h+gap+caption-4, text)
 	return out, nil
 }

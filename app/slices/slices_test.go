@@ -419,3 +419,42 @@ func TestViewerDegreeGolden(t *testing.T) {
 	v.SetCrosshair(slicestest.Origin)
 	test.AssertRendersToImage(t, "viewer-degree.png", w.Canvas())
 }
+
+// SnapshotPlanes(Axial) is the axial third of Snapshot, drawn the same way, widened to its
+// caption.
+func TestSnapshotPlanesAxial(t *testing.T) {
+	v, _, _ := loaded(t)
+	v.SetCrosshair(slicestest.Hubs[0])
+	all, err := v.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ax, err := v.SnapshotPlanes(Axial)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ax.Bounds().Dy() != all.Bounds().Dy() || ax.Bounds().Dx() >= all.Bounds().Dx() {
+		t.Fatalf("axial snapshot %v, all three %v", ax.Bounds(), all.Bounds())
+	}
+	// The axial panel: from the left gap to the gap before the coronal panel.
+	g := v.geom[Axial]
+	extent := 0.0
+	for _, q := range v.geom {
+		extent = math.Max(extent, math.Max(float64(q.nc)*q.dc, float64(q.nr)*q.dr))
+	}
+	wAx := int(math.Round(float64(g.nc) * g.dc * snapshotSide / extent))
+	hAx := int(math.Round(float64(g.nr) * g.dr * snapshotSide / extent))
+	for y := range 8 + hAx {
+		for x := range 8 + wAx {
+			if ax.RGBAAt(x, y) != all.RGBAAt(x, y) {
+				t.Fatalf("pixel (%d, %d): %v alone, %v beside the other views", x, y, ax.RGBAAt(x, y), all.RGBAAt(x, y))
+			}
+		}
+	}
+	if _, err := v.SnapshotPlanes(); err == nil {
+		t.Error("a snapshot of no view")
+	}
+	if _, err := v.SnapshotPlanes(Plane(7)); err == nil || !strings.Contains(err.Error(), "Plane(7)") {
+		t.Errorf("a snapshot of plane 7: %v", err)
+	}
+}
