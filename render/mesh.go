@@ -13,7 +13,7 @@ import (
 // (v1−v0)×(v2−v0) points out; the renderer culls triangles seen from their back.
 type Mesh struct {
 	Vertices  []mgl32.Vec3
-	Normals   []mgl32.Vec3 // unit outward vertex normals, one per vertex
+	Normals   []mgl32.Vec3 // unit outward vertex normals, one per vertex (ComputeNormals); a mesh without them is not drawn
 	Triangles [][3]uint32
 }
 
@@ -339,20 +339,26 @@ func (m *Mesh) neighbours() (start []int, nbr []uint32) {
 	return start, nbr[:w]
 }
 
-// Bounds returns the smallest axis-aligned box holding every vertex; ok is false for an empty
-// mesh.
+// Bounds returns the smallest axis-aligned box holding every finite vertex; ok is false when
+// there is none.
 func (m *Mesh) Bounds() (lo, hi mgl32.Vec3, ok bool) {
-	if m == nil || len(m.Vertices) == 0 {
+	if m == nil {
 		return lo, hi, false
 	}
-	lo, hi = m.Vertices[0], m.Vertices[0]
-	for _, v := range m.Vertices[1:] {
+	for _, v := range m.Vertices {
+		if !finite(v) {
+			continue
+		}
+		if !ok {
+			lo, hi, ok = v, v, true
+			continue
+		}
 		for a := 0; a < 3; a++ {
 			lo[a] = min(lo[a], v[a])
 			hi[a] = max(hi[a], v[a])
 		}
 	}
-	return lo, hi, true
+	return lo, hi, ok
 }
 
 // BlurVolume returns vol filtered passes times along each axis with the binomial kernel

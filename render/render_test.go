@@ -316,3 +316,32 @@ func TestHubRadius(t *testing.T) {
 		}
 	}
 }
+
+// TestMalformedSceneDoesNotPanic: bad input from a caller is skipped, never a crash in the UI.
+func TestMalformedSceneDoesNotPanic(t *testing.T) {
+	nan := float32(math.NaN())
+	bad := &Mesh{
+		Vertices:  []mgl32.Vec3{{0, 0, 0}, {10, 0, 0}, {0, 10, 0}, {nan, 0, 0}},
+		Normals:   []mgl32.Vec3{{0, 0, 1}, {0, 0, 1}, {0, 0, 1}, {0, 0, 1}},
+		Triangles: [][3]uint32{{0, 1, 2}, {0, 1, 7}, {0, 3, 1}},
+	}
+	s := &Scene{Surface: bad, Spheres: []Sphere{
+		{Center: mgl32.Vec3{nan, 0, 0}, Radius: 3, ID: 1},
+		{Center: mgl32.Vec3{0, 0, 5}, Radius: float32(math.Inf(1)), ID: 2},
+		{Center: mgl32.Vec3{5, 5, 5}, Radius: 1, ID: 3, Color: color.NRGBA{R: 255, A: 255}},
+	}}
+	r := NewRenderer(64, 48)
+	for _, v := range StandardViews {
+		r.Render(s, StandardViewOrFail(t, v))
+	}
+	c := StandardViewOrFail(t, "superior")
+	c.Zoom = MaxZoom
+	img := r.Render(s, c)
+	// the valid triangle is still drawn, seen from above
+	if img.Pix[4*(24*64+32)+3] == 0 {
+		t.Fatal("the valid triangle is not drawn beside the malformed one")
+	}
+	// the mesh without normals is skipped
+	s.Surface = &Mesh{Vertices: bad.Vertices, Triangles: bad.Triangles[:1]}
+	r.Render(s, c)
+}

@@ -93,7 +93,7 @@ func NewRenderer(width, height int) *Renderer {
 	return r
 }
 
-// Resize changes the image size; the next Render allocates buffers if they grew.
+// Resize changes the image size, reallocating the frame's buffers when it differs.
 func (r *Renderer) Resize(width, height int) {
 	width, height = max(width, 0), max(height, 0)
 	if width == r.w && height == r.h && r.img != nil {
@@ -219,7 +219,8 @@ func (r *Renderer) setupSurface(s *Scene, f *frame, workers int) {
 			v.g = min(bgc*lum+spec, 255) * alpha
 			v.b = min(bb*lum+spec, 255) * alpha
 			v.a = 255 * alpha
-			v.behind = -p[2] < f.near
+			// A non-finite vertex counts as behind the eye; clipNear then drops its triangles.
+			v.behind = !(-p[2] >= f.near) || !finite(p)
 			if v.behind {
 				behind = true
 				continue
@@ -243,8 +244,11 @@ func (r *Renderer) setupSurface(s *Scene, f *frame, workers int) {
 	parallel(nt, workers, func(lo, hi int) {
 		for t := lo; t < hi; t++ {
 			tri := m.Triangles[t]
-			a, b, c := &r.verts[tri[0]], &r.verts[tri[1]], &r.verts[tri[2]]
 			r.triRows[t] = [2]int32{1, 0}
+			if int(max(tri[0], tri[1], tri[2])) >= nv {
+				continue // malformed: index past the vertices
+			}
+			a, b, c := &r.verts[tri[0]], &r.verts[tri[1]], &r.verts[tri[2]]
 			if a.behind || b.behind || c.behind {
 				continue
 			}
@@ -320,8 +324,12 @@ func (r *Renderer) clipNear(m *Mesh, f *frame) {
 	}
 	var poly [4]screenVertex
 	for _, tri := range m.Triangles {
+		if int(max(tri[0], tri[1], tri[2])) >= len(r.verts) {
+			continue
+		}
 		vs := [3]*screenVertex{&r.verts[tri[0]], &r.verts[tri[1]], &r.verts[tri[2]]}
-		if !vs[0].behind && !vs[1].behind && !vs[2].behind {
+		if !vs[0].behind && !vs[1].behind && !vs[2].behind ||
+			!finite(vs[0].view) || !finite(vs[1].view) || !finite(vs[2].view) {
 			continue
 		}
 		n := 0
@@ -355,7 +363,7 @@ func (r *Renderer) clipNear(m *Mesh, f *frame) {
 func (r *Renderer) setupSpheres(s *Scene, f *frame) {
 	r.spheres = r.spheres[:0]
 	for i, sp := range s.Spheres {
-		if !(sp.Radius > 0) {
+		if !drawable(sp) {
 			continue
 		}
 		c := f.toView(sp.Center)
@@ -394,6 +402,15 @@ func (r *Renderer) setupSpheres(s *Scene, f *frame) {
 		}
 		return cmp.Compare(a.index, b.index)
 	})
+}
+
+func finite(v mgl32.Vec3) bool {
+	for _, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // tangentRange returns the range of u/d over the disc of radius R at (u, d), d the depth

@@ -62,6 +62,9 @@ func (s *Scene) bounds() (centre mgl32.Vec3, radius float32) {
 	}
 	lo, hi, ok := s.Surface.Bounds()
 	for _, sp := range s.Spheres {
+		if !drawable(sp) {
+			continue
+		}
 		r := mgl32.Vec3{sp.Radius, sp.Radius, sp.Radius}
 		a, b := sp.Center.Sub(r), sp.Center.Add(r)
 		if !ok {
@@ -81,15 +84,25 @@ func (s *Scene) bounds() (centre mgl32.Vec3, radius float32) {
 	if s.Surface != nil {
 		for _, v := range s.Surface.Vertices {
 			d := v.Sub(centre)
-			r2 = max(r2, d.Dot(d))
+			if d2 := d.Dot(d); d2 > r2 { // false for NaN
+				r2 = d2
+			}
 		}
 	}
 	radius = float32(math.Sqrt(float64(r2)))
 	for _, sp := range s.Spheres {
-		radius = max(radius, sp.Center.Sub(centre).Len()+max(sp.Radius, 0))
+		if drawable(sp) {
+			radius = max(radius, sp.Center.Sub(centre).Len()+sp.Radius)
+		}
 	}
 	if !(radius > 0) {
 		radius = 1
 	}
 	return centre, radius
+}
+
+// drawable reports whether a sphere has a finite centre and a finite positive radius; others
+// are skipped.
+func drawable(sp Sphere) bool {
+	return sp.Radius > 0 && !math.IsInf(float64(sp.Radius), 0) && finite(sp.Center)
 }
