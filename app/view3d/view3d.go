@@ -58,6 +58,7 @@ type View struct {
 	scene     *render.Scene
 	cam       render.Camera
 	glass     bool
+	highlight int     // ID of the highlighted sphere, −1 for none
 	dirty     bool    // a frame was requested since the last one started
 	rendering bool    // a render goroutine is running
 	pxW, pxH  int     // viewport size in device pixels, set by its Layout on the UI goroutine
@@ -74,7 +75,7 @@ type View struct {
 // New returns a view of scene from the left, with the scene's own Glass setting.
 func New(scene *render.Scene) *View {
 	cam, _ := render.StandardView("left")
-	v := &View{scene: scene, cam: cam, r: render.NewRenderer(0, 0), buttons: map[string]*widget.Button{}, runOnUI: fyne.DoAndWait, pxScale: 1}
+	v := &View{scene: scene, cam: cam, r: render.NewRenderer(0, 0), buttons: map[string]*widget.Button{}, runOnUI: fyne.DoAndWait, pxScale: 1, highlight: -1}
 	if scene != nil {
 		v.glass = scene.Glass
 	}
@@ -204,8 +205,35 @@ func (v *View) pick(p fyne.Position) (int, bool) {
 	return v.r.Pick(int(p.X*s), int(p.Y*s))
 }
 
-// state returns what the next frame shows: the scene with the view's glass setting, and the
-// camera.
+// Highlight marks the sphere with this ID (the hub selected elsewhere, e.g. in the slices)
+// by drawing it larger and lighter; −1, or an ID no sphere has, marks none. The scene itself
+// is not changed.
+func (v *View) Highlight(id int) {
+	v.mu.Lock()
+	changed := v.highlight != id
+	v.highlight = id
+	v.mu.Unlock()
+	if changed {
+		v.requestFrame()
+	}
+}
+
+// Highlighted returns the ID passed to the last Highlight (−1 for none).
+func (v *View) Highlighted() int {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	return v.highlight
+}
+
+// Highlighted spheres grow by highlightScale and move this far towards white, so they stand out
+// among hubs of the same module while keeping its hue.
+const (
+	highlightScale   = 1.6
+	highlightLighten = 0.45
+)
+
+// state returns what the next frame shows: the scene with the view's glass setting and the
+// highlighted sphere, and the camera.
 func (v *View) state() (*render.Scene, render.Camera) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -214,6 +242,20 @@ func (v *View) state() (*render.Scene, render.Camera) {
 		s = *v.scene
 	}
 	s.Glass = v.glass
+	if v.highlight >= 0 {
+		for n, sp := range s.Spheres {
+			if sp.ID != v.highlight {
+				continue
+			}
+			// A copy: the caller's scene stays as it was given.
+			s.Spheres = append([]render.Sphere(nil), s.Spheres...)
+			sp.Radius *= highlightScale
+			lift := func(c uint8) uint8 { return c + uint8(math.Round(float64(255-c)*highlightLighten)) }
+			sp.Color.R, sp.Color.G, sp.Color.B = lift(sp.Color.R), lift(sp.Color.G), lift(sp.Color.B)
+			s.Spheres[n] = sp
+			break
+		}
+	}
 	return &s, v.cam
 }
 

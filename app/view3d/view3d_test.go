@@ -279,3 +279,59 @@ func TestDragFramesCoalesce(t *testing.T) {
 		}
 	}
 }
+
+// TestHighlightMarksOneSphere: the highlighted hub is drawn larger and lighter, the scene
+// given to the view is left alone, and Highlight(−1) restores the plain frame.
+func TestHighlightMarksOneSphere(t *testing.T) {
+	v, _ := newTestView(t)
+	if err := v.SetStandardView("superior"); err != nil {
+		t.Fatal(err)
+	}
+	settle(v)
+	// The small sphere (ID 7) is pure blue: count its pixels, and those lightened towards white.
+	count := func() (blue, light int) {
+		img := v.vp.img.Image
+		b := img.Bounds()
+		for y := b.Min.Y; y < b.Max.Y; y++ {
+			for x := b.Min.X; x < b.Max.X; x++ {
+				r, g, bl, _ := img.At(x, y).RGBA()
+				r, g, bl = r>>8, g>>8, bl>>8
+				if bl > 60 && bl > 2*r && bl > 2*g {
+					blue++
+				}
+				if bl > 150 && r > 40 && r == g && bl > r+60 {
+					light++
+				}
+			}
+		}
+		return blue, light
+	}
+	plainBlue, plainLight := count()
+	plain := v.vp.img.Image
+	if plainBlue == 0 {
+		t.Fatal("the small blue hub is not in the frame")
+	}
+	v.Highlight(7)
+	settle(v)
+	if v.Highlighted() != 7 {
+		t.Fatalf("highlighted %d", v.Highlighted())
+	}
+	blue, light := count()
+	if blue+light <= plainBlue || light <= plainLight {
+		t.Fatalf("highlighted hub: %d blue + %d light pixels, plain %d + %d", blue, light, plainBlue, plainLight)
+	}
+	if s := v.Scene().Spheres[1]; s.Radius != 5 || s.Color != (color.NRGBA{B: 230, A: 255}) {
+		t.Fatalf("Highlight changed the scene's sphere: %+v", s)
+	}
+	v.Highlight(-1)
+	settle(v)
+	img := v.vp.img.Image
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			if img.At(x, y) != plain.At(x, y) {
+				t.Fatalf("pixel (%d, %d) differs after Highlight(-1)", x, y)
+			}
+		}
+	}
+}
