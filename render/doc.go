@@ -9,15 +9,16 @@
 // the scene's centre; StandardView gives the six anatomical views (left, right, anterior,
 // posterior, superior, inferior) in RAS+ world space, with the convention stated on Camera.
 //
-//	vol, err := render.BlurVolume(maskVolume, dims, 2)       // σ = 1 voxel: no voxel terraces
-//	mesh, err := render.MarchingCubes(vol, dims, affine, 0.5) // voxel grid → surface (mm)
-//	mesh.Smooth(5)                                             // Taubin: rounder, not smaller
+//	mesh, err := render.MaskSurface(mask, dims, affine) // brain mask → smooth surface (mm)
 //	scene := &render.Scene{Surface: mesh, Spheres: hubs, Glass: true}
 //	cam, _ := render.StandardView("left")
 //	r := render.NewRenderer(800, 600)
 //	img := r.Render(scene, cam)  // valid until the next Render
 //	id, ok := r.Pick(x, y)       // the hub under a click in that frame
 //	err = render.SavePNG(path, img)
+//
+// MaskSurface is built from MarchingCubes, Downsample, BlurVolume and Mesh.Smooth, which are
+// exported for other volumes (e.g. a thresholded statistical map).
 //
 // How a frame is drawn: vertices are transformed (go-gl/mathgl view matrix) and shaded once
 // (Lambert diffuse plus Blinn–Phong specular from a headlight), triangles facing away are

@@ -10,25 +10,14 @@ import (
 	"github.com/hubscope/hubscope/helper/synth"
 )
 
-// maskVolume turns a mask into the 0/1 volume MarchingCubes takes.
-func maskVolume(in []bool) []float32 {
-	v := make([]float32, len(in))
-	for i, b := range in {
-		if b {
-			v[i] = 1
-		}
-	}
-	return v
-}
-
 var (
 	mniOnce    sync.Once
 	mniSurface *Mesh
 	mniErr     error
 )
 
-// mniBrainSurface is the surface of the embedded MNI152 2 mm brain mask as the app makes it:
-// the mask blurred with σ = 1 voxel, marching cubes at iso 0.5, then 5 Taubin iterations.
+// mniBrainSurface is the surface of the embedded MNI152 2 mm brain mask as the app makes it
+// (MaskSurface).
 func mniBrainSurface(t testing.TB) *Mesh {
 	t.Helper()
 	mniOnce.Do(func() {
@@ -37,15 +26,7 @@ func mniBrainSurface(t testing.TB) *Mesh {
 			mniErr = err
 			return
 		}
-		vol, err := BlurVolume(maskVolume(m.In), m.Dims, 2)
-		if err != nil {
-			mniErr = err
-			return
-		}
-		mniSurface, mniErr = MarchingCubes(vol, m.Dims, affine, 0.5)
-		if mniErr == nil {
-			mniSurface.Smooth(5)
-		}
+		mniSurface, mniErr = MaskSurface(m.In, m.Dims, affine)
 	})
 	if mniErr != nil {
 		t.Fatal(mniErr)
@@ -55,8 +36,7 @@ func mniBrainSurface(t testing.TB) *Mesh {
 
 // phantomScene is the golden images' scene: the standard phantom (helper/synth, default
 // parameters but 40 volumes, which is all the ground truth needs) on the embedded 4 mm demo
-// mask. The surface is that mask's marching-cubes surface (blurred by one binomial pass, as 4 mm
-// voxels need less than 2 mm ones, and 5 Taubin iterations); the spheres are the 40
+// mask. The surface is that mask's MaskSurface; the spheres are the 40
 // planted hubs at their voxels' centres, coloured by the module the phantom put each hub in and
 // sized by how many modules it couples (2 or 3: 4 or 5 mm), the planted stand-in for degree.
 // Using the phantom's truth rather than random points puts the hubs where the pipeline will
@@ -73,15 +53,10 @@ func phantomScene(t testing.TB) *Scene {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vol, err := BlurVolume(maskVolume(mask.In), mask.Dims, 1)
+	surface, err := MaskSurface(mask.In, mask.Dims, affine)
 	if err != nil {
 		t.Fatal(err)
 	}
-	surface, err := MarchingCubes(vol, mask.Dims, affine, 0.5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	surface.Smooth(5)
 	// node n is the n-th voxel of the mask in increasing flat index
 	var flat []int
 	for i, in := range mask.In {

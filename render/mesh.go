@@ -393,3 +393,41 @@ func BlurVolume(vol []float32, dims [3]int, passes int) ([]float32, error) {
 	}
 	return out, nil
 }
+
+// MaskSurface is the brain surface the 3D view shows for a binary mask (the template's or the
+// scan's): the mask as a 0/1 volume, averaged down to voxels of about 2 mm when it is finer
+// (Downsample), blurred to σ ≈ 2 mm (BlurVolume), cut at 0.5 (MarchingCubes) and given 5 Taubin
+// iterations (Smooth). At 2 mm that gives the MNI152 brain about 65,000 triangles whatever the
+// mask's own resolution. in is in NIfTI order (i fastest) with len(in) = dims[0]·dims[1]·dims[2].
+func MaskSurface(in []bool, dims [3]int, affine [4][4]float64) (*Mesh, error) {
+	if len(in) != dims[0]*dims[1]*dims[2] {
+		return nil, fmt.Errorf("render: mask surface: %d voxels for a %d×%d×%d grid", len(in), dims[0], dims[1], dims[2])
+	}
+	vol := make([]float32, len(in))
+	for i, b := range in {
+		if b {
+			vol[i] = 1
+		}
+	}
+	voxel := math.Cbrt(math.Abs(det3(affine))) // mm, geometric mean of the voxel's sides
+	if !(voxel > 0) || math.IsInf(voxel, 0) {
+		return nil, fmt.Errorf("render: mask surface: affine has voxel volume %g mm³", math.Abs(det3(affine)))
+	}
+	step := max(1, int(math.Round(2/voxel)))
+	vol, dims, affine, err := Downsample(vol, dims, affine, step)
+	if err != nil {
+		return nil, err
+	}
+	// binomial passes add variance ½ voxel² each: σ = 2 mm needs 2·(2 mm / voxel)² passes
+	v := voxel * float64(step)
+	vol, err = BlurVolume(vol, dims, max(1, int(math.Round(8/(v*v)))))
+	if err != nil {
+		return nil, err
+	}
+	m, err := MarchingCubes(vol, dims, affine, 0.5)
+	if err != nil {
+		return nil, err
+	}
+	m.Smooth(5)
+	return m, nil
+}

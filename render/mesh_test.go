@@ -256,3 +256,46 @@ func TestBlurVolume(t *testing.T) {
 		t.Fatal("BlurVolume changed its input")
 	}
 }
+
+// TestMaskSurfaceResolutionIndependent: a ball mask at 1 mm and at 2 mm gives nearly the same
+// closed surface (the 1 mm grid is averaged down to 2 mm first), enclosing the ball's volume.
+func TestMaskSurfaceResolutionIndependent(t *testing.T) {
+	const r = 30.0 // mm
+	ball := func(h float64) (*Mesh, float64) {
+		n := int(math.Ceil(2*(r+8)/h)) + 1
+		in := make([]bool, n*n*n)
+		o := -float64(n-1) / 2 * h
+		for k := 0; k < n; k++ {
+			for j := 0; j < n; j++ {
+				for i := 0; i < n; i++ {
+					x, y, z := o+h*float64(i), o+h*float64(j), o+h*float64(k)
+					in[i+n*(j+n*k)] = x*x+y*y+z*z <= r*r
+				}
+			}
+		}
+		affine := [4][4]float64{{h, 0, 0, o}, {0, h, 0, o}, {0, 0, h, o}, {0, 0, 0, 1}}
+		m, err := MaskSurface(in, [3]int{n, n, n}, affine)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkClosedOriented(t, m, "ball surface")
+		return m, enclosedVolume(m)
+	}
+	want := 4.0 / 3 * math.Pi * r * r * r
+	m1, v1 := ball(1)
+	m2, v2 := ball(2)
+	for _, c := range []struct {
+		h float64
+		v float64
+	}{{1, v1}, {2, v2}} {
+		if math.Abs(c.v-want)/want > 0.05 {
+			t.Errorf("%g mm mask: surface encloses %.0f mm³, ball %.0f", c.h, c.v, want)
+		}
+	}
+	if n1, n2 := len(m1.Triangles), len(m2.Triangles); math.Abs(float64(n1-n2)) > 0.1*float64(n2) {
+		t.Errorf("1 mm mask gives %d triangles, 2 mm gives %d: want about the same", n1, n2)
+	}
+	if _, err := MaskSurface(make([]bool, 7), [3]int{2, 2, 2}, [4][4]float64{}); err == nil {
+		t.Error("7 voxels for a 2×2×2 grid accepted")
+	}
+}
