@@ -335,3 +335,16 @@ func TestHighlightMarksOneSphere(t *testing.T) {
 		}
 	}
 }
+
+// TestSaveButtonOpensDialog: in a window, "Save PNG…" opens the file dialog as an overlay.
+func TestSaveButtonOpensDialog(t *testing.T) {
+	v, w := newTestView(t)
+	v.OnError = func(err error) { t.Errorf("unexpected error: %v", err) }
+	if w.Canvas().Overlays().Top() != nil {
+		t.Fatal("an overlay is open before the button was tapped")
+	}
+	test.Tap(v.save)
+	if w.Canvas().Overlays().Top() == nil {
+		t.Fatal("Save PNG… opened no dialog")
+	}
+}
