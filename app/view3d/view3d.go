@@ -35,8 +35,8 @@ import (
 
 // Interaction rates.
 const (
-	degreesPerUnit = 0.4  // drag: degrees of rotation per Fyne unit of pointer travel
-	zoomPerUnit    = 0.01 // scroll: zoom factor e^(0.01·Δ), ≈ 10 % per wheel notch of 10 units
+	degreesPerUnit = 0.4   // drag: degrees of rotation per Fyne unit of pointer travel
+	zoomPerUnit    = 0.005 // scroll: zoom factor e^(0.005·Δ); ≈ 14 % per wheel notch under X11
 )
 
 // View shows a render.Scene. Create it with New; its methods are safe to call from any
