@@ -21,6 +21,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hubscope/hubscope/app/jobs"
+	"github.com/hubscope/hubscope/app/slices"
 	"github.com/hubscope/hubscope/app/watch"
 	"github.com/hubscope/hubscope/ipc"
 )
@@ -167,6 +168,7 @@ type UI struct {
 	opts      Options
 	ctx       context.Context
 	svc       ipc.Service
+	volumes   *slices.VolumeCache // one per helper connection, shared by every result's views
 	info      ipc.Info
 	pending   *widget.List
 	jobsBox   *fyne.Container
@@ -282,6 +284,7 @@ func BackendText(info ipc.Info) string {
 
 func (u *UI) connected(svc ipc.Service, info ipc.Info, listed []ipc.Job) {
 	u.svc, u.info = svc, info
+	u.volumes = slices.NewVolumeCache(svc, 0)
 	u.Backend.Importance = widget.MediumImportance
 	u.Backend.SetText(BackendText(info))
 	u.Jobs = jobs.New(u.ctx, svc)
@@ -380,17 +383,20 @@ func (u *UI) submit(p Pending) {
 
 // open fetches a finished job's summary and shows it.
 func (u *UI) open(j ipc.Job) {
-	svc := u.svc
+	svc, volumes := u.svc, u.volumes
 	go func() {
 		s, err := svc.Summary(u.ctx, j.ID)
 		var r *Result
 		if err == nil {
-			r, err = newResult(u.ctx, svc, s, u.opts.Window)
+			r, err = newResult(u.ctx, volumes, s, u.opts.Window)
 		}
 		fyne.Do(func() {
 			if err != nil {
 				u.Status.SetText(fmt.Sprintf("Could not open the results of %s: %v", j.Name, err))
 				return
+			}
+			if u.Result != nil {
+				u.Result.close()
 			}
 			u.Result = r
 			u.resultBox.Objects = []fyne.CanvasObject{r.Content()}

@@ -391,6 +391,7 @@ func TestAnalyseOverSocket(t *testing.T) {
 		t.Error("saved report differs")
 	}
 	<-r.Ready3D
+	<-r.SlicesReady
 	if r.View3D == nil {
 		t.Fatal("no 3D view")
 	}
@@ -410,6 +411,9 @@ func TestAnalyseOverSocket(t *testing.T) {
 	if !found[1] || !found[2] {
 		t.Errorf("3D view shows module colours %v, want modules 1 and 2", found)
 	}
-	r.Tabs.SelectIndex(1) // Network: the golden image should not depend on the 3D renderer
+	// Network: the golden image should not depend on the 3D renderer.
+	if !r.SelectTab(TabNetwork) {
+		t.Fatal("no Network tab")
+	}
 	test.AssertImageMatches(t, "main_result.png", w.Canvas().Capture())
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image/png"
 	"io"
@@ -16,8 +17,11 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/hubscope/hubscope/app/dynamics"
+	"github.com/hubscope/hubscope/app/inspect"
 	"github.com/hubscope/hubscope/app/network"
 	"github.com/hubscope/hubscope/app/report"
+	"github.com/hubscope/hubscope/app/slices"
 	"github.com/hubscope/hubscope/app/view3d"
 	"github.com/hubscope/hubscope/ipc"
 )
@@ -32,58 +36,104 @@ type Result struct {
 	View3D  *view3d.View
 	Ready3D chan struct{}
 	tab3D   *fyne.Container
+	// Slices is the Slices tab's viewer and Inspector the voxel inspector beside it; a voxel
+	// tapped in the slices, a hub tapped in the 3D view or the hub table is selected in all of
+	// them (SelectHub).
+	Slices    *slices.Viewer
+	Inspector *inspect.Inspector
+	// Dynamics is the Dynamics tab, nil when the job has no dynamic analysis (Summary.DFC).
+	Dynamics *dynamics.Tab
+	// SlicesReady is closed once the Slices tab shows the job, the report's slice figure is
+	// made (or has failed) and the Dynamics tab, if any, shows its first window.
+	SlicesReady chan struct{}
+	// OnSlicesChanged is called on the UI goroutine when a background fetch has changed the
+	// Slices or Dynamics tab (ChangedInspector, ChangedOverlay, ChangedWindow), with the error
+	// that kept it from showing what was asked. Set it once SlicesReady is closed.
+	OnSlicesChanged func(what string, err error)
 	// ExportStatus says what happened to the last export, in words.
 	ExportStatus *widget.Label
 
 	svc      ipc.Service
+	volumes  *slices.VolumeCache // shared by the 3D surface, the slices, the inspector and Dynamics
 	win      fyne.Window
 	selected *widget.Label
 	ctx      context.Context
+	cancel   context.CancelFunc
+
+	showInSlices, backToHubs *widget.Button
+	afterFirstOverlay        func()
+	sliceFig                 []byte
+	sliceFigTitle            string
+	sliceFigErr              error
 }
 
+// newResult builds a result's tabs. svc is the helper; a *slices.VolumeCache is used as it is,
+// so that results opened one after another share fetched volumes.
 func newResult(ctx context.Context, svc ipc.Service, s ipc.Summary, win fyne.Window) (*Result, error) {
-	nt, err := network.NewTab(ctx, svc, s, win)
+	volumes, ok := svc.(*slices.VolumeCache)
+	if !ok {
+		volumes = slices.NewVolumeCache(svc, 0)
+	}
+	nt, err := network.NewTab(ctx, volumes, s, win)
 	if err != nil {
 		return nil, err
 	}
-	r := &Result{Summary: s, Network: nt, svc: svc, win: win, ExportStatus: widget.NewLabel(""), Ready3D: make(chan struct{}), selected: widget.NewLabel("Tap a hub to see its region.")}
+	r := &Result{Summary: s, Network: nt, svc: volumes, volumes: volumes, win: win, ExportStatus: widget.NewLabel(""),
+		Ready3D: make(chan struct{}), SlicesReady: make(chan struct{}), selected: widget.NewLabel("Tap a hub to see its region.")}
+	r.ctx, r.cancel = context.WithCancel(ctx)
 	r.ExportStatus.Wrapping = fyne.TextWrapWord
 	r.tab3D = container.NewStack(widget.NewLabel("Building the 3D brain…"))
-	r.ctx = ctx
-	r.Tabs = container.NewAppTabs(
-		container.NewTabItemWithIcon("3D", theme.VisibilityIcon(), r.tab3D),
-		container.NewTabItemWithIcon("Network", theme.GridIcon(), nt.Content()),
-		container.NewTabItemWithIcon("Export", theme.DocumentSaveIcon(), r.exportTab()),
-	)
+	r.showInSlices = widget.NewButtonWithIcon("Show in slices", theme.NavigateNextIcon(), func() { r.SelectTab(TabSlices) })
+	r.showInSlices.Disable()
+	r.newSlicesTab()
+	nt.Hubs.OnSelect = func(h ipc.Hub) {
+		if n := r.hubAt(h.Voxel); n >= 0 {
+			r.SelectHub(n)
+		}
+	}
+	items := []*container.TabItem{
+		container.NewTabItemWithIcon(Tab3D, theme.VisibilityIcon(), r.tab3D),
+		container.NewTabItemWithIcon(TabSlices, theme.ViewFullScreenIcon(), r.slicesContent()),
+		container.NewTabItemWithIcon(TabNetwork, theme.GridIcon(), nt.Content()),
+	}
+	if r.Dynamics != nil {
+		items = append(items, container.NewTabItemWithIcon(TabDynamics, theme.MediaPlayIcon(), r.Dynamics))
+	}
+	items = append(items, container.NewTabItemWithIcon(TabExport, theme.DocumentSaveIcon(), r.exportTab()))
+	r.Tabs = container.NewAppTabs(items...)
 	return r, nil
 }
 
-// start builds the 3D scene once the result is on show. Its widgets are applied after the
-// degree plot's (one background update of the result at a time: Fyne's test driver runs
-// fyne.Do on the calling goroutine, so overlapping updates would race in its caches).
+// close stops what the result still fetches (another result replaces it).
+func (r *Result) close() { r.cancel() }
+
+// start builds the 3D scene once the result is on show, then loads the Slices and Dynamics
+// tabs (loadSlices). Its widgets are applied after the degree plot's (one background update
+// of the result at a time: Fyne's test driver runs fyne.Do on the calling goroutine, so
+// overlapping updates would race in its caches).
 func (r *Result) start() { go r.build3D(r.ctx) }
 
 func (r *Result) build3D(ctx context.Context) {
+	prefetched := make(chan struct{})
+	go func() {
+		prefetchSlices(ctx, r.volumes, r.Summary)
+		close(prefetched)
+	}()
 	scene, err := BrainScene(ctx, r.svc, r.Summary)
 	<-r.Network.Loaded()
+	<-prefetched
 	fyne.Do(func() {
 		defer close(r.Ready3D)
 		if err != nil {
 			r.tab3D.Objects = []fyne.CanvasObject{widget.NewLabel("The 3D view is not available: " + err.Error())}
-			r.tab3D.Refresh()
-			return
+		} else {
+			v := view3d.New(scene)
+			v.OnSelect = r.SelectHub
+			r.View3D = v
+			r.tab3D.Objects = []fyne.CanvasObject{container.NewBorder(nil, container.NewBorder(nil, nil, nil, r.showInSlices, r.selected), nil, nil, v)}
 		}
-		v := view3d.New(scene)
-		v.OnSelect = func(id int) {
-			if id >= 0 && id < len(r.Summary.Hubs) {
-				h := r.Summary.Hubs[id]
-				r.ExportStatus.SetText("")
-				r.selected.SetText(fmt.Sprintf("Hub %d: %s, degree %d, module %d, MNI %.0f, %.0f, %.0f mm", id+1, regionName(h), h.Degree, h.Module, h.MNI[0], h.MNI[1], h.MNI[2]))
-			}
-		}
-		r.View3D = v
-		r.tab3D.Objects = []fyne.CanvasObject{container.NewBorder(nil, r.selected, nil, nil, v)}
 		r.tab3D.Refresh()
+		r.loadSlices() // last: its fetch applies its widgets on another goroutine in tests
 	})
 }
 
@@ -100,7 +150,9 @@ func (r *Result) Content() fyne.CanvasObject {
 	return container.NewBorder(title, nil, nil, nil, r.Tabs)
 }
 
-// Figures are the images of the views for the report: the degree distribution (once loaded).
+// Figures are the images of the views for the report: the 3D view as shown, beside it an
+// axial slice through the strongest hub (once SlicesReady), and the degree distribution (once
+// loaded).
 func (r *Result) Figures() []report.Figure {
 	var figs []report.Figure
 	if r.View3D != nil {
@@ -110,6 +162,9 @@ func (r *Result) Figures() []report.Figure {
 				figs = append(figs, report.Figure{Title: "Hubs in 3D, coloured by module", PNG: b.Bytes()})
 			}
 		}
+	}
+	if b, title, err := r.SliceFigure(); err == nil {
+		figs = append(figs, report.Figure{Title: title, PNG: b})
 	}
 	if b := r.Network.DegreePNG; b != nil {
 		figs = append(figs, report.Figure{Title: "Degree distribution", PNG: b})
@@ -140,7 +195,8 @@ func (r *Result) SaveReport(path string) error {
 	return nil
 }
 
-// exportTab shows where the bundle is (with a copy button) and saves the report.
+// exportTab shows where the bundle is (with a copy button), saves the views as PNG and the
+// report.
 func (r *Result) exportTab() fyne.CanvasObject {
 	loc := widget.NewLabel(r.Summary.Bundle)
 	loc.Wrapping = fyne.TextWrapBreak
@@ -149,40 +205,65 @@ func (r *Result) exportTab() fyne.CanvasObject {
 		fyne.CurrentApp().Clipboard().SetContent(r.Summary.Bundle)
 		r.ExportStatus.SetText("The results folder's location is on the clipboard.")
 	})
-	save := widget.NewButtonWithIcon("Save report…", theme.DocumentSaveIcon(), r.reportDialog)
+	base := trimScanExt(r.Summary.Job.Name)
+	save3D := widget.NewButtonWithIcon("Save 3D view PNG…", theme.FileImageIcon(), func() {
+		r.saveDialog("the 3D view", base+"-3d.png", ".png", r.write3DPNG)
+	})
+	saveSlices := widget.NewButtonWithIcon("Save slices PNG…", theme.FileImageIcon(), func() {
+		r.saveDialog("the slices", base+"-slices.png", ".png", r.writeSlicesPNG)
+	})
+	save := widget.NewButtonWithIcon("Save report…", theme.DocumentSaveIcon(), func() {
+		r.saveDialog("the report", base+"-report.html", ".html", r.WriteReport)
+	})
 	save.Importance = widget.HighImportance
 	files := widget.NewLabel(fmt.Sprintf("%d files: network (network.npz), maps (degree, hubs, modules … as NIfTI), hubs.tsv, metrics.json, provenance.json.", len(r.Summary.Files)))
 	files.Wrapping = fyne.TextWrapWord
+	views := widget.NewLabel("The 3D view and the three slices as they are shown now (overlay, crosshair, orientation letters).")
+	views.Wrapping = fyne.TextWrapWord
 	return container.NewVBox(
 		widget.NewLabelWithStyle("Results folder", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		container.NewBorder(nil, nil, nil, cp, loc), files, widget.NewSeparator(),
+		widget.NewLabelWithStyle("Pictures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
+		views, container.NewHBox(save3D, saveSlices), widget.NewSeparator(),
 		widget.NewLabelWithStyle("Report", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		widget.NewLabel("One HTML page with the figures, settings, global measures, modules and hubs, to attach to a record."),
 		container.NewHBox(save), r.ExportStatus)
 }
 
-func (r *Result) reportDialog() {
+// write3DPNG writes the 3D view as shown, as PNG.
+func (r *Result) write3DPNG(w io.Writer) error {
+	if r.View3D == nil {
+		return errors.New("the 3D view is not available")
+	}
+	return png.Encode(w, r.View3D.Image())
+}
+
+// saveDialog asks where to save what (a file named name, filtered to ext), writes it with
+// write and says in ExportStatus what happened.
+func (r *Result) saveDialog(what, name, ext string, write func(io.Writer) error) {
 	if r.win == nil {
 		return
 	}
 	d := dialog.NewFileSave(func(w fyne.URIWriteCloser, err error) {
 		if err != nil {
-			r.ExportStatus.SetText("Could not save the report: " + err.Error())
+			r.ExportStatus.SetText(fmt.Sprintf("Could not save %s: %v", what, err))
 			return
 		}
 		if w == nil {
+			return // cancelled
+		}
+		err = write(w)
+		if cerr := w.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			r.ExportStatus.SetText(fmt.Sprintf("Could not save %s to %s: %v", what, w.URI().Path(), err))
 			return
 		}
-		defer w.Close()
-		if err := r.WriteReport(w); err != nil {
-			r.ExportStatus.SetText(fmt.Sprintf("Could not save the report to %s: %v", w.URI().Path(), err))
-			return
-		}
-		r.ExportStatus.SetText("Report saved to " + w.URI().Path() + ".")
+		r.ExportStatus.SetText(fmt.Sprintf("Saved %s to %s.", what, w.URI().Path()))
 	}, r.win)
-	name := r.Summary.Job.Name
-	d.SetFileName(trimScanExt(name) + "-report.html")
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".html"}))
+	d.SetFileName(name)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{ext}))
 	d.Show()
 }
 
