@@ -1,11 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	iofs "io/fs"
 	"log"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -24,9 +29,10 @@ const shutdownGrace = 10 * time.Second
 // marked interrupted, with the message that the helper was shut down: the user did not cancel
 // them, and a restarted helper treats jobs it finds unfinished the same way.
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "serve [--socket PATH] [--web 127.0.0.1:PORT] [--results DIR] [--idle-exit 10m] [--max-upload 4GiB] [--backend auto|cpu|cuda] [--verbose]", stderr)
+	fs := newFlags("serve", "serve [--socket PATH] [--web 127.0.0.1:PORT [--web-root DIR]] [--results DIR] [--idle-exit 10m] [--max-upload 4GiB] [--backend auto|cpu|cuda] [--verbose]", stderr)
 	socket := fs.String("socket", "", "Unix socket to listen on (default "+ipc.DefaultSocketPath()+")")
 	web := fs.String("web", "", "also serve the browser build on this loopback address, e.g. 127.0.0.1:8765 (a token URL is printed)")
+	webRoot := fs.String("web-root", "", "with --web: the browser build to serve as the page (the folder `make web` writes, bin/web)")
 	results := fs.String("results", "", "results directory (default $XDG_DATA_HOME/hubscope/results, else ~/.local/share/hubscope/results)")
 	idleExit := fs.Duration("idle-exit", 0, "exit after this long with no client connected and no job queued or running (0 = never)")
 	maxUpload := fs.String("max-upload", "4GiB", "largest scan the browser build may upload (B, KiB, MiB, GiB, TiB; KB, MB, GB, TB)")
@@ -39,6 +45,16 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(pos) > 0 {
 		fmt.Fprintf(stderr, "serve: unexpected argument %q\n", pos[0])
 		return errUsage
+	}
+	if *webRoot != "" && *web == "" {
+		fmt.Fprintf(stderr, "serve: --web-root %s needs --web 127.0.0.1:PORT (the page is served on the web address)\n", *webRoot)
+		return errUsage
+	}
+	var root iofs.FS
+	if *web != "" {
+		if root, err = webPage(*webRoot); err != nil {
+			return err
+		}
 	}
 	limit, err := parseBytes(*maxUpload)
 	if err != nil {
@@ -61,7 +77,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	srv, err := ipc.NewServer(d, ipc.ServerOptions{Socket: *socket, Web: *web,
 		Handler: ipc.HandlerOptions{Logger: slog.New(slog.NewTextHandler(stderr, nil)), Verbose: *verbose,
-			MaxUploadBytes: limit}})
+			MaxUploadBytes: limit, WebRoot: root}})
 	if err != nil {
 		stopDaemon()
 		return err
@@ -107,6 +123,91 @@ loop:
 	}
 	return serveErr
 }
+
+// webPage is what the web address serves as its page: the browser build in dir, checked
+// to hold what its index.html loads (so a half-built folder fails here, in words, rather than
+// as a blank page), or, without dir, a page that says how to build and serve it.
+func webPage(dir string) (iofs.FS, error) {
+	if dir == "" {
+		return helpPage{}, nil
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--web-root %s: %w (build the browser app with `make web`, which writes bin/web)", dir, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("--web-root %s is not a folder; give the folder `make web` writes (bin/web)", dir)
+	}
+	for _, f := range []string{"index.html", "wasm_exec.js", "hubscope.wasm"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			return nil, fmt.Errorf("--web-root %s has no %s; is it the folder `make web` writes (bin/web)? %w", dir, f, err)
+		}
+	}
+	return os.DirFS(dir), nil
+}
+
+// webHelp is the page of a helper started with --web but no --web-root.
+const webHelp = `<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>HubScope helper</title></head>
+<body style="font-family: sans-serif; max-width: 44em; margin: 2em auto; line-height: 1.5">
+<h1>The HubScope helper is running</h1>
+<p>It was started without the browser app, so there is nothing to show here yet.</p>
+<p>To use HubScope in this browser, build the browser app in the HubScope source folder
+with <code>make web</code> (it writes <code>bin/web</code>), then start the helper with it:</p>
+<pre>hubscope-helper serve --web 127.0.0.1:8765 --web-root bin/web</pre>
+<p>and open the address it prints (the one with <code>?token=</code>).
+Or use the desktop app, <code>hubscope</code>, which needs no browser.</p>
+</body></html>
+`
+
+// helpPage is a file system holding webHelp as its only file, index.html; the ipc handler
+// serves it at / (the API and its token rules are unchanged).
+type helpPage struct{}
+
+func (helpPage) Open(name string) (iofs.File, error) {
+	switch name {
+	case ".":
+		return &helpFile{name: ".", dir: true, Reader: bytes.NewReader(nil)}, nil
+	case "index.html":
+		return &helpFile{name: name, Reader: bytes.NewReader([]byte(webHelp))}, nil
+	}
+	return nil, &iofs.PathError{Op: "open", Path: name, Err: iofs.ErrNotExist}
+}
+
+// helpFile is index.html (seekable, as http.FileServer needs for Content-Length and ranges)
+// or the root folder, which lists nothing: the server only looks for its index.html.
+type helpFile struct {
+	*bytes.Reader
+	name string
+	dir  bool
+}
+
+func (f *helpFile) Stat() (iofs.FileInfo, error) { return f, nil }
+func (f *helpFile) Close() error                 { return nil }
+func (f *helpFile) Read(p []byte) (int, error) {
+	if f.dir {
+		return 0, &iofs.PathError{Op: "read", Path: f.name, Err: errors.New("is a directory")}
+	}
+	return f.Reader.Read(p)
+}
+func (f *helpFile) ReadDir(int) ([]iofs.DirEntry, error) { return nil, nil }
+
+func (f *helpFile) Name() string { return f.name }
+func (f *helpFile) Size() int64 {
+	if f.dir {
+		return 0
+	}
+	return int64(len(webHelp))
+}
+func (f *helpFile) Mode() iofs.FileMode {
+	if f.dir {
+		return iofs.ModeDir | 0o555
+	}
+	return 0o444
+}
+func (f *helpFile) ModTime() time.Time { return time.Time{} }
+func (f *helpFile) IsDir() bool        { return f.dir }
+func (f *helpFile) Sys() any           { return nil }
 
 func later(a, b time.Time) time.Time {
 	if a.After(b) {
