@@ -30,6 +30,9 @@ helper:
 gui: deps-gui
 	$(GO) build -o $(BIN)/hubscope ./cmd/hubscope
 
+web:
+	scripts/build-web.sh
+
 deps-demo:
 	@scripts/setup-deps.sh demo
 
