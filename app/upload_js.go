@@ -1,0 +1,301 @@
+//go:build js
+
+package app
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"sync"
+	"syscall/js"
+	"time"
+
+	"fyne.io/fyne/v2"
+
+	"github.com/hubscope/hubscope/app/jobs"
+	"github.com/hubscope/hubscope/ipc"
+)
+
+// browserMaxUpload is the largest scan the browser app sends, whatever the helper accepts:
+// Go's fetch transport reads a request body whole into the wasm heap (it cannot stream it)
+// and hands the browser a second copy, and a wasm page has at most 4 GiB of memory, the
+// app's own included.
+const browserMaxUpload = 1 << 30
+
+// uploadChunk is how much of a file one read takes from the browser (File.slice).
+const uploadChunk = 4 << 20
+
+// Element IDs of the upload controls, for the page's users and for scripts/web-smoke.sh.
+const (
+	UploadInputID  = "hubscope-upload"
+	UploadStatusID = "hubscope-upload-status"
+)
+
+// EnableBrowserUpload gives the browser app its way to bring scans in, since a web page
+// cannot read paths and Fyne's drop and file dialogs do not work there: an HTML file input
+// (over the window's bottom-left corner) and the whole page as a drop zone. Each scan chosen
+// or dropped is uploaded to the helper and analysed at once with the current settings and an
+// automatic mask; the job list follows it as it does on the desktop. Call it once, on the UI
+// goroutine, before the window is shown.
+func (u *UI) EnableBrowserUpload() {
+	doc := js.Global().Get("document")
+	body := doc.Get("body")
+	if body.IsNull() {
+		// The page's <body> is parsed before the wasm runs (index.html loads it from there).
+		return
+	}
+	panel := doc.Call("createElement", "div")
+	panel.Set("id", "hubscope-upload-panel")
+	panel.Set("style", "position:fixed; left:10px; bottom:10px; z-index:10; max-width:420px;"+
+		" padding:8px 10px; border-radius:6px; font:13px sans-serif; color:#222;"+
+		" background:rgba(255,255,255,0.92); box-shadow:0 1px 4px rgba(0,0,0,0.35)")
+	label := doc.Call("createElement", "label")
+	label.Set("htmlFor", UploadInputID)
+	label.Set("textContent", "Upload scan…")
+	label.Set("style", "display:inline-block; cursor:pointer; padding:4px 10px; margin-right:8px;"+
+		" border-radius:4px; color:#fff; background:#1f6feb; font-weight:bold")
+	input := doc.Call("createElement", "input")
+	input.Set("type", "file")
+	input.Set("id", UploadInputID)
+	input.Set("multiple", true)
+	// .gz as well: some browsers match only the last extension.
+	input.Set("accept", ".nii,.nii.gz,.gz")
+	input.Set("style", "display:none")
+	note := doc.Call("createElement", "span")
+	note.Set("id", UploadStatusID)
+	note.Set("textContent", "or drop .nii / .nii.gz files anywhere on this page.")
+	panel.Call("appendChild", label)
+	panel.Call("appendChild", input)
+	panel.Call("appendChild", note)
+	body.Call("appendChild", panel)
+
+	up := &browserUpload{u: u, note: note}
+	// The callbacks live as long as the page; they are never released.
+	input.Call("addEventListener", "change", js.FuncOf(func(this js.Value, _ []js.Value) any {
+		files := fileList(this.Get("files"))
+		// Choosing the same file again must fire "change" again.
+		this.Set("value", "")
+		go up.send(files)
+		return nil
+	}))
+	highlight := func(on bool) {
+		if on {
+			panel.Get("style").Set("outline", "3px dashed #1f6feb")
+		} else {
+			panel.Get("style").Set("outline", "none")
+		}
+	}
+	// Without preventDefault on dragover the browser does not offer the page as a drop
+	// target, and without it on drop it opens the file instead of handing it over.
+	doc.Call("addEventListener", "dragover", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ev := args[0]
+		ev.Call("preventDefault")
+		if dt := ev.Get("dataTransfer"); !dt.IsNull() && !dt.IsUndefined() {
+			dt.Set("dropEffect", "copy")
+		}
+		highlight(true)
+		return nil
+	}))
+	doc.Call("addEventListener", "dragleave", js.FuncOf(func(js.Value, []js.Value) any {
+		highlight(false)
+		return nil
+	}))
+	doc.Call("addEventListener", "drop", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ev := args[0]
+		ev.Call("preventDefault")
+		highlight(false)
+		dt := ev.Get("dataTransfer")
+		if dt.IsNull() || dt.IsUndefined() {
+			return nil
+		}
+		go up.send(fileList(dt.Get("files")))
+		return nil
+	}))
+	u.Status.SetText("Upload resting-state scans (.nii or .nii.gz) with \"Upload scan…\" at the bottom left, or drop them on this page.")
+}
+
+// fileList copies a JS FileList (live, and emptied when the input is reset) into a slice.
+func fileList(list js.Value) []js.Value {
+	if list.IsNull() || list.IsUndefined() {
+		return nil
+	}
+	files := make([]js.Value, list.Length())
+	for i := range files {
+		files[i] = list.Index(i)
+	}
+	return files
+}
+
+// browserUpload sends chosen and dropped files, one at a time (each is held in memory while
+// it is sent, see browserMaxUpload).
+type browserUpload struct {
+	u    *UI
+	note js.Value
+	mu   sync.Mutex
+}
+
+// say shows msg in the window's status line and beside the upload button.
+func (b *browserUpload) say(msg string) {
+	fyne.Do(func() {
+		b.u.Status.SetText(msg)
+		b.note.Set("textContent", msg)
+	})
+}
+
+// send uploads and submits files in order. It runs on its own goroutine: a JS event callback
+// must not block, and the upload waits on the browser.
+func (b *browserUpload) send(files []js.Value) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, f := range files {
+		b.sendOne(f)
+	}
+}
+
+// sendOne uploads one File and submits it; every outcome is said in words naming the file.
+func (b *browserUpload) sendOne(file js.Value) {
+	name := file.Get("name").String()
+	size := int64(file.Get("size").Float())
+	if !IsScan(name) {
+		b.say(fmt.Sprintf("%s is not a NIfTI scan (.nii or .nii.gz); it was not uploaded.", name))
+		return
+	}
+	// What the UI goroutine owns is read there.
+	var (
+		svc      ipc.Service
+		info     ipc.Info
+		list     *jobs.List
+		settings ipc.Settings
+		setErr   error
+	)
+	fyne.DoAndWait(func() {
+		svc, info, list = b.u.svc, b.u.info, b.u.Jobs
+		settings, setErr = b.u.Settings.Settings()
+	})
+	switch {
+	case svc == nil || list == nil:
+		b.say(fmt.Sprintf("%s was not uploaded: the helper is not connected (see the top of the window, then try again).", name))
+		return
+	case info.MaxUploadBytes > 0 && size > info.MaxUploadBytes:
+		have, limit := byteSize(size), byteSize(info.MaxUploadBytes)
+		if have == limit {
+			// Rounded alike, "3.3 MiB is more than 3.3 MiB" would read as a mistake.
+			have, limit = fmt.Sprintf("%d bytes", size), fmt.Sprintf("%d bytes", info.MaxUploadBytes)
+		}
+		b.say(fmt.Sprintf("%s is %s, more than this helper accepts (%s). Start the helper with a larger --max-upload, or analyse the scan in the desktop app.",
+			name, have, limit))
+		return
+	case size > browserMaxUpload:
+		b.say(fmt.Sprintf("%s is %s; the browser app uploads scans of up to %s (it holds a scan in memory while it sends it). Analyse it in the desktop app instead.",
+			name, byteSize(size), byteSize(browserMaxUpload)))
+		return
+	case setErr != nil:
+		b.say(fmt.Sprintf("%s was not uploaded: %v", name, setErr))
+		return
+	}
+	ctx := b.u.ctx
+	b.say(fmt.Sprintf("Uploading %s (%s)…", name, byteSize(size)))
+	start := time.Now()
+	up, err := svc.Upload(ctx, name, &fileReader{file: file, name: name, size: size})
+	if err != nil {
+		var e *ipc.Error
+		if errors.As(err, &e) && e.Code == ipc.CodeTooLarge {
+			b.say(fmt.Sprintf("%s is too large for this helper: %s. Start the helper with a larger --max-upload, or analyse the scan in the desktop app.", name, e.Message))
+			return
+		}
+		b.say(fmt.Sprintf("Could not upload %s: %v", name, err))
+		return
+	}
+	b.say(fmt.Sprintf("Uploaded %s (%s in %.0f s); starting the analysis…", name, byteSize(up.Size), time.Since(start).Seconds()))
+	if _, err := list.Submit(ctx, ipc.JobRequest{ScanUpload: up.ID, Name: name, Settings: settings}); err != nil {
+		b.say(fmt.Sprintf("Could not start %s: %v", name, err))
+		return
+	}
+	b.say(fmt.Sprintf("Started %s; follow it under Analyses.", name))
+}
+
+// byteSize writes n in binary units, as --max-upload takes them.
+func byteSize(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	x, i := float64(n), 0
+	for x >= 1024 && i < len(units)-1 {
+		x /= 1024
+		i++
+	}
+	if i == 0 {
+		return fmt.Sprintf("%d B", n)
+	}
+	return fmt.Sprintf("%.1f %s", x, units[i])
+}
+
+// fileReader reads a browser File a slice at a time (File.slice(…).arrayBuffer()), so the
+// page never holds a second whole copy in JS memory. Its Stat gives ipc.Client.Upload the
+// size to send ahead.
+type fileReader struct {
+	file js.Value
+	name string
+	size int64
+	off  int64
+}
+
+func (r *fileReader) Read(p []byte) (int, error) {
+	if r.off >= r.size {
+		return 0, io.EOF
+	}
+	n := min(int64(len(p)), int64(uploadChunk), r.size-r.off)
+	if n == 0 {
+		return 0, nil
+	}
+	buf, err := await(r.file.Call("slice", float64(r.off), float64(r.off+n)).Call("arrayBuffer"))
+	if err != nil {
+		return 0, fmt.Errorf("reading %s at byte %d: %w", r.name, r.off, err)
+	}
+	got := js.CopyBytesToGo(p[:n], js.Global().Get("Uint8Array").New(buf))
+	if got == 0 {
+		// The file shrank since it was chosen.
+		return 0, fmt.Errorf("reading %s at byte %d: the file ended early (it changed after it was chosen)", r.name, r.off)
+	}
+	r.off += int64(got)
+	return got, nil
+}
+
+func (r *fileReader) Stat() (fs.FileInfo, error) { return fileInfo{r}, nil }
+
+// fileInfo describes the File as a regular file of its size.
+type fileInfo struct{ r *fileReader }
+
+func (i fileInfo) Name() string      { return i.r.name }
+func (i fileInfo) Size() int64       { return i.r.size }
+func (i fileInfo) Mode() fs.FileMode { return 0o444 }
+func (i fileInfo) ModTime() time.Time {
+	return time.UnixMilli(int64(i.r.file.Get("lastModified").Float()))
+}
+func (i fileInfo) IsDir() bool { return false }
+func (i fileInfo) Sys() any    { return nil }
+
+// await blocks the calling goroutine (never a JS callback's) until promise settles.
+func await(promise js.Value) (js.Value, error) {
+	type result struct {
+		v   js.Value
+		err error
+	}
+	ch := make(chan result, 1)
+	ok := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		ch <- result{v: args[0]}
+		return nil
+	})
+	fail := js.FuncOf(func(_ js.Value, args []js.Value) any {
+		msg := "the browser refused"
+		if len(args) > 0 && !args[0].IsUndefined() && !args[0].IsNull() {
+			msg = args[0].Call("toString").String()
+		}
+		ch <- result{err: errors.New(msg)}
+		return nil
+	})
+	defer ok.Release()
+	defer fail.Release()
+	promise.Call("then", ok, fail)
+	r := <-ch
+	return r.v, r.err
+}
