@@ -10,6 +10,7 @@ for profile in "${@:-test}"; do
     test) want+=(python3 python3-numpy python3-scipy python3-nibabel python3-igraph python3-networkx nifti-bin mricron-data) ;;
     gui)  want+=(libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev xvfb xauth imagemagick xdotool x11-utils) ;;
     cuda) want+=(nvidia-cuda-dev) ;;
+    web)  want+=(chromium) ;;
     *) echo "setup-deps: unknown profile $profile" >&2; exit 2 ;;
   esac
 done
