@@ -28,6 +28,7 @@ const uploadChunk = 4 << 20
 
 // Element IDs of the upload controls, for the page's users and for scripts/web-smoke.sh.
 const (
+	UploadPanelID  = "hubscope-upload-panel"
 	UploadInputID  = "hubscope-upload"
 	UploadStatusID = "hubscope-upload-status"
 )
@@ -42,11 +43,12 @@ func (u *UI) EnableBrowserUpload() {
 	doc := js.Global().Get("document")
 	body := doc.Get("body")
 	if body.IsNull() {
-		// The page's <body> is parsed before the wasm runs (index.html loads it from there).
+		// index.html starts the wasm from <body onload>, so only another page gets here.
+		u.Status.SetText("This page has no <body> to put the upload control in; open the page the helper serves (its token URL).")
 		return
 	}
 	panel := doc.Call("createElement", "div")
-	panel.Set("id", "hubscope-upload-panel")
+	panel.Set("id", UploadPanelID)
 	panel.Set("style", "position:fixed; left:10px; bottom:10px; z-index:10; max-width:420px;"+
 		" padding:8px 10px; border-radius:6px; font:13px sans-serif; color:#222;"+
 		" background:rgba(255,255,255,0.92); box-shadow:0 1px 4px rgba(0,0,0,0.35)")
