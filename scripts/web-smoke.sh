@@ -2,9 +2,9 @@
 # Headless-browser smoke test of the browser app: build bin/web (make web), start the helper
 # on loopback TCP with it as the page (own socket, results folder and a small upload limit),
 # and drive the page in headless Chromium (cmd/hubscope/websmoke): the app starts and reaches
-# the helper's API with the page's token, a file that is not NIfTI and one over the limit are
-# refused in words, and the demo phantom uploaded through the page's file input is analysed
-# to the end and its result drawn.
+# the helper's API with the page's token; a file that is not NIfTI, one over the limit and one
+# that holds no NIfTI image are refused in words; and the demo phantom uploaded through the
+# page's file input is analysed to the end and its result drawn.
 # Usage: scripts/web-smoke.sh [SHOTS_DIR]   (screenshots and the page's console; default
 # out/web-smoke). WEB_SMOKE_KEEP=1 keeps the temporary folder (helper log, results).
 set -euo pipefail
@@ -25,11 +25,13 @@ trap cleanup EXIT
 go build -o "$T/hubscope-helper" ./cmd/hubscope-helper
 go build -o "$T/websmoke" ./cmd/hubscope/websmoke
 
-# The demo phantom (3 MB at 6 mm; the analysis takes seconds on 2 cores), a file that is not
-# NIfTI, and a .nii.gz one byte over the helper's upload limit, which is set just above the
-# phantom's size so that the limit is the helper's, not the browser app's.
+# The demo phantom (2.4 MB at 6 mm; the analysis takes about 20 s on 2 cores), a file that is
+# not NIfTI, a .nii.gz that holds no image, and a .nii.gz one byte over the helper's upload
+# limit, which is set just above the phantom's size so that the limit is the helper's, not the
+# browser app's.
 "$T/hubscope-helper" synth --voxel-mm 6 --out "$T/phantom.nii.gz" >/dev/null
 echo "not a scan" >"$T/notes.txt"
+echo "not a scan either" | gzip >"$T/corrupt.nii.gz"
 limit=$(( $(stat -c %s "$T/phantom.nii.gz") + 1048576 ))
 truncate -s $(( limit + 1 )) "$T/too-large.nii.gz"
 
@@ -46,6 +48,6 @@ done
 [ -n "$url" ] || { echo "web-smoke: the helper printed no token URL"; cat "$T/helper.out" "$T/helper.log"; exit 1; }
 
 "$T/websmoke" --url "$url" --helper-log "$T/helper.log" --out "$shots" \
-  --not-nifti "$T/notes.txt" --too-large "$T/too-large.nii.gz" --scan "$T/phantom.nii.gz" \
+  --not-nifti "$T/notes.txt" --too-large "$T/too-large.nii.gz" --corrupt "$T/corrupt.nii.gz" --scan "$T/phantom.nii.gz" \
   || { echo "--- helper log"; tail -30 "$T/helper.log"; exit 1; }
 echo "web-smoke: OK (screenshots and the page's console in $shots)"

@@ -50,17 +50,18 @@ func main() {
 	scan := flag.String("scan", "", "a NIfTI scan to upload through the page and analyse to the end")
 	notNIfTI := flag.String("not-nifti", "", "a file the page must refuse as not NIfTI")
 	tooLarge := flag.String("too-large", "", "a .nii.gz over the helper's --max-upload that the page must refuse as too large (dropped on the page)")
+	corrupt := flag.String("corrupt", "", "a .nii.gz that is not a NIfTI image inside, which the helper must refuse")
 	out := flag.String("out", "", "folder for the screenshots (start.png, result.png) and console.log")
 	timeout := flag.Duration("timeout", 10*time.Minute, "give up after this long")
 	flag.Parse()
 	if *pageURL == "" || *out == "" || *helperLog == "" {
-		fmt.Fprintln(os.Stderr, "usage: websmoke --url TOKEN_URL --helper-log FILE --out DIR [--scan F --not-nifti F --too-large F] [--chromium PROG]")
+		fmt.Fprintln(os.Stderr, "usage: websmoke --url TOKEN_URL --helper-log FILE --out DIR [--scan F --not-nifti F --too-large F --corrupt F] [--chromium PROG]")
 		os.Exit(2)
 	}
 	s := &smoke{url: *pageURL, browser: *browser, helperLog: *helperLog, out: *out}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	err := s.run(ctx, *scan, *notNIfTI, *tooLarge)
+	err := s.run(ctx, files{scan: *scan, notNIfTI: *notNIfTI, tooLarge: *tooLarge, corrupt: *corrupt})
 	if werr := s.writeConsole(); werr != nil && err == nil {
 		err = werr
 	}
@@ -71,19 +72,25 @@ func main() {
 	fmt.Println("websmoke: ok")
 }
 
+// files are what the page is given; "" = that check is skipped.
+type files struct{ scan, notNIfTI, tooLarge, corrupt string }
+
 type smoke struct {
 	url, browser, helperLog, out string
 	client                       *ipc.Client
 
 	mu      sync.Mutex
 	console []chromedp.ConsoleMessage
+	// refusedUpload: the helper answered an upload with 400 on purpose (the corrupt file),
+	// which the browser logs as a failed request.
+	refusedUpload bool
 }
 
 func (s *smoke) logf(format string, args ...any) {
 	fmt.Printf("websmoke: "+format+"\n", args...)
 }
 
-func (s *smoke) run(ctx context.Context, scan, notNIfTI, tooLarge string) error {
+func (s *smoke) run(ctx context.Context, f files) error {
 	u, err := url.Parse(s.url)
 	if err != nil || u.Query().Get("token") == "" {
 		return fmt.Errorf("--url %q is not a token URL (http://127.0.0.1:PORT/?token=…)", s.url)
@@ -169,22 +176,34 @@ func (s *smoke) run(ctx context.Context, scan, notNIfTI, tooLarge string) error 
 		return err
 	}
 
-	if notNIfTI != "" {
-		if err := s.upload(bctx, notNIfTI, false, "is not a NIfTI scan"); err != nil {
+	// Refused by the page by name and by size (dropped, to check the drop zone as well), and
+	// by the helper by content.
+	for _, c := range []struct {
+		path string
+		drop bool
+		want string
+	}{
+		{f.notNIfTI, false, "is not a NIfTI scan"},
+		{f.tooLarge, true, "more than this helper accepts"},
+		{f.corrupt, false, "not a valid NIfTI image"},
+	} {
+		if c.path == "" {
+			continue
+		}
+		if c.path == f.corrupt {
+			s.mu.Lock()
+			s.refusedUpload = true
+			s.mu.Unlock()
+		}
+		if err := s.upload(bctx, c.path, c.drop, c.want); err != nil {
 			return err
 		}
 	}
-	if tooLarge != "" {
-		// Dropped, to check the page's drop zone as well.
-		if err := s.upload(bctx, tooLarge, true, "more than this helper accepts"); err != nil {
+	if f.scan != "" {
+		if err := s.upload(bctx, f.scan, false, "Started "); err != nil {
 			return err
 		}
-	}
-	if scan != "" {
-		if err := s.upload(bctx, scan, false, "Started "); err != nil {
-			return err
-		}
-		if err := s.waitJob(ctx, filepath.Base(scan)); err != nil {
+		if err := s.waitJob(ctx, filepath.Base(f.scan)); err != nil {
 			return err
 		}
 		// The first result of a session opens by itself: the right side then shows its tabs,
@@ -411,14 +430,18 @@ func (s *smoke) waitJob(ctx context.Context, name string) error {
 
 // checkConsole fails on any error the page logged: an exception, console.error (the page's
 // own loader reports there), a failed request in the browser's log, or a Go panic (which the
-// wasm runtime prints as a plain log line).
+// wasm runtime prints as a plain log line). The one failed request it expects is the
+// helper's 400 for the corrupt upload.
 func (s *smoke) checkConsole() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var bad []string
 	for _, m := range s.console {
+		if s.refusedUpload && m.Source == "network" && strings.Contains(m.URL, ipc.Prefix+"/uploads?") && strings.Contains(m.Text, "status of 400") {
+			continue
+		}
 		if m.Type == chromedp.ConsoleError || m.IsException() || strings.Contains(m.Text, "panic:") {
-			bad = append(bad, fmt.Sprintf("%s: %s", m.Type, m.Text))
+			bad = append(bad, fmt.Sprintf("%s: %s %s", m.Type, m.Text, m.URL))
 		}
 	}
 	if len(bad) > 0 {
@@ -456,7 +479,16 @@ func (s *smoke) writeConsole() error {
 	defer s.mu.Unlock()
 	var b strings.Builder
 	for _, m := range s.console {
-		fmt.Fprintf(&b, "%s %s: %s\n", m.Time.Format(time.TimeOnly), m.Type, m.Text)
+		fmt.Fprintf(&b, "%s %s: %s", m.Time.Format(time.TimeOnly), m.Type, m.Text)
+		if m.Source == "network" {
+			// A failed request's address, with the token (never in an API URL) left out.
+			u := m.URL
+			if i := strings.Index(u, "token="); i >= 0 {
+				u = u[:i] + "token=REDACTED"
+			}
+			fmt.Fprintf(&b, " (%s)", u)
+		}
+		b.WriteString("\n")
 	}
 	return os.WriteFile(filepath.Join(s.out, "console.log"), []byte(b.String()), 0o644)
 }
