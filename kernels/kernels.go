@@ -1,5 +1,5 @@
 // Package kernels holds HubScope's CUDA kernels: the CUDA C sources (*.cu, one job each,
-// sharing common.cuh and the tile products sgemm_tile.cuh and popc_tile.cuh) and the fatbin
+// sharing common.cuh and the tile products sgemm_tile.cuh, tf32x3_tile.cuh, popc_tile.cuh and bmma_tile.cuh) and the fatbin
 // nvcc compiled from them, embedded so that the helper built with -tags cuda needs only the
 // NVIDIA driver at run time (the CUDA backend loads it with cuModuleLoadData).
 //
@@ -34,4 +34,5 @@ const (
 	PanelDegrees         = "panel_degrees"
 	PanelScan            = "panel_scan"
 	PanelGather          = "panel_gather"
+	SplitTF32            = "split_tf32"
 )

@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "5d2f92e5b889fb81afaea2225b3cd70b276f986186dcd854583058696c22826e"
+const SourceSHA256 = "6fdc34593fb4bffff6d419ff54921675d8495c121e95d5aa77b9e58e90833635"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "9ff195f9bf2a87a20603291caabd36bc072d27155f34ae4550adb35a8a6ee6a5"
+const FatbinSHA256 = "dd64207cf54c4e8828f26271624ba17916f4a687f883d5c26bcfa9c1192b7046"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"

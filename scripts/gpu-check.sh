@@ -16,6 +16,8 @@
 # peer:     the torch peer (shared/peers/torch_fc.py) on the same workloads, same machine.
 # helper:   `hubscope-helper bench --workloads w1,w2,w4,w5` built with -tags cuda: ours and the
 #           torch peer alternating in the same call (medians of 3 after a warm-up).
+# ceilings: torch GEMM rates on this GPU in the same call (fp32 SIMT and plain TF32, 8192³,
+#           medians of 5), the ceilings the construction passes' TFLOP/s are compared with.
 # w3:       W3 (Pearson N = 10⁶, L = 128, density 1 %) once after a warm-up, under
 #           /usr/bin/time -v for the peak host RSS (GOMEMLIMIT keeps the warm-up's network
 #           from doubling the heap).
@@ -47,18 +49,18 @@ SAN=${SANITIZER:-/usr/local/cuda/bin/compute-sanitizer}
 run_tests() {
     nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
     head -15 "$OUT/nvidia-smi.txt"
-    timeout 180 "$T" -test.v -test.timeout 170s \
-        -test.run 'TestAvailable|TestConformance|TestManyTilesAgainstReference|TestAgainstScipy|TestSinkErrorAndReuse|TestRealScans|TestBadSeries|TestSplitBlocks|TestKendallUnitsAgree|TestRowEmission|TestRowPathBuild' \
+    timeout 300 "$T" -test.v -test.timeout 290s \
+        -test.run 'TestAvailable|TestConformance|TestConformanceTF32x3|TestManyTilesAgainstReference|TestAgainstScipy|TestSinkErrorAndReuse|TestRealScans|TestBadSeries|TestSplitBlocks|TestKendallUnitsAgree|TestCorrelationUnitsAgree|TestRowEmission|TestRowPathBuild' \
         > "$OUT/tests.log" 2>&1
     echo "tests exit $?"
-    grep -E '^(--- FAIL|FAIL|ok|PASS)|^    .*(deviation|Available|N=)|backend_test.go|realscan_test.go' "$OUT/tests.log" | head -60
+    grep -E '^(--- FAIL|FAIL|ok|PASS)|^    .*(deviation|Available|N=)|backend_test.go|realscan_test.go|backend_test.go:4[56][0-9]' "$OUT/tests.log" | head -60
     grep -c -- '--- PASS' "$OUT/tests.log" | sed 's/^/subtests passed: /'
     grep -c -- '--- FAIL' "$OUT/tests.log" | sed 's/^/subtests failed: /'
 }
 
 run_sanitize() {
     for tool in memcheck racecheck; do
-        timeout 90 "$SAN" --tool $tool --error-exitcode 9 "$T" -test.run 'TestSinkErrorAndReuse|TestManyTilesAgainstReference/Kendall|TestRowEmission/pearson/rows300/stage100' \
+        timeout 90 "$SAN" --tool $tool --error-exitcode 9 "$T" -test.run 'TestSinkErrorAndReuse|TestManyTilesAgainstReference/Kendall|TestRowEmission/pearson/rows300/stage100|TestCorrelationUnitsAgree' \
             > "$OUT/sanitizer-$tool.log" 2>&1
         echo "compute-sanitizer $tool exit $?"
         grep -E 'ERROR SUMMARY|^(ok|FAIL|PASS)' "$OUT/sanitizer-$tool.log" | head -5
@@ -110,6 +112,24 @@ run_helper() {
     grep -vE '^\s*$' "$OUT/helper-bench.log" | grep -vi 'progress' | tail -20
 }
 
+run_ceilings() {
+    python3 - > "$OUT/ceilings.log" 2>&1 <<'PY'
+import torch
+n = 8192
+a = torch.randn(n, n, device="cuda"); b = torch.randn(n, n, device="cuda")
+for name, tf32 in (("fp32", False), ("tf32", True)):
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    for _ in range(3): a @ b
+    ts = []
+    for _ in range(5):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record(); a @ b; e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e) / 1e3)
+    ts.sort()
+    print("ceiling %s GEMM %d^3: %.1f TFLOP/s (%s)" % (name, n, 2 * n**3 / ts[2] / 1e12, torch.cuda.get_device_name()))
+PY
+    cat "$OUT/ceilings.log"
+}
+
 run_w3() {
     GOMEMLIMIT=${GOMEMLIMIT:-44GiB} HUBSCOPE_BENCH_RUNS=1 BENCH=W3 BENCH_TIMEOUT=${BENCH_TIMEOUT:-300} \
         /usr/bin/time -v -o "$OUT/w3-time.txt" bash -c "$(declare -f run_bench); T=$T OUT=$OUT run_bench"
@@ -124,6 +144,7 @@ backend) run_backend ;;
 peer) run_peer ;;
 helper) run_helper ;;
 w3) run_w3 ;;
+ceilings) run_ceilings ;;
 all) run_tests; run_sanitize; run_backend; run_bench; run_peer ;;
-*) echo "usage: $0 [build|all|test|sanitize|backend|bench|peer]" >&2; exit 2 ;;
+*) echo "usage: $0 [build|all|test|sanitize|backend|bench|peer|helper|w3|ceilings]" >&2; exit 2 ;;
 esac

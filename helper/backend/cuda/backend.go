@@ -64,7 +64,8 @@ type backend struct {
 	prepared  bool
 	measure   fc.Measure
 	n, l      int
-	u         cu.DevicePtr // Pearson/Spearman: normalized rows, ld floats each
+	u         cu.DevicePtr // Pearson/Spearman: normalized rows, ld floats each (tf32(u) when uLo != 0)
+	uLo       cu.DevicePtr // Options.TF32x3: tf32(u − tf32(u)), else none
 	ld        int
 	planeP    cu.DevicePtr // Kendall: sign bit-planes, ldw words per row
 	planeN    cu.DevicePtr
@@ -253,6 +254,15 @@ func (b *backend) prepare(x []float32, n, l int, m fc.Measure) error {
 		if err := b.fn.normalizeRowsLaunch(s, src, n, l, b.u, b.ld); err != nil {
 			return err
 		}
+		if b.opts.TF32x3 {
+			// The 3×TF32 split, once for every block pair: b.u becomes the hi plane.
+			if b.uLo, err = alloc("3×TF32 low plane", rows*b.ld*4); err != nil {
+				return err
+			}
+			if err := b.fn.splitTF32Launch(s, b.u, b.uLo, rows*b.ld); err != nil {
+				return err
+			}
+		}
 	case fc.Kendall:
 		b.kendallPairs = l * (l - 1) / 2
 		words := ceilDiv(b.kendallPairs, 32)
@@ -349,6 +359,11 @@ func (b *backend) upload(x []float32) (cu.DevicePtr, error) {
 	return dx, nil
 }
 
+// series bundles the prepared Pearson/Spearman operands for the block kernels.
+func (b *backend) series() corrSeries {
+	return corrSeries{hi: b.u, lo: b.uLo, ld: b.ld, tc: b.uLo != 0}
+}
+
 // kendall bundles the prepared Kendall operands for the block kernels.
 func (b *backend) kendall() kendallPlanes {
 	return kendallPlanes{p: b.planeP, n: b.planeN, nonzero: b.nonzero, positives: b.positives,
@@ -400,7 +415,7 @@ func alloc(what string, bytes int) (cu.DevicePtr, error) {
 }
 
 func (b *backend) freePrepared() {
-	for _, p := range []*cu.DevicePtr{&b.u, &b.planeP, &b.planeN, &b.nonzero, &b.positives, &b.vals} {
+	for _, p := range []*cu.DevicePtr{&b.u, &b.uLo, &b.planeP, &b.planeN, &b.nonzero, &b.positives, &b.vals} {
 		if *p != 0 {
 			cu.MemFree(*p)
 			*p = 0
@@ -504,7 +519,7 @@ func (b *backend) enqueue(s *slot, op fc.Op) error {
 		if b.measure == fc.Kendall {
 			err = b.fn.kendallHistogramLaunch(s.stream, b.kendall(), blk, op, s.hist)
 		} else {
-			err = b.fn.correlationHistogramLaunch(s.stream, b.u, b.ld, blk, op, s.hist)
+			err = b.fn.correlationHistogramLaunch(s.stream, b.series(), blk, op, s.hist)
 		}
 		if err != nil {
 			return err
@@ -521,7 +536,7 @@ func (b *backend) enqueue(s *slot, op fc.Op) error {
 	if b.measure == fc.Kendall {
 		err = b.fn.kendallEdgesLaunch(s.stream, b.kendall(), blk, op, s.edges, s.count, s.edgeCap)
 	} else {
-		err = b.fn.correlationEdgesLaunch(s.stream, b.u, b.ld, blk, op, s.edges, s.count, s.edgeCap)
+		err = b.fn.correlationEdgesLaunch(s.stream, b.series(), blk, op, s.edges, s.count, s.edgeCap)
 	}
 	if err != nil {
 		return err
@@ -756,7 +771,7 @@ func (b *backend) runTopK(ctx context.Context, blocks []fc.Block, op fc.Op, sink
 		if b.measure == fc.Kendall {
 			err = b.fn.kendallValuesLaunch(s.stream, b.kendall(), blk, op, b.vals, w)
 		} else {
-			err = b.fn.correlationValuesLaunch(s.stream, b.u, b.ld, blk, op, b.vals, w)
+			err = b.fn.correlationValuesLaunch(s.stream, b.series(), blk, op, b.vals, w)
 		}
 		if err != nil {
 			return err

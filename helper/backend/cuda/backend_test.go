@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -45,6 +46,12 @@ func newTestBackend(t *testing.T, opts Options) fc.Backend {
 func TestConformance(t *testing.T) {
 	requireGPU(t)
 	fctest.Run(t, func(t *testing.T) fc.Backend { return newTestBackend(t, Options{}) })
+}
+
+// TestConformanceTF32x3 runs the suite on the 3×TF32 tensor-core product (Options.TF32x3).
+func TestConformanceTF32x3(t *testing.T) {
+	requireGPU(t)
+	fctest.Run(t, func(t *testing.T) fc.Backend { return newTestBackend(t, Options{TF32x3: true}) })
 }
 
 // collect runs op and returns every emitted pair's value in an n×n array (NaN where absent),
@@ -406,6 +413,59 @@ func TestKendallUnitsAgree(t *testing.T) {
 			a, b := vals[0][i*d.N+j], vals[1][i*d.N+j]
 			if math.Float32bits(a) != math.Float32bits(b) || a != float32(ref.At(i, j)) {
 				t.Fatalf("τ(%d,%d): tensor cores %v, SIMT %v, reference %v", i, j, a, b, float32(ref.At(i, j)))
+			}
+		}
+	}
+}
+
+// TestCorrelationUnitsAgree: the 3×TF32 tensor-core product (Options.TF32x3) and the fp32
+// SIMT product (the default) both stay within fctest.Tol of the float64 reference for Pearson and
+// Spearman, on short series and on long ones whose pairs are nearly collinear (|r| → 1, where
+// the sums are largest), and the tensor-core value of a pair does not depend on where the
+// pair falls in a tile: block heights 130 and 200 put it at different fragment positions,
+// and the values must agree bit for bit (what lets both passes of a density threshold agree).
+func TestCorrelationUnitsAgree(t *testing.T) {
+	long := fctest.Gaussian("collinear", 300, 1500, 3, 5)
+	rng := rand.New(rand.NewPCG(9, 9))
+	for i := 0; i < long.N; i++ { // x_i = f_c + 0.05·noise: |r| > 0.99 within a cluster
+		for k := 0; k < long.L; k++ {
+			long.X[i*long.L+k] = float32(float64(long.X[(i%3)*long.L+k]) + 0.05*rng.NormFloat64())
+		}
+	}
+	for _, d := range []fctest.Dataset{fctest.Gaussian("units", 389, 37, 5, 21), long} {
+		for _, m := range []fc.Measure{fc.Pearson, fc.Spearman} {
+			ref := fctest.NewReference(d, m)
+			all := fc.Op{Kind: fc.OpEdges, Threshold: math.Inf(-1), Inclusive: true}
+			var tc [2][]float32
+			for _, simt := range []bool{false, true} {
+				be := newTestBackend(t, Options{TF32x3: !simt})
+				if err := be.Prepare(context.Background(), d.X, d.N, d.L, m); err != nil {
+					t.Fatal(err)
+				}
+				vals, _ := collect(t, be, fc.PlanBlocks(d.N, 130), all, d.N)
+				if !simt {
+					tc[0] = vals
+					tc[1], _ = collect(t, be, fc.PlanBlocks(d.N, 200), all, d.N)
+				}
+				be.Close()
+				worst, top := 0.0, 0.0
+				for i := 0; i < d.N; i++ {
+					for j := i + 1; j < d.N; j++ {
+						worst = max(worst, math.Abs(float64(vals[i*d.N+j])-ref.At(i, j)))
+						top = max(top, math.Abs(ref.At(i, j)))
+					}
+				}
+				if worst > fctest.Tol {
+					t.Fatalf("%s %s (SIMT %v): largest deviation %.3g from the float64 reference > %g", d.Name, m, simt, worst, fctest.Tol)
+				}
+				t.Logf("%s %s N=%d L=%d max|r|=%.4f SIMT=%v: largest |r − float64| = %.3g", d.Name, m, d.N, d.L, top, simt, worst)
+			}
+			for i := 0; i < d.N; i++ {
+				for j := i + 1; j < d.N; j++ {
+					if a, b := tc[0][i*d.N+j], tc[1][i*d.N+j]; math.Float32bits(a) != math.Float32bits(b) {
+						t.Fatalf("%s %s r(%d,%d): %v with blocks of 130 rows, %v with 200", d.Name, m, i, j, a, b)
+					}
+				}
 			}
 		}
 	}

@@ -161,6 +161,9 @@ func backendOnly(b *testing.B, be fc.Backend, x []float32, n, l int, m fc.Measur
 			return nil
 		})
 	})
+	// N(N−1)/2 pairs × L multiply-adds × 2 flops (the useful work; 3×TF32 issues three
+	// tensor-core products for each).
+	out["edges_tflops"] = float64(n) * float64(n-1) * float64(l) / out["edges_s"] / 1e12
 	out["edges"] = float64(edges)
 	out["blocks"] = float64(len(blocks))
 	return out
@@ -186,26 +189,33 @@ var backendWorkloads = []struct {
 func BenchmarkBackend(b *testing.B) {
 	requireGPU(b)
 	for _, w := range backendWorkloads {
-		b.Run(w.name, func(b *testing.B) {
-			be, err := New(Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer be.Close()
-			x := randomSeries(w.n, w.l)
-			ctx := context.Background()
-			if err := be.Prepare(ctx, x, w.n, w.l, w.m); err != nil { // warm-up
-				b.Fatal(err)
-			}
-			var own map[string]float64
-			for i := 0; i < b.N; i++ {
-				own = backendOnly(b, be, x, w.n, w.l, w.m, w.thr, true)
-			}
-			total := own["prepare_s"] + own["histogram_narrow_s"] + own["edges_s"]
-			b.ReportMetric(total, "s/density-build")
-			line, _ := json.Marshal(map[string]any{"ours": "hubscope-cuda-backend", "workload": w.name, "measure": w.m.String(),
-				"n": w.n, "l": w.l, "threshold": w.thr, "backend_only": own, "two_pass_s": total, "device": be.Device()})
-			fmt.Fprintln(os.Stdout, string(line))
-		})
+		// Pearson/Spearman: the default fp32 SIMT product and the 3×TF32 tensor-core one.
+		units := []string{"simt", "tc"}
+		if w.m == fc.Kendall {
+			units = []string{"default"}
+		}
+		for _, unit := range units {
+			b.Run(w.name+"/"+unit, func(b *testing.B) {
+				be, err := New(Options{TF32x3: unit == "tc"})
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer be.Close()
+				x := randomSeries(w.n, w.l)
+				ctx := context.Background()
+				if err := be.Prepare(ctx, x, w.n, w.l, w.m); err != nil { // warm-up
+					b.Fatal(err)
+				}
+				var own map[string]float64
+				for i := 0; i < b.N; i++ {
+					own = backendOnly(b, be, x, w.n, w.l, w.m, w.thr, true)
+				}
+				total := own["prepare_s"] + own["histogram_narrow_s"] + own["edges_s"]
+				b.ReportMetric(total, "s/density-build")
+				line, _ := json.Marshal(map[string]any{"ours": "hubscope-cuda-backend", "workload": w.name + "/" + unit, "measure": w.m.String(),
+					"n": w.n, "l": w.l, "threshold": w.thr, "backend_only": own, "two_pass_s": total, "device": be.Device()})
+				fmt.Fprintln(os.Stdout, string(line))
+			})
+		}
 	}
 }

@@ -42,6 +42,13 @@ type Options struct {
 	// halves of its rows, gathered in host memory and handed over as the one planned block;
 	// a device out of memory for the buffer is handled the same way.
 	MaxEdgeCapacity int
+	// TF32x3 computes Pearson/Spearman products on the tensor cores with the error-compensated
+	// 3×TF32 split (kernels/tf32x3_tile.cuh: hi·hi + hi·lo + lo·hi, each 8-wide k step summed
+	// by the tensor cores and added to an fp32 accumulator with round-to-nearest) instead of
+	// the default fp32 SIMT product. It is more accurate (kernels/NOTES.md: 7.6e−7 against
+	// 2.1e−6 on L = 1500) but, at this tile shape, 5–10 % slower on an H200, so it is opt-in.
+	// Plain TF32 without compensation is never used.
+	TF32x3 bool
 	// KendallSIMT computes Kendall dot products with SIMT popcounts instead of the tensor
 	// cores' single-bit mma (same integers; for comparison and for debugging).
 	KendallSIMT bool

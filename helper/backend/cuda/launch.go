@@ -45,6 +45,7 @@ type functions struct {
 	correlationValues, kendallValues, topkSelect                           cu.Function
 	checkSeries                                                            cu.Function
 	correlationRows, panelDegrees, panelScan, panelGather                  cu.Function
+	splitTF32                                                              cu.Function
 }
 
 func loadFunctions(mod cu.Module) (functions, error) {
@@ -68,6 +69,7 @@ func loadFunctions(mod cu.Module) (functions, error) {
 		{kernels.PanelDegrees, &f.panelDegrees},
 		{kernels.PanelScan, &f.panelScan},
 		{kernels.PanelGather, &f.panelGather},
+		{kernels.SplitTF32, &f.splitTF32},
 	} {
 		fn, err := mod.Function(k.name)
 		if err != nil {
@@ -123,18 +125,35 @@ func opFlags(op fc.Op) uint64 {
 	return fl
 }
 
+// corrSeries are the prepared Pearson/Spearman operands every correlation block kernel takes
+// first (correlation_tile.cuh): the 3×TF32 planes hi = tf32(u), lo = tf32(u − hi) when tc,
+// else u itself in hi.
+type corrSeries struct {
+	hi, lo cu.DevicePtr
+	ld     int
+	tc     bool
+}
+
+func (c corrSeries) params() []uint64 {
+	var tc uint64
+	if c.tc {
+		tc = 1
+	}
+	return []uint64{ptr(c.hi), ptr(c.lo), i64(c.ld), i64(c.ld), tc}
+}
+
 func blockParams(b fc.Block) []uint64 { return []uint64{i64(b.I0), i64(b.I1), i64(b.J0), i64(b.J1)} }
 
 // correlationEdges: grid (ceil((J1−J0)/128), ceil((I1−I0)/128)), block 256.
-func (f *functions) correlationEdgesLaunch(s cu.Stream, u cu.DevicePtr, ld int, b fc.Block, op fc.Op, out, count cu.DevicePtr, capacity int) error {
-	p := append([]uint64{ptr(u), i64(ld), i64(ld)}, blockParams(b)...)
+func (f *functions) correlationEdgesLaunch(s cu.Stream, u corrSeries, b fc.Block, op fc.Op, out, count cu.DevicePtr, capacity int) error {
+	p := append(u.params(), blockParams(b)...)
 	p = append(p, f64(op.Threshold), opFlags(op), ptr(out), ptr(count), uint64(capacity))
 	return launch(kernels.CorrelationEdges, f.correlationEdges, ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, sgemmTile), 256, 0, s, p...)
 }
 
 // correlationHistogram: grid (ceil((J1−J0)/128), ceil((I1−I0)/128)), block 256.
-func (f *functions) correlationHistogramLaunch(s cu.Stream, u cu.DevicePtr, ld int, b fc.Block, op fc.Op, hist cu.DevicePtr) error {
-	p := append([]uint64{ptr(u), i64(ld), i64(ld)}, blockParams(b)...)
+func (f *functions) correlationHistogramLaunch(s cu.Stream, u corrSeries, b fc.Block, op fc.Op, hist cu.DevicePtr) error {
+	p := append(u.params(), blockParams(b)...)
 	p = append(p, f64(op.Lo), f64(op.Hi), i64(op.Bins), opFlags(op), ptr(hist))
 	return launch(kernels.CorrelationHistogram, f.correlationHistogram, ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, sgemmTile), 256, 0, s, p...)
 }
@@ -154,8 +173,8 @@ func (f *functions) kendallHistogramLaunch(s cu.Stream, k kendallPlanes, b fc.Bl
 }
 
 // correlationValues: grid (ceil((J1−J0)/128), ceil((I1−I0)/128)), block 256.
-func (f *functions) correlationValuesLaunch(s cu.Stream, u cu.DevicePtr, ld int, b fc.Block, op fc.Op, v cu.DevicePtr, ldv int) error {
-	p := append([]uint64{ptr(u), i64(ld), i64(ld)}, blockParams(b)...)
+func (f *functions) correlationValuesLaunch(s cu.Stream, u corrSeries, b fc.Block, op fc.Op, v cu.DevicePtr, ldv int) error {
+	p := append(u.params(), blockParams(b)...)
 	p = append(p, opFlags(op), ptr(v), i64(ldv))
 	return launch(kernels.CorrelationValues, f.correlationValues, ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, sgemmTile), 256, 0, s, p...)
 }
@@ -177,6 +196,11 @@ func (f *functions) topkSelectLaunch(s cu.Stream, v cu.DevicePtr, lines, lineStr
 		i64(k), i64(row0), i64(col0), bc, ptr(out), ptr(count), uint64(capacity))
 }
 
+// splitTF32: grid ceil(count/256), block 256.
+func (f *functions) splitTF32Launch(s cu.Stream, u, lo cu.DevicePtr, count int) error {
+	return launch(kernels.SplitTF32, f.splitTF32, ceilDiv(count, 256), 1, 256, 0, s, ptr(u), ptr(lo), i64(count))
+}
+
 // checkSeries: grid ceil(n/8), block 256.
 func (f *functions) checkSeriesLaunch(s cu.Stream, x cu.DevicePtr, n, l int, bad cu.DevicePtr) error {
 	return launch(kernels.CheckSeries, f.checkSeries, ceilDiv(n, 8), 1, 256, 0, s, ptr(x), i64(n), i64(l), ptr(bad))
@@ -190,9 +214,9 @@ type rowTables struct {
 
 // correlationRows: grid (ceil((J1−J0)/128), ceil((I1−I0)/128)), block 256; count holds the
 // stage and held counters.
-func (f *functions) correlationRowsLaunch(s cu.Stream, u cu.DevicePtr, ld int, b fc.Block, op fc.Op, split float32,
+func (f *functions) correlationRowsLaunch(s cu.Stream, u corrSeries, b fc.Block, op fc.Op, split float32,
 	t rowTables, tc0 int, stage, count cu.DevicePtr, capacity int, held cu.DevicePtr, heldCap int) error {
-	p := append([]uint64{ptr(u), i64(ld), i64(ld)}, blockParams(b)...)
+	p := append(u.params(), blockParams(b)...)
 	p = append(p, f64(op.Threshold), opFlags(op), f64(float64(split)), ptr(t.cnt), ptr(t.off), i64(t.ldt), i64(tc0),
 		ptr(stage), ptr(count), uint64(capacity), ptr(held), uint64(heldCap))
 	return launch(kernels.CorrelationRows, f.correlationRows, ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, sgemmTile), 256, 0, s, p...)

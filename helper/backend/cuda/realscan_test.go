@@ -48,51 +48,59 @@ func TestRealScans(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			be := newTestBackend(t, Options{})
-			defer be.Close()
-			for _, m := range []fc.Measure{fc.Pearson, fc.Spearman, fc.Kendall} {
-				d := fctest.Dataset{Name: c.bold, N: s.N, L: s.L, X: s.Data}
-				if m == fc.Kendall && d.L > 120 {
-					// The float64 Kendall reference is O(N²L²): keep its first 120 volumes.
-					d.L = 120
-					d.X = make([]float32, 0, d.N*d.L)
-					for v := 0; v < s.N; v++ {
-						d.X = append(d.X, s.Data[v*s.L:v*s.L+d.L]...)
-					}
-					if fc.CheckSeries(d.X, d.N, d.L) != nil {
-						t.Skip("a voxel is constant over the first 120 volumes")
-					}
+			// Every measure on the default units, then Pearson and Spearman on the 3×TF32
+			// tensor-core product (Options.TF32x3).
+			for _, tc := range []bool{false, true} {
+				be := newTestBackend(t, Options{TF32x3: tc})
+				defer be.Close()
+				measures := []fc.Measure{fc.Pearson, fc.Spearman, fc.Kendall}
+				if tc {
+					measures = measures[:2]
 				}
-				ref := fctest.NewReference(d, m)
-				if err := be.Prepare(context.Background(), d.X, d.N, d.L, m); err != nil {
-					t.Fatal(err)
-				}
-				got, _ := collect(t, be, fc.PlanBlocks(d.N, 160), fc.Op{Kind: fc.OpEdges, Threshold: math.Inf(-1), Inclusive: true}, d.N)
-				worst := 0.0
-				for i := 0; i < d.N; i++ {
-					for j := i + 1; j < d.N; j++ {
-						v, want := got[i*d.N+j], ref.At(i, j)
-						if m == fc.Kendall && v != float32(want) {
-							t.Fatalf("%s τ(%d,%d) = %v, reference %v", c.bold, i, j, v, float32(want))
+				for _, m := range measures {
+					d := fctest.Dataset{Name: c.bold, N: s.N, L: s.L, X: s.Data}
+					if m == fc.Kendall && d.L > 120 {
+						// The float64 Kendall reference is O(N²L²): keep its first 120 volumes.
+						d.L = 120
+						d.X = make([]float32, 0, d.N*d.L)
+						for v := 0; v < s.N; v++ {
+							d.X = append(d.X, s.Data[v*s.L:v*s.L+d.L]...)
 						}
-						worst = max(worst, math.Abs(float64(v)-want))
+						if fc.CheckSeries(d.X, d.N, d.L) != nil {
+							t.Skip("a voxel is constant over the first 120 volumes")
+						}
 					}
+					ref := fctest.NewReference(d, m)
+					if err := be.Prepare(context.Background(), d.X, d.N, d.L, m); err != nil {
+						t.Fatal(err)
+					}
+					got, _ := collect(t, be, fc.PlanBlocks(d.N, 160), fc.Op{Kind: fc.OpEdges, Threshold: math.Inf(-1), Inclusive: true}, d.N)
+					worst := 0.0
+					for i := 0; i < d.N; i++ {
+						for j := i + 1; j < d.N; j++ {
+							v, want := got[i*d.N+j], ref.At(i, j)
+							if m == fc.Kendall && v != float32(want) {
+								t.Fatalf("%s τ(%d,%d) = %v, reference %v", c.bold, i, j, v, float32(want))
+							}
+							worst = max(worst, math.Abs(float64(v)-want))
+						}
+					}
+					if worst > fctest.Tol {
+						t.Fatalf("%s %s: largest deviation %.3g from the float64 reference", c.bold, m, worst)
+					}
+					nw, rpt, err := fc.Build(context.Background(), be, d.X, d.N, d.L, fc.Config{Measure: m, Mode: fc.Density, Density: 0.01, Abs: true}, nil)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := nw.Validate(); err != nil {
+						t.Fatal(err)
+					}
+					want := int64(math.Round(0.01 * float64(d.N) * float64(d.N-1) / 2))
+					if nw.Edges() != want {
+						t.Errorf("%s %s density 1 %%: %d edges, want %d", c.bold, m, nw.Edges(), want)
+					}
+					t.Logf("%s %s (3×TF32 %v): N=%d L=%d, max |Δ| %.2g, density network %d edges, |r| ≥ %.4f", c.bold, m, tc, d.N, d.L, worst, nw.Edges(), rpt.Threshold)
 				}
-				if worst > fctest.Tol {
-					t.Fatalf("%s %s: largest deviation %.3g from the float64 reference", c.bold, m, worst)
-				}
-				nw, rpt, err := fc.Build(context.Background(), be, d.X, d.N, d.L, fc.Config{Measure: m, Mode: fc.Density, Density: 0.01, Abs: true}, nil)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := nw.Validate(); err != nil {
-					t.Fatal(err)
-				}
-				want := int64(math.Round(0.01 * float64(d.N) * float64(d.N-1) / 2))
-				if nw.Edges() != want {
-					t.Errorf("%s %s density 1 %%: %d edges, want %d", c.bold, m, nw.Edges(), want)
-				}
-				t.Logf("%s %s: N=%d L=%d, max |Δ| %.2g, density network %d edges, |r| ≥ %.4f", c.bold, m, d.N, d.L, worst, nw.Edges(), rpt.Threshold)
 			}
 		})
 	}

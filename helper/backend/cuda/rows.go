@@ -258,7 +258,7 @@ func (b *backend) enqueueRows(k int, p panelPlan, op fc.Op, split float32) error
 	}
 	t := rowTables{cnt: rs.cnt, off: rs.off, ldt: p.ldt}
 	for q, blk := range p.blocks {
-		if err := b.fn.correlationRowsLaunch(st, b.u, b.ld, blk, op, split, t, p.tc0[q], rs.stage, rs.count, rs.stageCap, rs.held, rs.heldCap); err != nil {
+		if err := b.fn.correlationRowsLaunch(st, b.series(), blk, op, split, t, p.tc0[q], rs.stage, rs.count, rs.stageCap, rs.held, rs.heldCap); err != nil {
 			return err
 		}
 	}
