@@ -5,7 +5,9 @@
 // count, no sort: O(L²) comparisons per row from shared memory. Ranks are exact in float32
 // (multiples of 1/2 below 2²³). normalize_rows then turns them into Pearson form.
 //
-// Launch: grid n (one CTA per row), block 128, dynamic shared memory l·4 bytes.
+// Launch: grid n (one CTA per row), block 128, dynamic shared memory roundup(l, 4)·4 bytes:
+// nvcc vectorizes the inner loop's shared loads to 16 bytes, which may read up to three
+// floats past l (compute-sanitizer memcheck saw it at l = 37); their values are never used.
 #include "common.cuh"
 
 extern "C" __global__ void __launch_bounds__(128)

@@ -4,7 +4,7 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "6fdc34593fb4bffff6d419ff54921675d8495c121e95d5aa77b9e58e90833635"
+const SourceSHA256 = "159fd5c82b04ca572a4634c976d55621b85121de9a640b9fcd79b1d5de576f79"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
 const FatbinSHA256 = "dd64207cf54c4e8828f26271624ba17916f4a687f883d5c26bcfa9c1192b7046"

@@ -104,9 +104,9 @@ func (f *functions) normalizeRowsLaunch(s cu.Stream, x cu.DevicePtr, n, l int, u
 	return launch(kernels.NormalizeRows, f.normalizeRows, ceilDiv(n, 8), 1, 256, 0, s, ptr(x), i64(n), i64(l), ptr(u), i64(ld))
 }
 
-// averageRanks: grid n, block 128, shared l·4 bytes.
+// averageRanks: grid n, block 128, shared roundUp(l, 4)·4 bytes (the kernel's 16-byte loads).
 func (f *functions) averageRanksLaunch(s cu.Stream, x cu.DevicePtr, n, l int, ranks cu.DevicePtr) error {
-	return launch(kernels.AverageRanks, f.averageRanks, n, 1, 128, 4*l, s, ptr(x), i64(n), i64(l), ptr(ranks))
+	return launch(kernels.AverageRanks, f.averageRanks, n, 1, 128, 4*roundUp(l, 4), s, ptr(x), i64(n), i64(l), ptr(ranks))
 }
 
 // kendallSigns: grid n, block 256, shared l·4 bytes.
