@@ -164,6 +164,9 @@ type UI struct {
 	// Status answers the last drop, open or submission, in words.
 	Status  *widget.Label
 	Analyse *widget.Button
+	// ListToggle folds the left column (scans, settings, analyses) away and back, giving a
+	// result the window's width; opening the Slices or Dynamics tab folds it by itself.
+	ListToggle *widget.Button
 
 	opts      Options
 	ctx       context.Context
@@ -173,6 +176,8 @@ type UI struct {
 	pending   *widget.List
 	jobsBox   *fyne.Container
 	resultBox *fyne.Container
+	left      fyne.CanvasObject // the left column, built by Content
+	split     *container.Split
 	watchUI   *folderWatch
 	toOpen    []string // scans to analyse as soon as the helper answers (--open)
 }
@@ -186,6 +191,9 @@ func New(ctx context.Context, opts Options) *UI {
 	u.Backend.Wrapping = fyne.TextWrapWord
 	u.Retry = widget.NewButtonWithIcon("Retry", theme.ViewRefreshIcon(), func() { u.Start() })
 	u.Retry.Hide()
+	u.ListToggle = widget.NewButtonWithIcon("Hide the scan list", theme.NavigateBackIcon(), func() {
+		u.SetListShown(u.left != nil && !u.left.Visible())
+	})
 	u.Analyse = widget.NewButtonWithIcon("Analyse", theme.MediaPlayIcon(), u.analysePending)
 	u.Analyse.Importance = widget.HighImportance
 	u.pending = widget.NewList(
@@ -399,12 +407,18 @@ func (u *UI) open(j ipc.Job) {
 				u.Result.close()
 			}
 			u.Result = r
+			r.Tabs.OnSelected = func(it *container.TabItem) {
+				// Three slices and the inspector (or the timelines) need the window's width.
+				if it.Text == TabSlices || it.Text == TabDynamics {
+					u.SetListShown(false)
+				}
+			}
 			u.resultBox.Objects = []fyne.CanvasObject{r.Content()}
 			u.resultBox.Refresh()
-			r.start()
 			if u.opts.OnResult != nil {
 				u.opts.OnResult(r)
 			}
+			r.start() // last: what it starts applies its widgets on other goroutines in tests
 		})
 	}()
 }
@@ -480,10 +494,28 @@ func (r *pendingRow) show(p Pending) {
 	}
 }
 
-// header is the title, the helper's backend (or why it is unreachable) and Retry.
+// header is the title, the helper's backend (or why it is unreachable), Retry and the button
+// that folds the scan list away.
 func (u *UI) header() fyne.CanvasObject {
 	title := widget.NewLabelWithStyle(ipc.AppName+" "+ipc.Version, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	return container.NewVBox(container.NewBorder(nil, nil, title, u.Retry, u.Backend), widget.NewSeparator())
+	return container.NewVBox(container.NewBorder(nil, nil, title, container.NewHBox(u.Retry, u.ListToggle), u.Backend), widget.NewSeparator())
+}
+
+// SetListShown shows or folds away the left column (scans, settings, analyses).
+func (u *UI) SetListShown(on bool) {
+	if u.left == nil || u.left.Visible() == on {
+		return
+	}
+	if on {
+		u.left.Show()
+		u.ListToggle.SetText("Hide the scan list")
+		u.ListToggle.SetIcon(theme.NavigateBackIcon())
+	} else {
+		u.left.Hide()
+		u.ListToggle.SetText("Show the scan list")
+		u.ListToggle.SetIcon(theme.NavigateNextIcon())
+	}
+	u.split.Refresh()
 }
 
 // inputs is the left column's top: open, watch, the drop note, pending scans and settings.
@@ -509,8 +541,8 @@ func (u *UI) inputs() fyne.CanvasObject {
 // Content is the main screen: header; inputs and job list on the left; the open result's
 // tabs on the right.
 func (u *UI) Content() fyne.CanvasObject {
-	left := container.NewBorder(u.inputs(), nil, nil, nil, u.jobsBox)
-	split := container.NewHSplit(left, u.resultBox)
-	split.Offset = 0.34
-	return container.NewBorder(u.header(), nil, nil, nil, split)
+	u.left = container.NewBorder(u.inputs(), nil, nil, nil, u.jobsBox)
+	u.split = container.NewHSplit(u.left, u.resultBox)
+	u.split.Offset = 0.34
+	return container.NewBorder(u.header(), nil, nil, nil, u.split)
 }

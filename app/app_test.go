@@ -360,7 +360,11 @@ func TestAnalyseOverSocket(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		t.Fatal("no result in 20 s")
 	}
+	// Everything the result loads by itself, before the test looks at it (Fyne's test driver
+	// applies background updates on their own goroutines).
 	<-r.Network.Loaded()
+	<-r.Ready3D
+	<-r.SlicesReady
 
 	h.mu.Lock()
 	sub := h.submitted
@@ -390,8 +394,6 @@ func TestAnalyseOverSocket(t *testing.T) {
 	if b, _ := os.ReadFile(path); !bytes.Equal(b[:200], rep.Bytes()[:200]) {
 		t.Error("saved report differs")
 	}
-	<-r.Ready3D
-	<-r.SlicesReady
 	if r.View3D == nil {
 		t.Fatal("no 3D view")
 	}

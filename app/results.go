@@ -59,6 +59,7 @@ type Result struct {
 	selected *widget.Label
 	ctx      context.Context
 	cancel   context.CancelFunc
+	shown    chan struct{} // closed by start
 
 	showInSlices, backToHubs *widget.Button
 	afterFirstOverlay        func()
@@ -74,13 +75,18 @@ func newResult(ctx context.Context, svc ipc.Service, s ipc.Summary, win fyne.Win
 	if !ok {
 		volumes = slices.NewVolumeCache(svc, 0)
 	}
-	nt, err := network.NewTab(ctx, volumes, s, win)
+	// The Network tab fetches its plot as soon as it is built; the gate holds the fetch until
+	// the result is on show, so that the plot is applied after the result's widgets are (one
+	// background update at a time, see start).
+	shown := make(chan struct{})
+	nt, err := network.NewTab(ctx, gatedFiles{volumes, shown}, s, win)
 	if err != nil {
 		return nil, err
 	}
 	r := &Result{Summary: s, Network: nt, svc: volumes, volumes: volumes, win: win, ExportStatus: widget.NewLabel(""),
 		Ready3D: make(chan struct{}), SlicesReady: make(chan struct{}), selected: widget.NewLabel("Tap a hub to see its region.")}
 	r.ctx, r.cancel = context.WithCancel(ctx)
+	r.shown = shown
 	r.ExportStatus.Wrapping = fyne.TextWrapWord
 	r.tab3D = container.NewStack(widget.NewLabel("Building the 3D brain…"))
 	r.showInSlices = widget.NewButtonWithIcon("Show in slices", theme.NavigateNextIcon(), func() { r.SelectTab(TabSlices) })
@@ -111,7 +117,25 @@ func (r *Result) close() { r.cancel() }
 // tabs (loadSlices). Its widgets are applied after the degree plot's (one background update
 // of the result at a time: Fyne's test driver runs fyne.Do on the calling goroutine, so
 // overlapping updates would race in its caches).
-func (r *Result) start() { go r.build3D(r.ctx) }
+func (r *Result) start() {
+	close(r.shown)
+	go r.build3D(r.ctx)
+}
+
+// gatedFiles holds a Service's bundle file fetches until open is closed.
+type gatedFiles struct {
+	ipc.Service
+	open <-chan struct{}
+}
+
+func (g gatedFiles) OpenFile(ctx context.Context, id, name string) (io.ReadCloser, ipc.FileInfo, error) {
+	select {
+	case <-g.open:
+	case <-ctx.Done():
+		return nil, ipc.FileInfo{}, fmt.Errorf("file %s of job %s: %w", name, id, ctx.Err())
+	}
+	return g.Service.OpenFile(ctx, id, name)
+}
 
 func (r *Result) build3D(ctx context.Context) {
 	prefetched := make(chan struct{})

@@ -102,12 +102,12 @@ func (r *Result) overlayShown(name string, err error) {
 	} else {
 		r.backToHubs.Enable()
 	}
+	r.changed(ChangedOverlay, err)
 	if r.afterFirstOverlay != nil {
 		next := r.afterFirstOverlay
 		r.afterFirstOverlay = nil
-		next()
+		next() // last: it may close SlicesReady, after which tests own the result
 	}
-	r.changed(ChangedOverlay, err)
 }
 
 // hubAt returns the index in Summary.Hubs of the hub at voxel, or −1.
@@ -157,33 +157,27 @@ func describeHub(id int, h ipc.Hub) string {
 }
 
 // loadSlices loads the Slices tab, then (once its first overlay is on screen) the report's
-// slice figure and the Dynamics tab, and closes SlicesReady when all three are done. The steps
-// follow one another rather than run at once: each applies its widgets with fyne.Do, which
-// Fyne's test driver runs on the fetching goroutine, so overlapping steps would race there.
+// slice figure, then the Dynamics tab's first window, and closes SlicesReady when all are done.
+// Each step starts when the previous one has applied its widgets, as the last thing it does:
+// Fyne's test driver runs fyne.Do on the fetching goroutine, and steps applied at once would
+// race there, in Fyne's own caches (text metrics) as well as in the result's widgets.
 func (r *Result) loadSlices() {
-	var wg sync.WaitGroup
-	wg.Add(1)
-	r.afterFirstOverlay = func() {
-		wg.Add(1)
-		r.makeSliceFigure(wg.Done)
-		if r.Dynamics != nil {
-			wg.Add(1)
+	ready := func() { close(r.SlicesReady) }
+	dyn := ready
+	if r.Dynamics != nil {
+		dyn = func() {
 			first := true
 			r.Dynamics.OnWindowShown = func(w int, err error) {
+				r.changed(ChangedWindow, err)
 				if first {
 					first = false
-					wg.Done()
+					ready()
 				}
-				r.changed(ChangedWindow, err)
 			}
 			r.Dynamics.Load(r.ctx, r.Summary.Job.ID, r.Summary)
 		}
-		wg.Done()
 	}
-	go func() {
-		wg.Wait()
-		close(r.SlicesReady)
-	}()
+	r.afterFirstOverlay = func() { r.makeSliceFigure(dyn) }
 	r.Slices.Load(r.ctx, r.Summary.Job.ID, r.Summary)
 }
 
@@ -213,13 +207,13 @@ func StrongestHub(s ipc.Summary) int {
 
 // makeSliceFigure draws the report's slice figure, an axial slice through the strongest hub with
 // the hub/module overlay, in a viewer of its own: what the user does in the Slices tab (another
-// overlay, a seed map, another slice) does not change the report. done is called when the
-// figure is made or has failed (SliceFigure says which).
-func (r *Result) makeSliceFigure(done func()) {
+// overlay, a seed map, another slice) does not change the report. next is called, last, when
+// the figure is made or has failed (SliceFigure says which).
+func (r *Result) makeSliceFigure(next func()) {
 	fig := slices.New(r.volumes)
 	hub := StrongestHub(r.Summary)
 	fig.OnLoaded = func(err error) {
-		defer done()
+		defer next()
 		if err != nil {
 			r.sliceFigErr = fmt.Errorf("slice figure of %s: %w", r.Summary.Job.Name, err)
 			return
