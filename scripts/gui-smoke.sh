@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Real-window smoke test of the desktop app: under Xvfb, start the helper (own socket and
 # results folder) and `hubscope --open phantom --smoke-dump`, wait for the result, take X
-# screenshots, and check that the 3D view shows hub spheres in module colours and that the
-# hub table lists atlas regions (cmd/hubscope/smokecheck).
+# screenshots of the 3D tab and then of the Slices tab, and check that the 3D view shows hub
+# spheres in module colours, that the hub table lists atlas regions, and that the slice viewer
+# (its saved snapshot and on screen) shows the hub at its crosshair in its module's colour
+# (cmd/hubscope/smokecheck).
 # Usage: scripts/gui-smoke.sh [SHOTS_DIR]   (SHOTS_DIR: copy the screenshots there, e.g. docs/gui)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,14 +35,23 @@ xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
   done
   [ -f "$1/dump/done" ] || { echo "gui-smoke: no result shown in 300 s"; tail -20 "$1/app.log"; kill $app; exit 1; }
   import -window root "$1/root.png"
+  touch "$1/dump/show-slices"
+  for _ in $(seq 1 120); do
+    [ -f "$1/dump/slices-done" ] && break
+    sleep 0.5
+  done
+  [ -f "$1/dump/slices-done" ] || { echo "gui-smoke: the Slices tab was not shown in 60 s"; tail -20 "$1/app.log"; kill $app; exit 1; }
+  import -window root "$1/root-slices.png"
   kill $app; wait $app 2>/dev/null || true
 ' _ "$T" || { echo "--- helper log"; tail -20 "$T/helper.log"; exit 1; }
 
-go run ./cmd/hubscope/smokecheck "$T/dump" "$T/root.png"
+go run ./cmd/hubscope/smokecheck "$T/dump" "$T/root.png" "$T/root-slices.png"
 if [ $# -ge 1 ]; then
   mkdir -p "$1"
   cp "$T/root.png" "$1/main-window.png"
+  cp "$T/root-slices.png" "$1/slices-window.png"
   cp "$T/dump/view3d.png" "$1/3d-view.png"
+  cp "$T/dump/slices.png" "$1/slices.png"
   cp "$T/dump/report.html" "$1/report-example.html"
   echo "gui-smoke: screenshots in $1"
 fi

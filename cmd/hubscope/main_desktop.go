@@ -21,7 +21,7 @@ func main() {
 	socket := flag.String("socket", "", "the helper's Unix socket (default: "+ipc.DefaultSocketPath()+")")
 	open := flag.String("open", "", "analyse this scan (.nii or .nii.gz) with the default settings as soon as the helper answers")
 	watchDir := flag.String("watch", "", "watch this folder: new scans there are analysed once they have finished copying")
-	smoke := flag.String("smoke-dump", "", "once the first result is shown, write a screenshot of the window, the 3D view's place in it and the hub table (TSV) to this folder (for scripts/gui-smoke.sh)")
+	smoke := flag.String("smoke-dump", "", "once the first result is shown, write a screenshot of the window, the 3D view's place in it, the hub table (TSV), the slices and the report to this folder; then show the Slices tab when the file show-slices appears there (for scripts/gui-smoke.sh)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: hubscope [flags]\n\nHubScope %s: voxel-wise functional brain networks, hubs and modules.\n\n", ipc.Version)
 		flag.PrintDefaults()

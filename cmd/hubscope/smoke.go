@@ -18,7 +18,12 @@ import (
 
 // smokeDump writes what scripts/gui-smoke.sh checks once the first result is on screen:
 // window.png (the window as Fyne drew it), layout.json (where the 3D view lies in it, in
-// pixels), hubs.tsv (the hub table as displayed), view3d.png and report.html, then done.
+// pixels), hubs.tsv (the hub table as displayed), view3d.png, slices.png (the slice viewer's
+// three views) with slices.json (what they should show), and report.html, then done.
+//
+// Then, when the script creates show-slices in the folder (after its screenshot of the 3D
+// tab), the Slices tab is shown with the strongest hub in the inspector, and
+// slices-layout.json (where the slice viewer lies in the window) and slices-done are written.
 type smokeDump struct {
 	dir  string
 	win  fyne.Window
@@ -28,9 +33,31 @@ type smokeDump struct {
 // Layout is layout.json.
 type Layout struct {
 	Scale  float32 `json:"scale"` // pixels per Fyne unit
-	View3D struct {
-		X, Y, W, H int
-	} `json:"view3d"`
+	View3D Rect    `json:"view3d"`
+}
+
+// Rect is an object's place in the window, in pixels.
+type Rect struct{ X, Y, W, H int }
+
+// SlicesLayout is slices-layout.json.
+type SlicesLayout struct {
+	Slices Rect `json:"slices"`
+}
+
+// SlicesInfo is slices.json: what slices.png shows at the crosshair.
+type SlicesInfo struct {
+	Crosshair [3]int  `json:"crosshair"`
+	Overlay   string  `json:"overlay"`
+	Opacity   float64 `json:"opacity"`
+	// Module of the hub at the crosshair (0: the crosshair is on no hub).
+	Module int `json:"module"`
+}
+
+// place returns o's place in the window's pixels.
+func (d *smokeDump) place(o fyne.CanvasObject, scale float32) Rect {
+	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(o)
+	sz := o.Size()
+	return Rect{int(pos.X * scale), int(pos.Y * scale), int(sz.Width * scale), int(sz.Height * scale)}
 }
 
 func (d *smokeDump) result(r *app.Result) {
@@ -41,6 +68,7 @@ func (d *smokeDump) result(r *app.Result) {
 	go func() {
 		<-r.Ready3D
 		<-r.Network.Loaded()
+		<-r.SlicesReady
 		// Let the 3D view draw its first frame at the window's size (frames render off the UI
 		// goroutine, coalesced; a second is ample on two cores).
 		time.Sleep(2 * time.Second)
@@ -50,7 +78,54 @@ func (d *smokeDump) result(r *app.Result) {
 				os.Exit(1)
 			}
 		})
+		// The script's screenshot of the 3D tab is taken now; it asks for the Slices tab next.
+		for range 600 {
+			if _, err := os.Stat(filepath.Join(d.dir, "show-slices")); err == nil {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		fyne.Do(func() {
+			r.SelectTab(app.TabSlices)
+			r.SelectHub(app.StrongestHub(r.Summary))
+		})
+		time.Sleep(2 * time.Second) // the inspector's series and the new layout
+		fyne.Do(func() {
+			if err := d.writeSlicesLayout(r); err != nil {
+				fmt.Fprintln(os.Stderr, "hubscope: --smoke-dump:", err)
+				os.Exit(1)
+			}
+		})
 	}()
+}
+
+func (d *smokeDump) scale() float32 {
+	img := d.win.Canvas().Capture()
+	return float32(img.Bounds().Dx()) / d.win.Canvas().Size().Width
+}
+
+func (d *smokeDump) writeSlicesLayout(r *app.Result) error {
+	js, _ := json.MarshalIndent(SlicesLayout{Slices: d.place(r.Slices, d.scale())}, "", "  ")
+	if err := os.WriteFile(filepath.Join(d.dir, "slices-layout.json"), js, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(d.dir, "slices-done"), []byte("ok\n"), 0o644)
+}
+
+// writeSlices writes slices.png and slices.json.
+func (d *smokeDump) writeSlices(r *app.Result) error {
+	if err := r.SaveSlicesPNG(filepath.Join(d.dir, "slices.png")); err != nil {
+		return err
+	}
+	_, name := r.Slices.Overlay()
+	info := SlicesInfo{Crosshair: r.Slices.Crosshair(), Overlay: name, Opacity: r.Slices.Style().Opacity}
+	for _, h := range r.Summary.Hubs {
+		if h.Voxel == info.Crosshair {
+			info.Module = h.Module
+		}
+	}
+	js, _ := json.MarshalIndent(info, "", "  ")
+	return os.WriteFile(filepath.Join(d.dir, "slices.json"), js, 0o644)
 }
 
 func (d *smokeDump) write(r *app.Result) error {
@@ -67,15 +142,14 @@ func (d *smokeDump) write(r *app.Result) error {
 	}
 	var l Layout
 	if v := r.View3D; v != nil {
-		sz := d.win.Canvas().Size()
-		l.Scale = float32(img.Bounds().Dx()) / sz.Width
-		pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(v)
-		vs := v.Size()
-		l.View3D.X, l.View3D.Y = int(pos.X*l.Scale), int(pos.Y*l.Scale)
-		l.View3D.W, l.View3D.H = int(vs.Width*l.Scale), int(vs.Height*l.Scale)
+		l.Scale = float32(img.Bounds().Dx()) / d.win.Canvas().Size().Width
+		l.View3D = d.place(v, l.Scale)
 		if err := v.SavePNG(filepath.Join(d.dir, "view3d.png")); err != nil {
 			return err
 		}
+	}
+	if err := d.writeSlices(r); err != nil {
+		return err
 	}
 	js, _ := json.MarshalIndent(l, "", "  ")
 	if err := os.WriteFile(filepath.Join(d.dir, "layout.json"), js, 0o644); err != nil {

@@ -1,11 +1,13 @@
 // Command smokecheck checks what `hubscope --smoke-dump DIR` wrote in scripts/gui-smoke.sh:
-// the 3D view inside the window screenshot shows hub spheres in their modules' colours, and
-// the hub table lists atlas regions.
+// the 3D view inside the window screenshot shows hub spheres in their modules' colours, the
+// hub table lists atlas regions, and the slice viewer's snapshot (slices.png) shows the hub
+// at its crosshair in its module's colour over the background.
 //
-//	go run ./cmd/hubscope/smokecheck DIR [SCREENSHOT.png…]
+//	go run ./cmd/hubscope/smokecheck DIR [SCREENSHOT.png [SLICES-SCREENSHOT.png]]
 //
-// Extra screenshots (the X server's own, from ImageMagick's import) are checked for being the
-// window's size or larger and not blank.
+// Screenshots (the X server's own, from ImageMagick's import) are checked for being the
+// window's size or larger and not blank; the second, taken with the Slices tab shown, for
+// overlay colours inside the slice viewer (DIR/slices-layout.json).
 package main
 
 import (
@@ -13,6 +15,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image"
+	"image/color"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -21,9 +24,22 @@ import (
 	"github.com/hubscope/hubscope/render"
 )
 
+type rect struct{ X, Y, W, H int }
+
 type layout struct {
-	Scale  float32                  `json:"scale"`
-	View3D struct{ X, Y, W, H int } `json:"view3d"`
+	Scale  float32 `json:"scale"`
+	View3D rect    `json:"view3d"`
+}
+
+type slicesLayout struct {
+	Slices rect `json:"slices"`
+}
+
+type slicesInfo struct {
+	Crosshair [3]int  `json:"crosshair"`
+	Overlay   string  `json:"overlay"`
+	Opacity   float64 `json:"opacity"`
+	Module    int     `json:"module"`
 }
 
 func main() {
@@ -137,6 +153,52 @@ func check(dir string, shots []string) error {
 		return fmt.Errorf("3D view shows %d module colours with ≥ 20 pixels, want at least %d", hit, want)
 	}
 
+	// The slice viewer's snapshot: the hub at the crosshair is drawn in its module's colour.
+	var si slicesInfo
+	if b, err = os.ReadFile(filepath.Join(dir, "slices.json")); err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &si); err != nil {
+		return fmt.Errorf("slices.json: %w", err)
+	}
+	if si.Module < 1 || si.Module > maxModule {
+		return fmt.Errorf("slices.json: the crosshair %v is on no hub of modules 1…%d (module %d)", si.Crosshair, maxModule, si.Module)
+	}
+	snap, err := readPNG(filepath.Join(dir, "slices.png"))
+	if err != nil {
+		return err
+	}
+	n := countOverlaid(snap, snap.Bounds(), palette[si.Module-1], si.Opacity, 3)
+	fmt.Printf("slices.png %v, overlay %q at %.2f opacity: %d pixels of module %d's colour (hub at %v)\n", snap.Bounds(), si.Overlay, si.Opacity, n, si.Module, si.Crosshair)
+	// One hub voxel is ≥ 8 × 8 pixels in each of the three views (minus the crosshair's lines).
+	if n < 40 {
+		return fmt.Errorf("slices.png shows %d pixels of module %d's colour over the background, want ≥ 40", n, si.Module)
+	}
+	if len(shots) > 1 {
+		var sl slicesLayout
+		if b, err = os.ReadFile(filepath.Join(dir, "slices-layout.json")); err != nil {
+			return err
+		}
+		if err := json.Unmarshal(b, &sl); err != nil {
+			return fmt.Errorf("slices-layout.json: %w", err)
+		}
+		shot, err := readPNG(shots[1])
+		if err != nil {
+			return err
+		}
+		v := sl.Slices
+		area := image.Rect(v.X, v.Y, v.X+v.W, v.Y+v.H).Intersect(shot.Bounds())
+		if area.Dx() < 200 || area.Dy() < 100 {
+			return fmt.Errorf("slice viewer occupies %v of the %v window", area, shot.Bounds())
+		}
+		// The screen scales each voxel to several pixels with no smoothing; GL may round a level.
+		n := countOverlaid(shot, area, palette[si.Module-1], si.Opacity, 6)
+		fmt.Printf("slice viewer %v in %s: %d pixels of module %d's colour\n", area, shots[1], n, si.Module)
+		if n < 40 {
+			return fmt.Errorf("the slice viewer on screen shows %d pixels of module %d's colour, want ≥ 40", n, si.Module)
+		}
+	}
+
 	for _, s := range shots {
 		img, err := readPNG(s)
 		if err != nil {
@@ -177,4 +239,34 @@ func shadeOf(r, g, b, pr, pg, pb uint8) bool {
 		return d > -12 && d < 12
 	}
 	return near(r, pr) && near(g, pg) && near(b, pb)
+}
+
+// countOverlaid counts the pixels of img inside area that show colour c drawn at opacity a
+// over a grey background, as the slice viewer blends its overlay: (1 − a)·grey + a·c with
+// grey from 0 to 200, within tol levels per channel.
+func countOverlaid(img image.Image, area image.Rectangle, c color.NRGBA, a float64, tol float64) int {
+	if a <= 0 || a >= 1 {
+		a = min(max(a, 0.05), 0.95) // a fully opaque or transparent overlay has no grey to find
+	}
+	n := 0
+	for y := area.Min.Y; y < area.Max.Y; y++ {
+		for x := area.Min.X; x < area.Max.X; x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			px := [3]float64{float64(r >> 8), float64(g >> 8), float64(b >> 8)}
+			want := [3]float64{float64(c.R), float64(c.G), float64(c.B)}
+			grey := (px[0] - a*want[0]) / (1 - a)
+			if grey < -tol || grey > 200+tol {
+				continue
+			}
+			ok := true
+			for ch := 1; ch < 3 && ok; ch++ {
+				d := px[ch] - ((1-a)*grey + a*want[ch])
+				ok = d > -tol && d < tol
+			}
+			if ok {
+				n++
+			}
+		}
+	}
+	return n
 }
