@@ -458,3 +458,22 @@ func TestSnapshotPlanesAxial(t *testing.T) {
 		t.Errorf("a snapshot of plane 7: %v", err)
 	}
 }
+
+// Two columns of controls put them in two rows, and the viewer asks for less width.
+func TestSetControlColumns(t *testing.T) {
+	v, _, _ := loaded(t)
+	wide := v.MinSize()
+	v.SetControlColumns(2)
+	narrow := v.MinSize()
+	if narrow.Width >= wide.Width || narrow.Height <= wide.Height {
+		t.Fatalf("min size %v with 2 columns of controls, %v with 4", narrow, wide)
+	}
+	// The last control (opacity) starts the second row, below the first (the overlay picker).
+	if p, o := v.controls.Objects[0].Position(), v.controls.Objects[3].Position(); o.Y <= p.Y {
+		t.Errorf("opacity at %v is not below the overlay picker at %v", o, p)
+	}
+	v.SetControlColumns(9) // clamped to 4: one row again
+	if v.MinSize() != wide {
+		t.Errorf("min size %v with 9 (= 4) columns, want %v", v.MinSize(), wide)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hubscope/hubscope/ipc"
@@ -76,6 +77,7 @@ type Viewer struct {
 	conventionText         *widget.Label
 	position, status       *widget.Label
 	pickerBox              fyne.CanvasObject
+	controls               *fyne.Container
 	content                fyne.CanvasObject
 	quiet                  bool // set while the viewer updates its own controls
 
@@ -142,7 +144,7 @@ func (v *Viewer) build() {
 	v.updateConvention()
 
 	v.pickerBox = container.NewBorder(nil, nil, widget.NewLabel("Overlay"), nil, v.picker)
-	controls := container.NewGridWithColumns(4,
+	v.controls = container.NewGridWithColumns(4,
 		v.pickerBox,
 		container.NewBorder(nil, nil, widget.NewLabel("Colours"), nil, v.colormapPicker),
 		container.NewBorder(nil, nil, v.thresholdLabel, nil, v.threshold),
@@ -152,12 +154,22 @@ func (v *Viewer) build() {
 	for p := range v.views {
 		cols = append(cols, container.NewBorder(nil, v.sliders[p], nil, nil, v.views[p]))
 	}
-	v.content = container.NewBorder(controls,
+	v.content = container.NewBorder(v.controls,
 		container.NewVBox(v.position, container.NewBorder(nil, nil, v.convention, nil, v.conventionText), v.status),
 		nil, nil, container.NewGridWithColumns(3, cols...))
 }
 
 func (v *Viewer) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(v.content) }
+
+// SetControlColumns lays the overlay's controls (overlay, colours, threshold, opacity) out in
+// n columns, 1 to 4 (default 4: one row). Each column is as wide as the widest control (the
+// overlay picker, sized by its longest volume name), so a viewer sharing the window's width
+// with another panel asks for about half the width with 2.
+func (v *Viewer) SetControlColumns(n int) {
+	v.controls.Layout = layout.NewGridLayoutWithColumns(min(max(n, 1), 4))
+	v.controls.Refresh()
+	v.Refresh()
+}
 
 // BackgroundName is the volume a job's slices are drawn on: the mean EPI, else the mask, else
 // "" (the overlay alone).
