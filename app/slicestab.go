@@ -39,6 +39,9 @@ const (
 // dynamic analysis) and wires the shared selection; nothing is fetched until loadSlices.
 func (r *Result) newSlicesTab() {
 	r.Slices = slices.New(r.volumes)
+	// Two rows of controls: the overlay picker is as wide as the job's longest volume name,
+	// and four such columns would leave the inspector no room beside the slices.
+	r.Slices.SetControlColumns(2)
 	r.Inspector = inspect.New(r.volumes)
 	r.backToHubs = widget.NewButtonWithIcon(backLabel(r.Summary), theme.ViewRestoreIcon(), func() {
 		r.Slices.ShowVolume(slices.DefaultOverlay(r.Summary))
