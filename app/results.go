@@ -97,13 +97,16 @@ func newResult(ctx context.Context, svc ipc.Service, s ipc.Summary, win fyne.Win
 			r.SelectHub(n)
 		}
 	}
+	// The Slices and Dynamics tabs are wider than the result's half of the window while the
+	// scan list is shown (selecting them folds it away): in scroll containers they do not make
+	// the window itself grow past the screen.
 	items := []*container.TabItem{
 		container.NewTabItemWithIcon(Tab3D, theme.VisibilityIcon(), r.tab3D),
-		container.NewTabItemWithIcon(TabSlices, theme.ViewFullScreenIcon(), r.slicesContent()),
+		container.NewTabItemWithIcon(TabSlices, theme.ViewFullScreenIcon(), container.NewScroll(r.slicesContent())),
 		container.NewTabItemWithIcon(TabNetwork, theme.GridIcon(), nt.Content()),
 	}
 	if r.Dynamics != nil {
-		items = append(items, container.NewTabItemWithIcon(TabDynamics, theme.MediaPlayIcon(), r.Dynamics))
+		items = append(items, container.NewTabItemWithIcon(TabDynamics, theme.MediaPlayIcon(), container.NewScroll(r.Dynamics)))
 	}
 	items = append(items, container.NewTabItemWithIcon(TabExport, theme.DocumentSaveIcon(), r.exportTab()))
 	r.Tabs = container.NewAppTabs(items...)
