@@ -180,11 +180,15 @@ type UI struct {
 	split     *container.Split
 	watchUI   *folderWatch
 	toOpen    []string // scans to analyse as soon as the helper answers (--open)
+	// openScan is what "Open scan…" does: Fyne's file dialog on the desktop; in the browser,
+	// where that dialog cannot read files, the page's own file chooser (EnableBrowserUpload).
+	openScan func()
 }
 
 // New builds the main window's state; Start connects it to the helper.
 func New(ctx context.Context, opts Options) *UI {
 	u := &UI{opts: opts, ctx: ctx, Settings: NewSettingsForm()}
+	u.openScan = u.OpenDialog
 	u.Status = widget.NewLabel("Drop resting-state scans (.nii or .nii.gz) on this window, or open one.")
 	u.Status.Wrapping = fyne.TextWrapWord
 	u.Backend = widget.NewLabel("Connecting to the helper…")
@@ -520,7 +524,7 @@ func (u *UI) SetListShown(on bool) {
 
 // inputs is the left column's top: open, watch, the drop note, pending scans and settings.
 func (u *UI) inputs() fyne.CanvasObject {
-	open := widget.NewButtonWithIcon("Open scan…", theme.FolderOpenIcon(), u.OpenDialog)
+	open := widget.NewButtonWithIcon("Open scan…", theme.FolderOpenIcon(), func() { u.openScan() })
 	buttons := container.NewHBox(open)
 	if w := u.watchUI.button(); w != nil {
 		buttons.Add(w)

@@ -19,6 +19,7 @@ import (
 	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/test"
 	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/hubscope/hubscope/app/report"
 	"github.com/hubscope/hubscope/ipc"
@@ -418,4 +419,43 @@ func TestAnalyseOverSocket(t *testing.T) {
 		t.Fatal("no Network tab")
 	}
 	test.AssertImageMatches(t, "main_result.png", w.Canvas().Capture())
+}
+
+// "Open scan…" opens the NIfTI file dialog over the window (on the desktop; the browser build
+// swaps in the page's file chooser).
+func TestOpenScanShowsFileDialog(t *testing.T) {
+	test.NewTempApp(t)
+	w := test.NewTempWindow(t, nil)
+	w.Resize(fyne.NewSize(1000, 700))
+	u := New(context.Background(), Options{Window: w})
+	w.SetContent(u.Content())
+	var open *widget.Button
+	var walk func(o fyne.CanvasObject)
+	walk = func(o fyne.CanvasObject) {
+		switch v := o.(type) {
+		case *widget.Button:
+			if v.Text == "Open scan…" {
+				open = v
+			}
+		case *fyne.Container:
+			for _, c := range v.Objects {
+				walk(c)
+			}
+		case fyne.Widget:
+			for _, c := range test.TempWidgetRenderer(t, v).Objects() {
+				walk(c)
+			}
+		}
+	}
+	walk(w.Content())
+	if open == nil {
+		t.Fatal("no \"Open scan…\" button on the main screen")
+	}
+	if w.Canvas().Overlays().Top() != nil {
+		t.Fatal("an overlay is shown before the tap")
+	}
+	test.Tap(open)
+	if w.Canvas().Overlays().Top() == nil {
+		t.Fatal("tapping \"Open scan…\" showed no file dialog")
+	}
 }

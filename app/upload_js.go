@@ -73,6 +73,9 @@ func (u *UI) EnableBrowserUpload() {
 	body.Call("appendChild", panel)
 
 	up := &browserUpload{u: u, note: note}
+	// "Open scan…" opens the same chooser: the tap is a user gesture, which browsers require
+	// before a script may open a file chooser.
+	u.openScan = func() { input.Call("click") }
 	// The callbacks live as long as the page; they are never released.
 	input.Call("addEventListener", "change", js.FuncOf(func(this js.Value, _ []js.Value) any {
 		files := fileList(this.Get("files"))
