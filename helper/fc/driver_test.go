@@ -146,7 +146,7 @@ func TestDensityFallback(t *testing.T) {
 	for _, force := range []bool{false, true} {
 		for _, method := range []DensityMethod{DensityAuto, DensityTwoPass, DensitySinglePass} {
 			if force {
-				sampleOverride = func(float64) float64 { return 0.9 }
+				sampleOverride = func(sampleBounds) sampleBounds { return sampleBounds{tight: 0.9, wide: 0.9, wideOK: true} }
 			}
 			cfg := base
 			cfg.DensityMethod = method

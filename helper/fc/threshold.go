@@ -1,11 +1,9 @@
 package fc
 
 import (
-	"cmp"
 	"fmt"
 	"math"
 	"math/bits"
-	"math/rand/v2"
 	"slices"
 	"time"
 	"unsafe"
@@ -77,10 +75,13 @@ func byValueThenIJ(x, y Edge) int {
 // agree exactly; the driver verifies that and reports a backend whose passes disagree.
 //
 // Unless DensityHistogram, pass 1 narrows the histogram to [lo, 1] where lo comes from a sample
-// of pairs computed on the host: values below lo all land in bin 0. If the k-th largest value
-// then falls in bin 0 the estimate was too high and pass 1 is repeated over the whole range,
-// so the narrowing changes speed and resolution, never the result. DensitySinglePass (and
-// DensityAuto when the candidates fit) skips pass 1: see densitySinglePass.
+// of pairs computed on the host (sampleBounds.tight, about k pairs above it): values below lo
+// all land in bin 0. If the k-th largest value then falls in bin 0 the estimate was too high,
+// and pass 1 is repeated over [wide, h] (sampleBounds.wide; h the first range's second bin
+// edge, values above it clamped into the last bin, all of which are then kept), and if that
+// fails too over the whole range [−1, h'], so the narrowing changes speed and resolution,
+// never the result. DensitySinglePass (and DensityAuto when the candidates fit) skips pass 1:
+// see densitySinglePass.
 func (d *driver) density() (*network.Network, error) {
 	m := d.pairs()
 	k := int64(math.Round(d.cfg.Density * float64(m)))
@@ -98,39 +99,51 @@ func (d *driver) density() (*network.Network, error) {
 		bins = DefaultBins
 	}
 	hop := Op{Kind: OpHistogram, Abs: d.cfg.Abs, Lo: lo, Hi: 1, Bins: bins}
-	narrowed := false
+	var ranges []float64 // lower ends of the histogram ranges to try, decreasing; then lo
 	if method := d.cfg.DensityMethod; method != DensityHistogram && k < m {
 		t0 := time.Now()
-		est, frac, ok := d.sampleLowerBound(k, m)
+		sb, ok := d.sampleBounds(k, m)
 		if sampleOverride != nil {
-			est, ok = sampleOverride(est), true
+			sb, ok = sampleOverride(sb), true
 		}
 		d.timing("sample", 0, t0)
-		if ok && est > lo && est < 1 {
-			hop.Lo, narrowed = est, true
-			single := method == DensitySinglePass ||
-				(method == DensityAuto && d.b.Name() == "cpu" && frac*float64(m)*float64(unsafe.Sizeof(Edge{})) <= SinglePassBudget)
-			if single {
-				nw, err := d.densitySinglePass(est, k)
-				if nw != nil || err != nil {
-					return nw, err
+		single := method == DensitySinglePass ||
+			(method == DensityAuto && d.b.Name() == "cpu" && sb.wideFrac*float64(m)*float64(unsafe.Sizeof(Edge{})) <= SinglePassBudget)
+		switch {
+		case !ok:
+		case single && sb.wideOK && sb.wide > lo && sb.wide < 1:
+			nw, err := d.densitySinglePass(sb.wide, k)
+			if nw != nil || err != nil {
+				return nw, err
+			}
+			// fewer than k values ≥ wide: no narrowed range can hold the k-th value
+		default:
+			for _, v := range []float64{sb.tight, sb.wide} {
+				if v > lo && v < 1 && (len(ranges) == 0 || v < ranges[len(ranges)-1]) {
+					ranges = append(ranges, v)
 				}
-				hop.Lo, narrowed = lo, false
 			}
 		}
 	}
-	hist, err := d.histogram(hop)
-	if err != nil {
-		return nil, err
-	}
-	b, above := boundary(hist, k)
-	if narrowed && b == 0 {
-		d.note(fmt.Sprintf("density: sampled lower bound %.4f was above the %d-th largest value; histogram repeated over the full range", hop.Lo, k))
-		hop.Lo = lo
+	ranges = append(ranges, lo)
+	var hist []uint64
+	var b int
+	var above int64
+	for r, rlo := range ranges {
+		hop.Lo = rlo
+		var err error
 		if hist, err = d.histogram(hop); err != nil {
 			return nil, err
 		}
-		b, above = boundary(hist, k)
+		if b, above = boundary(hist, k); b > 0 || r == len(ranges)-1 {
+			break
+		}
+		// The k-th value is in bin 0, below BinLower(1) up to rounding: BinLower(2) bounds
+		// it with a bin of margin, and the at most above < k values over that bound are
+		// clamped into the next histogram's last bin, which is therefore never the boundary.
+		hop.Hi = hop.BinLower(2)
+		d.note(fmt.Sprintf("density: sampled lower bound %.4f was above the %d-th largest value; histogram repeated over [%.4f, %.4f]",
+			rlo, k, ranges[r+1], hop.Hi))
 	}
 	need := k - above
 	// Row-ordered backends classify on their side: pass = bin ≥ b (v ≥ holdAt), kept in rows
@@ -205,33 +218,6 @@ func (d *driver) densityRows(rows RowEdges, inBin uint64, b int, k, need int64, 
 	return nw, nil
 }
 
-// sampleOverride replaces the sampled bound in tests of the fallback path.
-var sampleOverride func(float64) float64
-
-// sampleLowerBound estimates a value below the k-th largest of the m pairs from all pairs of
-// a seeded random subset of nodes, computed in float64 on the host. The bound sits at about
-// twice the expected rank plus six standard deviations, so a fallback is rare.
-func (d *driver) sampleLowerBound(k, m int64) (lo, frac float64, ok bool) {
-	s := 600
-	if d.cfg.Measure == Kendall {
-		s = 300
-	}
-	s = min(s, d.n)
-	if s < 50 {
-		return 0, 0, false
-	}
-	rng := rand.New(rand.NewPCG(0x68756273636f7065, uint64(d.n))) // fixed seed: reproducible runs
-	nodes := rng.Perm(d.n)[:s]
-	vals := sampleValues(d.cfg.Measure, d.cfg.Abs, nodes, d.x, d.l)
-	e := float64(k) / float64(m) * float64(len(vals))
-	r := int(math.Ceil(2*e + 6*math.Sqrt(e) + 50))
-	if r >= len(vals) {
-		return 0, 0, false
-	}
-	slices.SortFunc(vals, func(a, b float64) int { return cmp.Compare(b, a) })
-	return vals[r], float64(r) / float64(len(vals)), true
-}
-
 // densitySinglePass emits every value ≥ lo and keeps the k first in (value desc, i, j) order.
 // All values ≥ lo are present, so if there are at least k of them the k-th largest value —
 // and with it the selection — is exact. It returns nil (no error) when fewer than k passed.
@@ -274,65 +260,6 @@ func (d *driver) densitySinglePass(lo float64, k int64) (*network.Network, error
 	}
 	d.timing("select", 0, t0)
 	return nw, nil
-}
-
-// sampleValues computes the measure for all pairs of the given nodes in float64.
-func sampleValues(meas Measure, abs bool, nodes []int, x []float32, l int) []float64 {
-	s := len(nodes)
-	out := make([]float64, 0, s*(s-1)/2)
-	val := func(v float64) float64 {
-		if abs {
-			return math.Abs(v)
-		}
-		return v
-	}
-	if meas == Kendall {
-		w := (SignPairs(l) + 63) / 64
-		pos, neg := make([]uint64, s*w), make([]uint64, s*w)
-		cnt := make([]int64, s)
-		for a, v := range nodes {
-			cnt[a] = SignBitPlanes(pos[a*w:(a+1)*w], neg[a*w:(a+1)*w], x[v*l:(v+1)*l])
-		}
-		for a := 0; a < s; a++ {
-			for c := a + 1; c < s; c++ {
-				dot := SignDot(pos[a*w:(a+1)*w], neg[a*w:(a+1)*w], pos[c*w:(c+1)*w], neg[c*w:(c+1)*w])
-				out = append(out, val(float64(KendallTau(dot, cnt[a], cnt[c]))))
-			}
-		}
-		return out
-	}
-	u := make([]float64, s*l)
-	var rk Ranker
-	tmp := make([]float32, l)
-	for a, v := range nodes {
-		row := x[v*l : (v+1)*l]
-		if meas == Spearman {
-			rk.Ranks(tmp, row)
-			row = tmp
-		}
-		var sum, ss float64
-		for _, q := range row {
-			sum += float64(q)
-		}
-		mean := sum / float64(l)
-		for _, q := range row {
-			ss += (float64(q) - mean) * (float64(q) - mean)
-		}
-		inv := 1 / math.Sqrt(ss)
-		for t, q := range row {
-			u[a*l+t] = (float64(q) - mean) * inv
-		}
-	}
-	for a := 0; a < s; a++ {
-		for c := a + 1; c < s; c++ {
-			var dot float64
-			for t := 0; t < l; t++ {
-				dot += u[a*l+t] * u[c*l+t]
-			}
-			out = append(out, val(dot))
-		}
-	}
-	return out
 }
 
 // SignDot is the exact integer dot product of two sign vectors held as bit planes

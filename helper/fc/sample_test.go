@@ -1,0 +1,155 @@
+package fc
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestKthLargest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct{ n, levels int }{{1, 0}, {2, 0}, {7, 0}, {1000, 0}, {1000, 3}, {5000, 1}, {5000, 40}} {
+		v := make([]float64, c.n)
+		for i := range v {
+			if c.levels > 0 {
+				v[i] = float64(rng.IntN(c.levels)) // ties
+			} else {
+				v[i] = rng.NormFloat64()
+			}
+		}
+		want := slices.Clone(v)
+		slices.Sort(want)
+		slices.Reverse(want)
+		for _, r := range []int{0, c.n / 3, c.n / 2, c.n - 1} {
+			w := slices.Clone(v)
+			if got := kthLargest(w, r); got != want[r] {
+				t.Fatalf("n=%d levels=%d rank %d: %v, want %v", c.n, c.levels, r, got, want[r])
+			}
+			slices.Sort(w)
+			s := slices.Clone(v)
+			slices.Sort(s)
+			if !slices.Equal(w, s) {
+				t.Fatalf("n=%d: selection lost values", c.n)
+			}
+		}
+	}
+}
+
+func TestSampleNodes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, c := range []struct{ n, s int }{{50, 50}, {51, 50}, {1000, 600}, {200000, 600}} {
+		got := sampleNodes(rng, c.n, c.s)
+		if len(got) != c.s || got[0] < 0 || got[c.s-1] >= c.n {
+			t.Fatalf("n=%d s=%d: %d nodes in [%d, %d]", c.n, c.s, len(got), got[0], got[len(got)-1])
+		}
+		for i := 1; i < len(got); i++ {
+			if got[i] <= got[i-1] {
+				t.Fatalf("n=%d s=%d: nodes not distinct and increasing at %d: %d, %d", c.n, c.s, i, got[i-1], got[i])
+			}
+		}
+	}
+}
+
+// TestSampleBoundsBelowKth: on data with and without node effects (a shared signal of
+// varying strength makes some nodes hubs), both bounds lie below the k-th largest of all
+// pairs, the wide one below the tight one, and the tight one keeps few more than k pairs.
+func TestSampleBoundsBelowKth(t *testing.T) {
+	n, l := 1500, 40
+	for _, hubs := range []bool{false, true} {
+		rng := rand.New(rand.NewPCG(7, 7))
+		x := make([]float32, n*l)
+		common := make([]float64, l)
+		for q := range common {
+			common[q] = rng.NormFloat64()
+		}
+		for i := 0; i < n; i++ {
+			g := 0.0
+			if hubs {
+				g = 1.5 * math.Pow(rng.Float64(), 3) // most nodes weak, a few strongly coupled
+			}
+			for q := 0; q < l; q++ {
+				x[i*l+q] = float32(rng.NormFloat64() + g*common[q])
+			}
+		}
+		for _, meas := range []Measure{Pearson, Kendall} {
+			for _, dens := range []float64{0.001, 0.01, 0.1} {
+				d := &driver{x: x, n: n, l: l, cfg: Config{Measure: meas, Mode: Density, Density: dens}, rpt: &Report{}}
+				m := d.pairs()
+				k := int64(math.Round(dens * float64(m)))
+				sb, ok := d.sampleBounds(k, m)
+				if !ok || !sb.wideOK {
+					t.Fatalf("hubs %v %s density %g: no bounds", hubs, meas, dens)
+				}
+				all := make([]int, n)
+				for i := range all {
+					all[i] = i
+				}
+				vals := sampleValues(meas, false, all, x, l)
+				kth := kthLargest(vals, int(k-1))
+				above := 0
+				for _, v := range vals {
+					if v >= sb.tight {
+						above++
+					}
+				}
+				if !(sb.wide <= sb.tight && sb.tight <= kth) {
+					t.Errorf("hubs %v %s density %g: wide %.5f, tight %.5f, k-th value %.5f", hubs, meas, dens, sb.wide, sb.tight, kth)
+				}
+				t.Logf("hubs %v %s density %g: k = %d, %d pairs ≥ tight bound (%.2f k), wide at %.2f k",
+					hubs, meas, dens, k, above, float64(above)/float64(k), sb.wideFrac*float64(m)/float64(k))
+			}
+		}
+	}
+}
+
+// TestDensityStagedFallback: a tight bound above the k-th value and a wide one below it must
+// take one repeated histogram (over [wide, h]); both above it, two (the last over the full
+// range); the network is always the full-range histogram method's.
+func TestDensityStagedFallback(t *testing.T) {
+	n, l := 120, 30
+	x := randomSeries(n, l, 4)
+	for _, abs := range []bool{false, true} {
+		base := Config{Mode: Density, Density: 0.1, Abs: abs, Bins: 1 << 12, DensityMethod: DensityHistogram}
+		want, rpt, err := Build(context.Background(), &naive{}, x, n, l, base, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		thr := rpt.Threshold
+		for _, c := range []struct {
+			tight, wide float64
+			repeats     int
+		}{{thr - 0.02, thr - 0.05, 0}, {thr + 0.05, thr - 0.05, 1}, {thr + 0.1, thr + 0.05, 2}, {thr + 1e-4, thr - 1e-4, 1}} {
+			sampleOverride = func(sampleBounds) sampleBounds {
+				return sampleBounds{tight: c.tight, wide: c.wide, wideOK: true}
+			}
+			cfg := base
+			cfg.DensityMethod = DensityTwoPass
+			got, rpt, err := Build(context.Background(), &naive{}, x, n, l, cfg, nil)
+			sampleOverride = nil
+			if err != nil {
+				t.Fatal(err)
+			}
+			repeats, hists := 0, 0
+			for _, note := range rpt.Notes {
+				if strings.Contains(note, "histogram repeated") {
+					repeats++
+				}
+			}
+			for _, p := range rpt.Passes {
+				if p.Stage == "histogram" {
+					hists++
+				}
+			}
+			if repeats != c.repeats || hists != c.repeats+1 {
+				t.Errorf("abs %v, bounds %.4f/%.4f around k-th %.4f: %d repeats noted, %d histogram passes; want %d repeats",
+					abs, c.tight, c.wide, thr, repeats, hists, c.repeats)
+			}
+			if !slices.Equal(got.Indptr, want.Indptr) || !slices.Equal(got.Indices, want.Indices) || !slices.Equal(got.Weights, want.Weights) {
+				t.Fatalf("abs %v, bounds %.4f/%.4f: network differs from the full-range histogram method's", abs, c.tight, c.wide)
+			}
+		}
+	}
+}
