@@ -159,6 +159,8 @@ func checkHistogram(t *testing.T, be fc.Backend, blocks []fc.Block, ref *Referen
 		{Kind: fc.OpHistogram, Lo: -1, Hi: 1, Bins: 1000},
 		{Kind: fc.OpHistogram, Abs: true, Lo: 0, Hi: 1, Bins: 37},
 		{Kind: fc.OpHistogram, Lo: 0.25, Hi: 1, Bins: 1 << 16}, // narrowed range: values below Lo in bin 0
+		// the density driver's repeated range: values above Hi clamped into the last bin too
+		{Kind: fc.OpHistogram, Lo: -0.1, Hi: 0.2, Bins: 1 << 12},
 	} {
 		got := make([]uint64, op.Bins)
 		err := be.Run(context.Background(), blocks, op, func(r *fc.BlockResult) error {
