@@ -204,14 +204,14 @@ func componentsPrevious(nw *network.Network) (isolated, largest int) {
 func TestComponentsAgainstPrevious(t *testing.T) {
 	for _, procs := range []int{1, 3, 8} {
 		old := runtime.GOMAXPROCS(procs)
-		for seed := uint64(1); seed <= 3; seed++ {
+		for seed := uint64(1); seed <= 2; seed++ {
 			for _, nw := range []*network.Network{
-				denseRandomNetwork(30000, 20, seed),
+				denseRandomNetwork(20000, 8, seed), // ≥ 2¹⁶ edges: parallel rounds
 				denseRandomNetwork(5000, 1, seed),
 				denseRandomNetwork(5000, 3, seed),
-				randomNetwork(30000, 400000, 2, seed),
-				randomNetwork(30000, 200000, 3, seed),
-				randomNetwork(30000, 30000, 50, seed),
+				randomNetwork(10000, 150000, 2, seed),
+				randomNetwork(10000, 100000, 3, seed),
+				randomNetwork(10000, 10000, 50, seed),
 			} {
 				gi, gl := Components(nw)
 				wi, wl := componentsPrevious(nw)

@@ -74,7 +74,12 @@ func TestSampleBoundsBelowKth(t *testing.T) {
 				x[i*l+q] = float32(rng.NormFloat64() + g*common[q])
 			}
 		}
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
 		for _, meas := range []Measure{Pearson, Kendall} {
+			vals := sampleValues(meas, false, all, x, l) // every pair
 			for _, dens := range []float64{0.001, 0.01, 0.1} {
 				d := &driver{x: x, n: n, l: l, cfg: Config{Measure: meas, Mode: Density, Density: dens}, rpt: &Report{}}
 				m := d.pairs()
@@ -83,11 +88,6 @@ func TestSampleBoundsBelowKth(t *testing.T) {
 				if !ok || !sb.wideOK {
 					t.Fatalf("hubs %v %s density %g: no bounds", hubs, meas, dens)
 				}
-				all := make([]int, n)
-				for i := range all {
-					all[i] = i
-				}
-				vals := sampleValues(meas, false, all, x, l)
 				kth := kthLargest(vals, int(k-1))
 				above := 0
 				for _, v := range vals {
