@@ -153,3 +153,27 @@ func TestDensityStagedFallback(t *testing.T) {
 		}
 	}
 }
+
+// TestAddHist: the chunked parallel sum equals the plain one, for bin counts that do and do
+// not divide among the workers.
+func TestAddHist(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, bins := range []int{10, 1 << 16, 1<<16 + 7, 1 << 20} {
+		for _, workers := range []int{1, 3, 16} {
+			src := make([]uint64, bins)
+			dst := make([]uint64, bins)
+			for i := range src {
+				src[i], dst[i] = rng.Uint64N(1000), rng.Uint64N(1000)
+			}
+			want := slices.Clone(dst)
+			var wantTotal uint64
+			for i, c := range src {
+				want[i] += c
+				wantTotal += c
+			}
+			if got := addHist(dst, src, workers); got != wantTotal || !slices.Equal(dst, want) {
+				t.Fatalf("bins %d workers %d: total %d want %d, or bins differ", bins, workers, got, wantTotal)
+			}
+		}
+	}
+}
