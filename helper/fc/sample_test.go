@@ -2,8 +2,10 @@ package fc
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -174,6 +176,50 @@ func TestAddHist(t *testing.T) {
 			if got := addHist(dst, src, workers); got != wantTotal || !slices.Equal(dst, want) {
 				t.Fatalf("bins %d workers %d: total %d want %d, or bins differ", bins, workers, got, wantTotal)
 			}
+		}
+	}
+}
+
+// TestCheckSeriesParallel: bad rows scattered over the workers' ranges are all counted and
+// Rows lists the first ten in row order, whatever GOMAXPROCS.
+func TestCheckSeriesParallel(t *testing.T) {
+	n, l := 20000, 100
+	x := BenchData(n, l, 1)
+	rng := rand.New(rand.NewPCG(8, 8))
+	var bad []int
+	nonFinite, constant := 0, 0
+	for range 40 {
+		i := rng.IntN(n)
+		if slices.Contains(bad, i) {
+			continue
+		}
+		bad = append(bad, i)
+		switch rng.IntN(3) {
+		case 0:
+			x[i*l+rng.IntN(l)] = float32(math.NaN())
+			nonFinite++
+		case 1:
+			x[i*l+rng.IntN(l)] = float32(math.Inf(-1))
+			nonFinite++
+		default:
+			for q := range l {
+				x[i*l+q] = 2.5
+			}
+			constant++
+		}
+	}
+	slices.Sort(bad)
+	for _, procs := range []int{1, 3, 8} {
+		old := runtime.GOMAXPROCS(procs)
+		err := CheckSeries(x, n, l)
+		runtime.GOMAXPROCS(old)
+		var se *SeriesError
+		if !errors.As(err, &se) {
+			t.Fatalf("GOMAXPROCS %d: %v", procs, err)
+		}
+		if se.NonFinite != nonFinite || se.ZeroVariance != constant || !slices.Equal(se.Rows, bad[:10]) {
+			t.Fatalf("GOMAXPROCS %d: %d non-finite, %d constant, rows %v; want %d, %d, %v", procs,
+				se.NonFinite, se.ZeroVariance, se.Rows, nonFinite, constant, bad[:10])
 		}
 	}
 }
