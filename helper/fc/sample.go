@@ -159,36 +159,42 @@ func sampleValues(meas Measure, abs bool, nodes []int, x []float32, l int) []flo
 		w := (SignPairs(l) + 63) / 64
 		pos, neg := make([]uint64, s*w), make([]uint64, s*w)
 		cnt := make([]int64, s)
-		for a, v := range nodes {
-			cnt[a] = SignBitPlanes(pos[a*w:(a+1)*w], neg[a*w:(a+1)*w], x[v*l:(v+1)*l])
-		}
+		parallelRange(s, runtime.GOMAXPROCS(0), func(lo, hi int) {
+			for a := lo; a < hi; a++ {
+				v := nodes[a]
+				cnt[a] = SignBitPlanes(pos[a*w:(a+1)*w], neg[a*w:(a+1)*w], x[v*l:(v+1)*l])
+			}
+		})
 		pair = func(a, c int) float64 {
 			dot := SignDot(pos[a*w:(a+1)*w], neg[a*w:(a+1)*w], pos[c*w:(c+1)*w], neg[c*w:(c+1)*w])
 			return float64(KendallTau(dot, cnt[a], cnt[c]))
 		}
 	} else {
 		u := make([]float64, s*l)
-		var rk Ranker
-		tmp := make([]float32, l)
-		for a, v := range nodes {
-			row := x[v*l : (v+1)*l]
-			if meas == Spearman {
-				rk.Ranks(tmp, row)
-				row = tmp
+		parallelRange(s, runtime.GOMAXPROCS(0), func(lo, hi int) {
+			var rk Ranker
+			tmp := make([]float32, l)
+			for a := lo; a < hi; a++ {
+				v := nodes[a]
+				row := x[v*l : (v+1)*l]
+				if meas == Spearman {
+					rk.Ranks(tmp, row)
+					row = tmp
+				}
+				var sum, ss float64
+				for _, q := range row {
+					sum += float64(q)
+				}
+				mean := sum / float64(l)
+				for _, q := range row {
+					ss += (float64(q) - mean) * (float64(q) - mean)
+				}
+				inv := 1 / math.Sqrt(ss)
+				for t, q := range row {
+					u[a*l+t] = (float64(q) - mean) * inv
+				}
 			}
-			var sum, ss float64
-			for _, q := range row {
-				sum += float64(q)
-			}
-			mean := sum / float64(l)
-			for _, q := range row {
-				ss += (float64(q) - mean) * (float64(q) - mean)
-			}
-			inv := 1 / math.Sqrt(ss)
-			for t, q := range row {
-				u[a*l+t] = (float64(q) - mean) * inv
-			}
-		}
+		})
 		pair = func(a, c int) float64 { return dot64(u[a*l:(a+1)*l], u[c*l:(c+1)*l]) }
 	}
 	// rows handed out in chunks through an atomic counter: row a has s−1−a pairs, so static
