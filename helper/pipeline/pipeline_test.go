@@ -184,6 +184,7 @@ func TestFullMetricsSmallWorld(t *testing.T) {
 	if _, ok := v["global"].(map[string]any)["small_world"]; !ok {
 		t.Errorf("metrics.json lacks global.small_world")
 	}
+	checkMetricsSchema(t, res.Dir)
 }
 
 // cancelAfter cancels the run once the named stage starts.
