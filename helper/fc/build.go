@@ -198,6 +198,22 @@ func Build(ctx context.Context, b Backend, x []float32, n, l int, cfg Config, re
 	d := &driver{ctx: ctx, x: x, b: b, n: n, l: l, cfg: cfg, rep: rep,
 		rpt: &Report{Backend: b.Name(), Device: b.Device(), Measure: cfg.Measure, Mode: cfg.Mode,
 			Correction: cfg.Correction, Abs: cfg.Abs, N: n, L: l}}
+	// The density mode's sample needs only x: it runs on the host while the backend prepares
+	// (on a GPU, upload and normalisation), and density() waits for it.
+	if k, m := d.densityK(); cfg.Mode == Density && cfg.DensityMethod != DensityHistogram && k > 0 && k < m {
+		ch := make(chan sampleResult, 1)
+		d.sampled = ch
+		go func() {
+			sb, ok := d.sampleBounds(k, m)
+			ch <- sampleResult{sb, ok}
+		}()
+		// On an early return the caller may reuse x at once: wait for the sample's reads.
+		defer func() {
+			if d.sampled != nil {
+				<-d.sampled
+			}
+		}()
+	}
 	t0 := time.Now()
 	rep.Start("prepare", 0)
 	if err := b.Prepare(ctx, x, n, l, cfg.Measure); err != nil {
@@ -255,6 +271,8 @@ type driver struct {
 	rpt    *Report
 	rows   int
 	blocks []Block
+	// sampled delivers the density sample started beside Prepare (nil: none started).
+	sampled chan sampleResult
 }
 
 func (d *driver) timing(stage string, blocks int, since time.Time) {

@@ -30,6 +30,17 @@ type sampleBounds struct {
 	wideOK         bool
 }
 
+type sampleResult struct {
+	sb sampleBounds
+	ok bool
+}
+
+// densityK is the density mode's k = round(D·m) of the m = N(N−1)/2 pairs.
+func (d *driver) densityK() (k, m int64) {
+	m = d.pairs()
+	return int64(math.Round(d.cfg.Density * float64(m))), m
+}
+
 // sampleBounds computes the pairs of the sample in float64, spread over GOMAXPROCS workers,
 // and finds the ranks by selection (no sort). ok is false when the sample is too small to
 // bound anything (fewer than 50 nodes, or the tight rank beyond the sample).

@@ -118,8 +118,7 @@ func byValueThenIJ(x, y Edge) int {
 // never the result. DensitySinglePass (and DensityAuto when the candidates fit) skips pass 1:
 // see densitySinglePass.
 func (d *driver) density() (*network.Network, error) {
-	m := d.pairs()
-	k := int64(math.Round(d.cfg.Density * float64(m)))
+	k, m := d.densityK()
 	d.rpt.ThresholdInclusive = true
 	if k == 0 {
 		d.rpt.Threshold = math.Inf(1)
@@ -137,7 +136,14 @@ func (d *driver) density() (*network.Network, error) {
 	var ranges []float64 // lower ends of the histogram ranges to try, decreasing; then lo
 	if method := d.cfg.DensityMethod; method != DensityHistogram && k < m {
 		t0 := time.Now()
-		sb, ok := d.sampleBounds(k, m)
+		var sb sampleBounds
+		var ok bool
+		if d.sampled != nil { // started beside Prepare: the stage's time is the wait
+			r := <-d.sampled
+			sb, ok, d.sampled = r.sb, r.ok, nil
+		} else {
+			sb, ok = d.sampleBounds(k, m)
+		}
 		if sampleOverride != nil {
 			sb, ok = sampleOverride(sb), true
 		}
