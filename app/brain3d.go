@@ -12,8 +12,8 @@ import (
 	"github.com/hubscope/hubscope/render"
 )
 
-// BrainScene builds the 3D view's scene of a result: the analysis mask's surface (marching
-// cubes at 0.5 over the mask, Taubin-smoothed) as a glass brain, and one sphere per hub at its
+// BrainScene builds the 3D view's scene of a result: the analysis mask's surface
+// (render.MaskSurface) as a glass brain, and one sphere per hub at its
 // world position, coloured by module (render.ModuleColors) and sized by degree. Sphere IDs are
 // indices into s.Hubs.
 func BrainScene(ctx context.Context, svc ipc.Service, s ipc.Summary) (*render.Scene, error) {
@@ -22,27 +22,18 @@ func BrainScene(ctx context.Context, svc ipc.Service, s ipc.Summary) (*render.Sc
 	if err != nil {
 		return nil, fmt.Errorf("brain surface of %s: %w", s.Job.Name, err)
 	}
-	data := make([]float32, len(mask.Data))
+	in := make([]bool, len(mask.Data))
 	for i, v := range mask.Data {
-		if v > 0 && !math.IsNaN(float64(v)) {
-			data[i] = 1
-		}
+		in[i] = v > 0 && !math.IsNaN(float64(v))
 	}
-	dims, aff := mask.Header.Dims, mask.Header.Affine
-	// Fine grids (≤ 2 mm) are averaged 2×2×2 first: the same outline at an eighth of the
-	// triangles, which keeps frames fast on a laptop CPU.
+	aff := mask.Header.Affine
 	vox := math.Sqrt(aff[0][0]*aff[0][0] + aff[1][0]*aff[1][0] + aff[2][0]*aff[2][0])
-	if vox <= 2.5 {
-		if data, dims, aff, err = render.Downsample(data, dims, aff, 2); err != nil {
-			return nil, fmt.Errorf("brain surface of %s: %w", s.Job.Name, err)
-		}
-	}
-	mesh, err := render.MarchingCubes(data, dims, aff, 0.5)
+	// The renderer's one recipe from a mask to a brain surface (coarsened to ~2 mm, blurred,
+	// cut at 0.5, Taubin-smoothed), so the app shows what render's golden images test.
+	mesh, err := render.MaskSurface(in, mask.Header.Dims, aff)
 	if err != nil {
 		return nil, fmt.Errorf("brain surface of %s: %w", s.Job.Name, err)
 	}
-	mesh.Smooth(10)
-	mesh.ComputeNormals()
 	scene.Surface = mesh
 	scene.Spheres = HubSpheres(s.Hubs, vox)
 	return scene, nil
