@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"path"
 	"strconv"
 	"strings"
@@ -32,6 +33,12 @@ const (
 	DefaultWriteTimeout = 5 * time.Second
 	// DefaultReadTimeout is how long one read of a request body may wait for bytes.
 	DefaultReadTimeout = 30 * time.Second
+	// DefaultMinUploadRate is the slowest average rate, in bytes per second, an upload may
+	// keep up beyond its grace time (a loopback upload runs at hundreds of MB/s).
+	DefaultMinUploadRate = 1 << 20
+	// DefaultUploadGrace is the time every upload has on top of what its size needs at
+	// MinUploadRate: a small scan sent by a slow browser is not cut off.
+	DefaultUploadGrace = 3 * time.Minute
 )
 
 // EventContentType is the media type of an event stream: one JSON Event per line.
@@ -59,6 +66,12 @@ type HandlerOptions struct {
 	WriteTimeout time.Duration
 	// ReadTimeout bounds each wait for request-body bytes; 0 = DefaultReadTimeout.
 	ReadTimeout time.Duration
+	// MinUploadRate (bytes per second) and UploadGrace bound an upload as a whole: it must be
+	// complete within UploadGrace plus one second per MinUploadRate bytes received, so a
+	// sender that trickles a byte just inside every ReadTimeout is still dropped (408).
+	// 0 = DefaultMinUploadRate, DefaultUploadGrace.
+	MinUploadRate int64
+	UploadGrace   time.Duration
 	// WebRoot, when set, holds the browser build's files (index.html, wasm_exec.js, the
 	// wasm binary), served at / on GET.
 	WebRoot fs.FS
@@ -79,6 +92,12 @@ func (o HandlerOptions) withDefaults() HandlerOptions {
 	}
 	if o.ReadTimeout <= 0 {
 		o.ReadTimeout = DefaultReadTimeout
+	}
+	if o.MinUploadRate <= 0 {
+		o.MinUploadRate = DefaultMinUploadRate
+	}
+	if o.UploadGrace <= 0 {
+		o.UploadGrace = DefaultUploadGrace
 	}
 	return o
 }
@@ -483,11 +502,26 @@ func (h *handler) upload(w http.ResponseWriter, r *http.Request) error {
 	if r.ContentLength > h.opts.MaxUploadBytes {
 		return Errorf(CodeTooLarge, "upload of %d bytes exceeds the limit of %d", r.ContentLength, h.opts.MaxUploadBytes)
 	}
-	body := &uploadBody{r: http.MaxBytesReader(w, r.Body, h.opts.MaxUploadBytes), rc: http.NewResponseController(w), timeout: h.opts.ReadTimeout}
+	body := &uploadBody{
+		r:       http.MaxBytesReader(w, r.Body, h.opts.MaxUploadBytes),
+		rc:      http.NewResponseController(w),
+		timeout: h.opts.ReadTimeout,
+		rate:    h.opts.MinUploadRate,
+		start:   time.Now(),
+		grace:   h.opts.UploadGrace,
+	}
 	up, err := h.svc.Upload(r.Context(), name, body)
-	if body.tooLarge {
-		// Whatever the Service made of the short read, the client sent too much.
+	// Whatever the Service made of the short read, these say what the client did wrong.
+	switch {
+	case body.tooLarge:
 		return Errorf(CodeTooLarge, "upload exceeds the limit of %d bytes", h.opts.MaxUploadBytes)
+	case body.tooSlow:
+		return &Error{Status: http.StatusRequestTimeout, Code: CodeBadRequest, Message: fmt.Sprintf(
+			"upload too slow: %d bytes in %v, below the minimum rate of %d bytes/s (after a grace of %v); the upload was dropped",
+			body.n, time.Since(body.start).Round(time.Millisecond), h.opts.MinUploadRate, h.opts.UploadGrace)}
+	case body.stalled:
+		return &Error{Status: http.StatusRequestTimeout, Code: CodeBadRequest, Message: fmt.Sprintf(
+			"upload stalled: no bytes for %v after %d bytes; the upload was dropped", h.opts.ReadTimeout, body.n)}
 	}
 	if err != nil {
 		return err
@@ -496,21 +530,64 @@ func (h *handler) upload(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// uploadBody streams an upload to the Service, extending the read deadline before each read
-// (a stalled sender is dropped, a slow steady one is not) and noting when the limit was hit.
+// uploadBody streams an upload to the Service under two deadlines, set on the connection
+// before each read: one read may wait at most timeout for bytes (a stalled sender is
+// dropped), and the whole upload must be done by start + grace + n/rate, which moves out as
+// the n bytes arrive (a sender that keeps up the minimum rate is never cut off, one that
+// trickles is, whatever its Content-Length claims). It notes which limit ended the body; the
+// Service sees the read fail and drops what it stored.
 type uploadBody struct {
-	r        io.Reader
-	rc       *http.ResponseController
-	timeout  time.Duration
-	tooLarge bool
+	r       io.Reader
+	rc      *http.ResponseController
+	timeout time.Duration
+	rate    int64
+	start   time.Time
+	grace   time.Duration
+	n       int64
+
+	tooLarge, tooSlow, stalled bool
+}
+
+// total is the deadline of the whole upload with n bytes received.
+func (b *uploadBody) total() time.Time {
+	// n/rate seconds, without overflowing a Duration (at most 2^32 s, over a century).
+	const maxSec = 1 << 32
+	sec := b.n / b.rate
+	if sec >= maxSec {
+		return b.start.Add(b.grace + maxSec*time.Second)
+	}
+	frac := time.Duration(float64(b.n%b.rate) / float64(b.rate) * float64(time.Second))
+	return b.start.Add(b.grace + time.Duration(sec)*time.Second + frac)
 }
 
 func (b *uploadBody) Read(p []byte) (int, error) {
-	b.rc.SetReadDeadline(time.Now().Add(b.timeout))
+	if b.tooSlow || b.stalled {
+		return 0, os.ErrDeadlineExceeded
+	}
+	now := time.Now()
+	total := b.total()
+	if !now.Before(total) {
+		b.tooSlow = true
+		return 0, fmt.Errorf("upload too slow: %w", os.ErrDeadlineExceeded)
+	}
+	dl, idle := now.Add(b.timeout), true
+	if total.Before(dl) {
+		dl, idle = total, false
+	}
+	b.rc.SetReadDeadline(dl)
 	n, err := b.r.Read(p)
+	b.n += int64(n)
 	var mbe *http.MaxBytesError
-	if err != nil && errors.As(err, &mbe) {
+	switch {
+	case err == nil || err == io.EOF:
+	case errors.As(err, &mbe):
 		b.tooLarge = true
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		if idle {
+			b.stalled = true
+		} else {
+			b.tooSlow = true
+		}
 	}
 	return n, err
 }
