@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"runtime"
 	"strconv"
 	"strings"
@@ -25,7 +24,20 @@ func resolveBackend(name string) (string, *ipc.GPU, error) {
 	default:
 		return "", nil, fmt.Errorf("unknown backend %q (want auto, cpu or cuda)", name)
 	}
-	desc, err := cuda.Available()
+	devs, err := cuda.Devices()
+	return chooseBackend(name, devs, err)
+}
+
+// chooseBackend is resolveBackend's decision for "auto" or "cuda" from what cuda.Devices
+// answered. Jobs run on the first GPU (the CUDA backend's default device), so that one must
+// be usable.
+func chooseBackend(name string, devs []cuda.DeviceInfo, err error) (string, *ipc.GPU, error) {
+	if err == nil && len(devs) == 0 {
+		err = fmt.Errorf("%w: the NVIDIA driver reports no GPU", cuda.ErrNoDevice)
+	}
+	if err == nil {
+		err = devs[0].Usable()
+	}
 	if err != nil {
 		if name == "cuda" {
 			if errors.Is(err, cuda.ErrNoCUDA) {
@@ -35,20 +47,12 @@ func resolveBackend(name string) (string, *ipc.GPU, error) {
 		}
 		return "cpu", nil, nil
 	}
-	return "cuda", parseGPU(desc), nil
+	return "cuda", gpuInfo(devs[0]), nil
 }
 
-// gpuDesc parses cuda.Available's description: "NAME, compute capability X.Y, M GiB, S SMs,
-// CUDA driver A.B".
-var gpuDesc = regexp.MustCompile(`^(.*), compute capability ([0-9.]+), ([0-9.]+) GiB, [0-9]+ SMs, CUDA driver ([0-9.]+)$`)
-
-func parseGPU(desc string) *ipc.GPU {
-	m := gpuDesc.FindStringSubmatch(desc)
-	if m == nil {
-		return &ipc.GPU{Name: desc}
-	}
-	gib, _ := strconv.ParseFloat(m[3], 64)
-	return &ipc.GPU{Name: m[1], ComputeCapability: m[2], MemoryBytes: uint64(gib * (1 << 30)), Driver: m[4]}
+// gpuInfo is the Info's description of a GPU.
+func gpuInfo(d cuda.DeviceInfo) *ipc.GPU {
+	return &ipc.GPU{Name: d.Name, ComputeCapability: d.ComputeCapability(), MemoryBytes: d.MemoryBytes, Driver: d.Driver}
 }
 
 // Info describes the helper, its machine and its queue.
