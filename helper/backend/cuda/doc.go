@@ -20,7 +20,7 @@ package cuda
 import "errors"
 
 var (
-	// ErrNoCUDA is returned by New and Available in a binary built without -tags cuda.
+	// ErrNoCUDA is returned by New, Available and Devices in a binary built without -tags cuda.
 	ErrNoCUDA = errors.New("cuda backend: this binary was built without CUDA support (rebuild with -tags cuda)")
 	// ErrNoDevice is returned (wrapped) when the driver reports no usable GPU.
 	ErrNoDevice = errors.New("cuda backend: no usable CUDA device")
