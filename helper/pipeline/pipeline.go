@@ -154,7 +154,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 		return nil, err
 	}
 	r.stage("write bundle", t0)
-	prov, err := r.provenance(be, fcrep)
+	prov, err := r.provenance(be, fcrep, s.Inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -184,8 +184,25 @@ func (r *runner) stage(name string, since time.Time) {
 	r.timings = append(r.timings, bundle.StageTiming{Stage: name, Seconds: time.Since(since).Seconds()})
 }
 
-func (r *runner) provenance(be fc.Backend, fcrep *fc.Report) (*bundle.Provenance, error) {
-	in, err := bundle.DescribeInput(r.cfg.Scan)
+// describeInput hashes an input file that the load did not digest; tests replace it to
+// check that the load's digests are used.
+var describeInput = bundle.DescribeInput
+
+// inputOf is the provenance of an input file: the digest the load computed while reading it
+// (scan.Scan.Inputs), or, where it has none, a fresh read of the file.
+func inputOf(path string, digests []scan.FileDigest) (bundle.Input, error) {
+	for _, d := range digests {
+		if d.Path == path {
+			return bundle.Input{Path: d.Path, Bytes: d.Bytes, SHA256: d.SHA256}, nil
+		}
+	}
+	return describeInput(path)
+}
+
+// provenance describes the run; digests are the scan's Inputs, so the input files are not
+// read again.
+func (r *runner) provenance(be fc.Backend, fcrep *fc.Report, digests []scan.FileDigest) (*bundle.Provenance, error) {
+	in, err := inputOf(r.cfg.Scan, digests)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +221,7 @@ func (r *runner) provenance(be fc.Backend, fcrep *fc.Report) (*bundle.Provenance
 		p.Device = be.Device()
 	}
 	if r.cfg.Mask != "" {
-		mi, err := bundle.DescribeInput(r.cfg.Mask)
+		mi, err := inputOf(r.cfg.Mask, digests)
 		if err != nil {
 			return nil, err
 		}

@@ -28,6 +28,14 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 			r.Close()
 		}
 	}()
+	// Hash the scan (and the mask) beside the load; cancel stops the hashers on every
+	// early return.
+	dctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	digests := []func() (FileDigest, error){digestAsync(dctx, path)}
+	if opt.MaskPath != "" {
+		digests = append(digests, digestAsync(dctx, opt.MaskPath))
+	}
 	h := r.Header
 	L := h.Volumes()
 	if h.Dim[0] < 4 || L < 2 {
@@ -133,6 +141,13 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 		s.Mask.In[f] = true
 	}
 	s.IndexGrid()
+	for _, wait := range digests {
+		d, err := wait()
+		if err != nil {
+			return nil, err
+		}
+		s.Inputs = append(s.Inputs, d)
+	}
 	noteDropped(rep, path, "mask voxels", s.Dropped)
 	return s, nil
 }

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
@@ -26,7 +25,7 @@ import (
 
 // loadText reads a CSV/TSV/whitespace matrix.
 func loadText(ctx context.Context, path string, rep progress.Reporter) (*Scan, error) {
-	f, err := os.Open(path)
+	f, err := openInput(path)
 	if err != nil {
 		return nil, err // *fs.PathError: "open PATH: …"
 	}
@@ -36,7 +35,8 @@ func loadText(ctx context.Context, path string, rep progress.Reporter) (*Scan, e
 		return nil, err // *fs.PathError: "open PATH: …"
 	}
 	rep.Start("load", st.Size())
-	cr := &countingReader{r: f, rep: rep}
+	hr := newHashingReader(f)
+	cr := &countingReader{r: hr, rep: rep}
 	rows, err := newRowReader(bufio.NewReaderSize(cr, 1<<16))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -103,7 +103,11 @@ func loadText(ctx context.Context, path string, rep progress.Reporter) (*Scan, e
 	if nrows == 0 {
 		return nil, fmt.Errorf("%s: no data rows", path)
 	}
-	s := &Scan{Data: data, N: nrows, L: L, Source: path, Labels: labels, BytesRead: cr.n, Passes: 1}
+	d, err := hr.finish(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Scan{Data: data, N: nrows, L: L, Source: path, Labels: labels, BytesRead: cr.n, Passes: 1, Inputs: []FileDigest{d}}
 	s.Affine = identityAffine()
 	return finishMatrix(s, rep)
 }
@@ -260,7 +264,7 @@ type npyHeader struct {
 
 // loadNpy reads a 2D .npy array (rows = regions, columns = time).
 func loadNpy(ctx context.Context, path string, rep progress.Reporter) (*Scan, error) {
-	f, err := os.Open(path)
+	f, err := openInput(path)
 	if err != nil {
 		return nil, err // *fs.PathError: "open PATH: …"
 	}
@@ -269,7 +273,8 @@ func loadNpy(ctx context.Context, path string, rep progress.Reporter) (*Scan, er
 	if err != nil {
 		return nil, err // *fs.PathError: "open PATH: …"
 	}
-	br := bufio.NewReaderSize(f, 1<<16)
+	hr := newHashingReader(f)
+	br := bufio.NewReaderSize(hr, 1<<16)
 	h, err := readNpyHeader(br)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -312,7 +317,11 @@ func loadNpy(ctx context.Context, path string, rep progress.Reporter) (*Scan, er
 		}
 		rep.Add(int64(len(b)))
 	}
-	s := &Scan{Data: data, N: R, L: C, Source: path, BytesRead: need, Passes: 1}
+	d, err := hr.finish(path) // trailing bytes after the array are hashed too
+	if err != nil {
+		return nil, err
+	}
+	s := &Scan{Data: data, N: R, L: C, Source: path, BytesRead: need, Passes: 1, Inputs: []FileDigest{d}}
 	s.Affine = identityAffine()
 	return finishMatrix(s, rep)
 }

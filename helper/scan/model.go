@@ -27,6 +27,14 @@ type Scan struct {
 	BytesRead int64
 	// Passes is how many times the input was read (2 with the automatic EPI mask).
 	Passes int
+	// Inputs identify the files named by the caller, by size and SHA-256 of their bytes on
+	// disk (compressed bytes for .gz), for provenance: the scan (the path given to Load)
+	// first, then the user mask (Options.MaskPath) when one was given. For a .hdr/.img pair
+	// only the named file is hashed, as provenance.json has always recorded. The digests are
+	// computed while loading: a plain matrix passes through the hash as it is parsed (read
+	// once, trailing bytes included); a NIfTI file is hashed on a goroutine beside the
+	// volume stream (see digestAsync).
+	Inputs []FileDigest
 
 	// nodeOf is the dense grid → node index (−1 outside the network), built by IndexGrid.
 	nodeOf []int32
