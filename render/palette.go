@@ -34,27 +34,49 @@ var modulePalette = [...]color.NRGBA{
 	{0x00, 0x44, 0x88, 0xFF}, // dark blue
 }
 
-// ModuleColors returns n colours for modules 1…n (module m gets element m−1). The first 21 are
-// the fixed palette above; beyond it colours continue deterministically around the CIELCh hue
-// circle in golden-angle steps (137.5°, so each new hue falls in the largest gap left) at three
-// alternating lightnesses, which keeps neighbours in the sequence apart but can no longer
-// promise any minimum difference.
+// ModuleColors returns n colours for modules 1…n (module m gets element m−1): see ModuleColor.
 func ModuleColors(n int) []color.NRGBA {
 	if n <= 0 {
 		return nil
 	}
 	out := make([]color.NRGBA, n)
 	for i := range out {
-		if i < len(modulePalette) {
-			out[i] = modulePalette[i]
-			continue
-		}
-		k := i - len(modulePalette)
-		hue := math.Mod(20+137.50776405*float64(k), 360) * math.Pi / 180
-		light := [3]float64{62, 78, 46}[k%3]
-		out[i] = labToSRGB(light, 42*math.Cos(hue), 42*math.Sin(hue))
+		out[i] = ModuleColor(i + 1)
 	}
 	return out
+}
+
+// ModuleColor is the colour of module m (m ≥ 1; 1 = the largest module). The first 21 are the
+// fixed palette above; beyond it colours continue deterministically around the CIELCh hue circle
+// in golden-angle steps (137.5°, so each new hue falls in the largest gap left) at three
+// alternating lightnesses, which keeps neighbours in the sequence apart but can no longer
+// promise any minimum difference. m < 1 is treated as 1: callers decide what "no module" looks
+// like.
+func ModuleColor(m int) color.NRGBA {
+	i := max(m, 1) - 1
+	if i < len(moduleColorTable) {
+		return moduleColorTable[i]
+	}
+	return moduleColorAt(i)
+}
+
+// moduleColorTable holds the first 256 colours, so that per-pixel lookups (slice overlays of
+// modules or atlas labels) never convert colours.
+var moduleColorTable = func() (t [256]color.NRGBA) {
+	for i := range t {
+		t[i] = moduleColorAt(i)
+	}
+	return t
+}()
+
+func moduleColorAt(i int) color.NRGBA {
+	if i < len(modulePalette) {
+		return modulePalette[i]
+	}
+	k := i - len(modulePalette)
+	hue := math.Mod(20+137.50776405*float64(k), 360) * math.Pi / 180
+	light := [3]float64{62, 78, 46}[k%3]
+	return labToSRGB(light, 42*math.Cos(hue), 42*math.Sin(hue))
 }
 
 // labToSRGB converts CIELAB (D65 white) to 8-bit sRGB, clipping out-of-gamut channels.

@@ -12,5 +12,5 @@ func ModuleColor(m int) color.NRGBA {
 	if m <= 0 {
 		return color.NRGBA{0x99, 0x99, 0x99, 0xFF}
 	}
-	return render.ModuleColors(m)[m-1]
+	return render.ModuleColor(m)
 }

@@ -68,16 +68,12 @@ func (l *lut) at(t float64) color.NRGBA {
 	return l[int(t*255+0.5)]
 }
 
-// moduleColors caches render's module palette (render.ModuleColors), so that the slices, the
-// inspector and the 3D view give a module the same colour; labels beyond it (atlas regions
-// numbered in the thousands) reuse it cyclically.
-var moduleColors = render.ModuleColors(256)
-
-// ModuleColor is the colour of module (or label) m, m ≥ 1, as the 3D view draws it. Label 0 and
+// ModuleColor is the colour of module (or label) m, m ≥ 1, as the 3D view draws it
+// (render.ModuleColor), so that the slices, the inspector and the 3D view agree. Label 0 and
 // below (no module) is transparent.
 func ModuleColor(m int) color.NRGBA {
 	if m < 1 {
 		return color.NRGBA{}
 	}
-	return moduleColors[(m-1)%len(moduleColors)]
+	return render.ModuleColor(m)
 }
