@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hubscope/hubscope/helper/bundle"
+	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/ipc"
 )
 
@@ -20,7 +21,7 @@ type seedMatrix struct {
 	z    []float32
 }
 
-// loadSeedMatrix reads series.npy once and normalises every row (float64 sums, float32 rows).
+// loadSeedMatrix reads series.npy once and normalises every row as fc does for Pearson.
 func loadSeedMatrix(path string) (*seedMatrix, error) {
 	r, err := bundle.OpenSeries(path)
 	if err != nil {
@@ -34,23 +35,11 @@ func loadSeedMatrix(path string) (*seedMatrix, error) {
 	m := &seedMatrix{n: r.N, l: r.L, z: x}
 	for v := 0; v < m.n; v++ {
 		row := x[v*m.l : (v+1)*m.l]
-		var s float64
-		for _, a := range row {
-			s += float64(a)
-		}
-		mu := s / float64(m.l)
-		var ss float64
-		for _, a := range row {
-			ss += (float64(a) - mu) * (float64(a) - mu)
-		}
+		fc.NormalizeRow(row, row) // the same unit rows the network was built from
 		// A constant row cannot occur (the scan loader drops them); were it there, it
 		// correlates with nothing: r = 0.
-		inv := 0.0
-		if ss > 0 {
-			inv = 1 / math.Sqrt(ss)
-		}
-		for t, a := range row {
-			row[t] = float32((float64(a) - mu) * inv)
+		if math.IsNaN(float64(row[0])) {
+			clear(row)
 		}
 	}
 	return m, nil

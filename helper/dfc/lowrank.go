@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 
@@ -233,19 +234,11 @@ func SampledMAE(u, p, r *mat.Dense, samples int, seed uint64) (float64, error) {
 		if j >= i {
 			j++
 		}
-		ex := dot(ur.Data[i*ur.Stride:i*ur.Stride+w], ur.Data[j*ur.Stride:j*ur.Stride+w])
-		ap := dot(pr.Data[i*pr.Stride:i*pr.Stride+l], rr.Data[j*rr.Stride:j*rr.Stride+l])
+		ex := floats.Dot(ur.Data[i*ur.Stride:i*ur.Stride+w], ur.Data[j*ur.Stride:j*ur.Stride+w])
+		ap := floats.Dot(pr.Data[i*pr.Stride:i*pr.Stride+l], rr.Data[j*rr.Stride:j*rr.Stride+l])
 		sum += math.Abs(ex - ap)
 	}
 	return sum / float64(samples), nil
-}
-
-func dot(a, b []float64) float64 {
-	var s float64
-	for k, v := range a {
-		s += v * b[k]
-	}
-	return s
 }
 
 // CompressionRatio is GPU-DFC's CR = N²/(2·N·l) = N/(2l) (its eq. 5).
