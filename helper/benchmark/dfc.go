@@ -32,10 +32,7 @@ var (
 func dfcWorkload(ctx context.Context, id string, o Options, rep progress.Reporter, emit func(Row)) error {
 	spec, backend := c6, "cpu"
 	if id == "w6" {
-		spec, backend = w6, o.Backend
-		if backend == "" || backend == "auto" {
-			backend = "cuda"
-		}
+		spec, backend = w6, o.gpuBackend()
 	}
 	be, err := pipeline.OpenBackend(backend, rep)
 	if err != nil {

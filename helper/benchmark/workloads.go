@@ -215,11 +215,7 @@ func gpuWorkload(ctx context.Context, w string, o Options, rep progress.Reporter
 		"w4": {fc.Kendall, 100000, 128, 0.001},
 		"w5": {fc.Spearman, 200000, 128, 0.01},
 	}[w]
-	backend := o.Backend
-	if backend == "" || backend == "auto" {
-		backend = "cuda"
-	}
-	be, err := pipeline.OpenBackend(backend, rep)
+	be, err := pipeline.OpenBackend(o.gpuBackend(), rep)
 	if err != nil {
 		return err
 	}
@@ -245,4 +241,13 @@ func gpuWorkload(ctx context.Context, w string, o Options, rep progress.Reporter
 	}
 	emit(row)
 	return nil
+}
+
+// gpuBackend is the backend the GPU workloads run on: the one asked for, CUDA when none was (a
+// GPU workload never falls back to the CPU silently).
+func (o Options) gpuBackend() string {
+	if o.Backend == "" || o.Backend == "auto" {
+		return "cuda"
+	}
+	return o.Backend
 }

@@ -129,12 +129,9 @@ func (d *Daemon) aal() (*atlasData, error) {
 			d.atlasErr = err
 			return
 		}
-		labels := make(map[int]string, len(a.Names))
-		for id, n := range a.Names {
-			labels[id] = n
-		}
+		// The atlas is read-only from here on, so the summary may share its names.
 		d.atlas = &atlasData{atlas: a, info: ipc.AtlasInfo{Name: "AAL (Tzourio-Mazoyer et al. 2002)",
-			Citation: assets.AtlasCitation, Labels: labels}}
+			Citation: assets.AtlasCitation, Labels: a.Names}}
 	})
 	return d.atlas, d.atlasErr
 }
