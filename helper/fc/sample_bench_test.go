@@ -27,3 +27,5 @@ func benchSample(b *testing.B, n, l int, meas Measure) {
 func BenchmarkSamplePearson(b *testing.B)  { benchSample(b, 200000, 128, Pearson) }
 func BenchmarkSampleSpearman(b *testing.B) { benchSample(b, 200000, 128, Spearman) }
 func BenchmarkSampleKendall(b *testing.B)  { benchSample(b, 100000, 128, Kendall) }
+
+func BenchmarkSampleW1(b *testing.B) { benchSample(b, 60000, 200, Pearson) }

@@ -223,3 +223,30 @@ func TestCheckSeriesParallel(t *testing.T) {
 		}
 	}
 }
+
+// TestLargestValues: every rank 0…need of the values (ties included) must be the same rank
+// of largestValues' result, whichever path it takes (top set or full copy).
+func TestLargestValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, c := range []struct{ n, need, levels int }{{180000, 7400, 0}, {180000, 7400, 50}, {1000, 10, 0}, {1000, 600, 0}, {5000, 20, 3}} {
+		v := make([]float64, c.n)
+		for i := range v {
+			v[i] = rng.NormFloat64()
+			if c.levels > 0 {
+				v[i] = float64(rng.IntN(c.levels))
+			}
+		}
+		top := largestValues(v, c.need)
+		if len(top) <= c.need {
+			t.Fatalf("%+v: %d values for need %d", c, len(top), c.need)
+		}
+		all := slices.Clone(v)
+		slices.Sort(all)
+		slices.Reverse(all)
+		slices.Sort(top)
+		slices.Reverse(top)
+		if !slices.Equal(top[:c.need+1], all[:c.need+1]) {
+			t.Fatalf("%+v: ranks 0…need differ", c)
+		}
+	}
+}
