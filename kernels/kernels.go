@@ -34,5 +34,11 @@ const (
 	PanelDegrees         = "panel_degrees"
 	PanelScan            = "panel_scan"
 	PanelGather          = "panel_gather"
+	KeysHistogram        = "keys_histogram"
+	PanelTrim            = "panel_trim"
+	PanelCompact         = "panel_compact"
+	ComponentsInit       = "components_init"
+	ComponentsHook       = "components_hook"
+	ComponentsFlatten    = "components_flatten"
 	SplitTF32            = "split_tf32"
 )

@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "159fd5c82b04ca572a4634c976d55621b85121de9a640b9fcd79b1d5de576f79"
+const SourceSHA256 = "2aa13954c055a7fc37f05238afd3709fbbd005b91dad5b56f1ed16b0f8a7481d"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "dd64207cf54c4e8828f26271624ba17916f4a687f883d5c26bcfa9c1192b7046"
+const FatbinSHA256 = "91d1c8f126db902904e489af711b30de65eb283563186a8402f1cb6285e6043b"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"

@@ -92,7 +92,9 @@ const (
 	// expected to fit SinglePassBudget, else DensityTwoPass. The single pass saves one block
 	// product pass, which dominates on the CPU; on a GPU a pass costs milliseconds while the
 	// single pass's host-side selection of k among ~2k candidates costs far more (W1 on an
-	// H200: 1.6 s single pass), so other backends take two passes.
+	// H200: 1.6 s single pass), so other backends take two passes — except a RowSelector
+	// (the CUDA backend), which keeps the pairs above the sampled bound on the device and
+	// selects among them there: one pass (densityOnePass), falling back to two passes.
 	DensityAuto DensityMethod = iota
 	// DensityTwoPass: a value range [lo, 1] estimated from a sample of pairs, a histogram
 	// pass over it (falling back to the full range if lo was too high), an emit pass.
@@ -253,8 +255,10 @@ func Build(ctx context.Context, b Backend, x []float32, n, l int, cfg Config, re
 	t1 := time.Now()
 	d.rpt.Edges = nw.Edges()
 	d.rpt.Density = nw.Density()
-	d.rpt.Isolated, d.rpt.LargestComponent = Components(nw)
-	d.timing("components", 0, t1)
+	if !d.componentsDone { // else the backend labelled them (RowComponents)
+		d.rpt.Isolated, d.rpt.LargestComponent = Components(nw)
+		d.timing("components", 0, t1)
+	}
 	if !cfg.Abs && (cfg.Mode == Significance || cfg.Mode == Density) {
 		d.note("negative values are not kept; set Abs to rank pairs by |value|")
 	}
@@ -273,6 +277,9 @@ type driver struct {
 	blocks []Block
 	// sampled delivers the density sample started beside Prepare (nil: none started).
 	sampled chan sampleResult
+	// componentsDone: the report's Isolated and LargestComponent came from the backend's
+	// component labels (finishRows).
+	componentsDone bool
 }
 
 func (d *driver) timing(stage string, blocks int, since time.Time) {

@@ -43,6 +43,37 @@ type RowEdges interface {
 	Close() error
 }
 
+// RowSelector is a RowEmitter that can also run the density mode in one pass
+// (densityOnePass): EmitSelectableRows keeps every pair passing op in its row (no split, no
+// held edges), and the edges it returns can be histogrammed and trimmed where they are, so
+// the k-th largest value is found among the kept edges instead of by a histogram pass over
+// all pairs.
+type RowSelector interface {
+	RowEmitter
+	EmitSelectableRows(ctx context.Context, blocks []Block, op Op, done func(blocks int)) (SelectableRows, error)
+}
+
+// SelectableRows are RowEdges that the backend can histogram and trim on its side.
+type SelectableRows interface {
+	RowEdges
+	// Histogram counts the kept edges' values into op's bins (OpHistogram, Op.BinOf).
+	Histogram(op Op) ([]uint64, error)
+	// Trim keeps in their rows only the edges whose value is ≥ keep, makes those in
+	// [hold, keep) the held edges (replacing Held) and drops the rest; Degrees, Held and Rows
+	// describe the trimmed edges afterwards. A NaN keep keeps none.
+	Trim(hold, keep float32) error
+}
+
+// RowComponents is implemented by RowEdges whose backend can find the connected components
+// of the kept edges where they are (the CUDA backend: union–find kernels), so the report's
+// isolated nodes and largest component need no pass over the network's edges on the host.
+type RowComponents interface {
+	// ComponentLabels returns a root for every node: label[v] is a node of v's component
+	// under the kept edges (Degrees/Rows, not Held) with label[label[v]] == label[v], so v
+	// and w are connected exactly when their labels are equal.
+	ComponentLabels() ([]uint32, error)
+}
+
 // ErrRowsUnsupported says that a backend cannot run a pass through RowEmitter (measure,
 // memory); the driver falls back to Backend.Run.
 var ErrRowsUnsupported = errors.New("row-ordered emission not available for this pass")
@@ -54,30 +85,47 @@ func (d *driver) emitRows(op Op, split float32) (RowEdges, error) {
 	if !ok || rowsDisabled {
 		return nil, nil
 	}
+	return d.runRows(func(done func(int)) (RowEdges, error) {
+		return re.EmitRows(d.ctx, d.blocks, op, split, done)
+	})
+}
+
+// runRows runs one row-ordered edge pass (emit) as the "edges" stage and checks what it
+// returned; nil, nil when the backend declined the pass (ErrRowsUnsupported).
+func (d *driver) runRows(emit func(done func(int)) (RowEdges, error)) (RowEdges, error) {
 	if err := d.ctx.Err(); err != nil {
 		return nil, err
 	}
 	t0 := time.Now()
 	d.rep.Start("edges", int64(len(d.blocks)))
-	rows, err := re.EmitRows(d.ctx, d.blocks, op, split, func(n int) { d.rep.Add(int64(n)) })
+	rows, err := emit(func(n int) { d.rep.Add(int64(n)) })
 	if errors.Is(err, ErrRowsUnsupported) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("fc: edges pass on %s: %w", d.b.Name(), err)
 	}
+	if err := d.checkHeld(rows); err != nil {
+		return nil, err
+	}
 	if deg := rows.Degrees(); len(deg) != d.n {
 		rows.Close()
 		return nil, fmt.Errorf("fc: edges pass on %s returned %d row degrees for %d nodes", d.b.Name(), len(deg), d.n)
 	}
+	d.timing("edges", len(d.blocks), t0)
+	return rows, nil
+}
+
+// checkHeld verifies that rows' held edges are pairs i < j of the network (and closes rows
+// when not).
+func (d *driver) checkHeld(rows RowEdges) error {
 	for _, e := range rows.Held() {
 		if e.J <= e.I || int(e.J) >= d.n {
 			rows.Close()
-			return nil, fmt.Errorf("fc: edges pass on %s held edge (%d,%d), not a pair i < j of %d nodes", d.b.Name(), e.I, e.J, d.n)
+			return fmt.Errorf("fc: edges pass on %s held edge (%d,%d), not a pair i < j of %d nodes", d.b.Name(), e.I, e.J, d.n)
 		}
 	}
-	d.timing("edges", len(d.blocks), t0)
-	return rows, nil
+	return nil
 }
 
 // csrArrays are a network's Indices and Weights allocated ahead of the edge pass (the density
@@ -127,6 +175,15 @@ func (d *driver) finishRows(rows RowEdges, extra []Edge, pre *csrArrays) (*netwo
 			return nil, fmt.Errorf("fc: %d extra edges not in (i, j) order", len(extra)-x)
 		}
 	}
+	var labels []uint32
+	if rc, ok := rows.(RowComponents); ok { // on the device, before its edges are copied back
+		var err error
+		if labels, err = rc.ComponentLabels(); err != nil {
+			return nil, fmt.Errorf("fc: connected components on %s: %w", d.b.Name(), err)
+		}
+	}
+	t1 := time.Since(t0)
+	t0 = time.Now()
 	deg := rows.Degrees()
 	nw := &network.Network{N: n, Indptr: make([]uint64, n+1)}
 	x := 0
@@ -162,7 +219,57 @@ func (d *driver) finishRows(rows RowEdges, extra []Edge, pre *csrArrays) (*netwo
 		return nil, fmt.Errorf("fc: assembling rows from %s: %w", d.b.Name(), err)
 	}
 	d.timing("assemble", 0, t0)
+	if labels != nil {
+		t0 = time.Now()
+		iso, largest, err := componentsFromLabels(labels, extra)
+		if err != nil {
+			return nil, fmt.Errorf("fc: component labels from %s: %w", d.b.Name(), err)
+		}
+		d.rpt.Isolated, d.rpt.LargestComponent, d.componentsDone = iso, largest, true
+		d.rpt.Passes = append(d.rpt.Passes, PassTiming{Stage: "components", Seconds: (t1 + time.Since(t0)).Seconds()})
+	}
 	return nw, nil
+}
+
+// componentsFromLabels is Components for a network whose kept edges' components a backend
+// labelled (RowComponents) plus extra edges: the labels seed the union–find forest, the
+// extra edges (the density mode's boundary selection, a few) are merged on the host, and the
+// components are counted. Labels that are not roots of the nodes' own range are an error.
+func componentsFromLabels(labels []uint32, extra []Edge) (isolated, largest int, err error) {
+	n := len(labels)
+	parent := make([]uint32, n)
+	for v, r := range labels {
+		if int(r) >= n || labels[r] != r {
+			return 0, 0, fmt.Errorf("node %d labelled %d, which is not a root of the %d nodes", v, r, n)
+		}
+		parent[v] = r
+	}
+	find := func(x uint32) uint32 {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]] // path halving
+			x = parent[x]
+		}
+		return x
+	}
+	for _, e := range extra {
+		if int(e.I) >= n || int(e.J) >= n {
+			return 0, 0, fmt.Errorf("edge (%d,%d) beyond the %d nodes", e.I, e.J, n)
+		}
+		if a, b := find(e.I), find(e.J); a != b {
+			parent[max(a, b)] = min(a, b)
+		}
+	}
+	size := make([]int32, n)
+	for v := range parent {
+		size[find(uint32(v))]++
+	}
+	for _, c := range size {
+		if c == 1 {
+			isolated++
+		}
+		largest = max(largest, int(c))
+	}
+	return isolated, largest, nil
 }
 
 // unpackRows writes rows [i0, i1) from keys (their kept edges, row by row) merged with the

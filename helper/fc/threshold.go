@@ -134,6 +134,7 @@ func (d *driver) density() (*network.Network, error) {
 	}
 	hop := Op{Kind: OpHistogram, Abs: d.cfg.Abs, Lo: lo, Hi: 1, Bins: bins}
 	var ranges []float64 // lower ends of the histogram ranges to try, decreasing; then lo
+	var pre *csrArrays   // the network's arrays, touched while the device works (row path)
 	if method := d.cfg.DensityMethod; method != DensityHistogram && k < m {
 		t0 := time.Now()
 		var sb sampleBounds
@@ -159,7 +160,17 @@ func (d *driver) density() (*network.Network, error) {
 			}
 			// fewer than k values ≥ wide: no narrowed range can hold the k-th value
 		default:
-			for _, v := range []float64{sb.tight, sb.wide} {
+			tight := sb.tight
+			if method == DensityAuto && tight > lo && tight < 1 {
+				nw, tooFew, err := d.densityOnePass(tight, k, hop, &pre)
+				if nw != nil || err != nil {
+					return nw, err
+				}
+				if tooFew { // the histogram passes start from the wide bound
+					tight = sb.wide
+				}
+			}
+			for _, v := range []float64{tight, sb.wide} {
 				if v > lo && v < 1 && (len(ranges) == 0 || v < ranges[len(ranges)-1]) {
 					ranges = append(ranges, v)
 				}
@@ -190,8 +201,7 @@ func (d *driver) density() (*network.Network, error) {
 	// Row-ordered backends classify on their side: pass = bin ≥ b (v ≥ holdAt), kept in rows
 	// = bin > b (v ≥ keepAt); the same classes as emitBins for every |v| ≤ binRange.
 	rop := Op{Kind: OpEdges, Abs: d.cfg.Abs, Inclusive: true, Threshold: float64(binCut(&hop, b))}
-	var pre *csrArrays
-	if _, ok := d.b.(RowEmitter); ok && !rowsDisabled {
+	if _, ok := d.b.(RowEmitter); ok && !rowsDisabled && pre == nil {
 		pre = prefaultCSR(k) // while the device runs the edge pass
 	}
 	if rows, err := d.emitRows(rop, binCut(&hop, b+1)); err != nil {
@@ -229,6 +239,81 @@ func (d *driver) density() (*network.Network, error) {
 	}
 	d.timing("select", 0, t0)
 	return nw, nil
+}
+
+// densityOnePass is the density mode in one pass over the pairs, for a RowSelector: every
+// pair ≥ tight (the sampled bound, about k(1 + a few σ) pairs above it) is kept in its row on
+// the backend; a histogram of just those values over [tight, 1] gives the boundary bin b as
+// the histogram pass would (values below tight were never kept, so bin 0 is an ordinary bin
+// here), and Trim then keeps bin > b, holds bin b and drops the surplus on the backend's
+// side, which leaves exactly the state densityRows finishes from. tooFew reports that fewer
+// than k pairs reached tight (the sample's bound was too high; rare by construction): the
+// edges are dropped and the caller runs the histogram passes. nil, false, nil: the backend
+// cannot (RowSelector missing or declining the pass).
+func (d *driver) densityOnePass(tight float64, k int64, hop Op, pre **csrArrays) (nw *network.Network, tooFew bool, err error) {
+	rs, ok := d.b.(RowSelector)
+	if !ok || rowsDisabled {
+		return nil, false, nil
+	}
+	if *pre == nil {
+		*pre = prefaultCSR(k) // while the device runs the pass
+	}
+	var sel SelectableRows
+	op := Op{Kind: OpEdges, Abs: d.cfg.Abs, Inclusive: true, Threshold: tight}
+	rows, err := d.runRows(func(done func(int)) (RowEdges, error) {
+		s, err := rs.EmitSelectableRows(d.ctx, d.blocks, op, done)
+		sel = s
+		return s, err
+	})
+	if rows == nil || err != nil {
+		return nil, false, err
+	}
+	t0 := time.Now()
+	if len(rows.Held()) != 0 {
+		rows.Close()
+		return nil, false, fmt.Errorf("fc: %s held %d edges in a pass that keeps every passing pair", d.b.Name(), len(rows.Held()))
+	}
+	var kept int64
+	for _, c := range rows.Degrees() {
+		kept += int64(c)
+	}
+	if kept < k {
+		rows.Close()
+		d.note(fmt.Sprintf("density: %d pairs ≥ sampled bound %.4f, %d needed; histogram pass follows", kept, tight, k))
+		return nil, true, nil
+	}
+	hop.Lo = tight
+	hist, err := sel.Histogram(hop)
+	if err != nil {
+		rows.Close()
+		return nil, false, fmt.Errorf("fc: histogram of the kept edges on %s: %w", d.b.Name(), err)
+	}
+	if len(hist) != hop.Bins {
+		rows.Close()
+		return nil, false, fmt.Errorf("fc: %s histogram of the kept edges has %d bins, want %d", d.b.Name(), len(hist), hop.Bins)
+	}
+	b, above := boundary(hist, k)
+	total := above // + the bins up to b: one pass over the bins (b is near 0 here)
+	for _, c := range hist[:b+1] {
+		total += int64(c)
+	}
+	if total != kept {
+		rows.Close()
+		return nil, false, fmt.Errorf("fc: %s histogram of %d kept edges counts %d", d.b.Name(), kept, total)
+	}
+	d.timing("histogram", 0, t0)
+	t0 = time.Now()
+	if err := sel.Trim(binCut(&hop, b), binCut(&hop, b+1)); err != nil {
+		rows.Close()
+		return nil, false, fmt.Errorf("fc: trimming the kept edges on %s: %w", d.b.Name(), err)
+	}
+	if err := d.checkHeld(rows); err != nil {
+		return nil, false, err
+	}
+	d.timing("trim", 0, t0)
+	d.note(fmt.Sprintf("density: one pass, %d pairs ≥ sampled bound %.4f kept on %s for %d edges", kept, tight, d.b.Name(), k))
+	nw, err = d.densityRows(rows, hist[b], b, k, k-above, *pre)
+	return nw, false, err
 }
 
 // densityRows finishes density() on a RowEmitter's pass: the boundary bin's held values

@@ -372,7 +372,7 @@ func (b *backend) kendall() kendallPlanes {
 
 // parallelCopy copies src into dst (pinned staging memory) with a few goroutines: one core's
 // memcpy, not the DMA, limits a staged upload.
-func parallelCopy(dst, src []float32) {
+func parallelCopy[T any](dst, src []T) {
 	const parts = 4
 	if len(src) < 1<<18 {
 		copy(dst, src)

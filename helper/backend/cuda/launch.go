@@ -46,6 +46,8 @@ type functions struct {
 	checkSeries                                                            cu.Function
 	correlationRows, panelDegrees, panelScan, panelGather                  cu.Function
 	splitTF32                                                              cu.Function
+	keysHistogram, panelTrim, panelCompact                                 cu.Function
+	componentsInit, componentsHook, componentsFlatten                      cu.Function
 }
 
 func loadFunctions(mod cu.Module) (functions, error) {
@@ -70,6 +72,12 @@ func loadFunctions(mod cu.Module) (functions, error) {
 		{kernels.PanelScan, &f.panelScan},
 		{kernels.PanelGather, &f.panelGather},
 		{kernels.SplitTF32, &f.splitTF32},
+		{kernels.KeysHistogram, &f.keysHistogram},
+		{kernels.PanelTrim, &f.panelTrim},
+		{kernels.PanelCompact, &f.panelCompact},
+		{kernels.ComponentsInit, &f.componentsInit},
+		{kernels.ComponentsHook, &f.componentsHook},
+		{kernels.ComponentsFlatten, &f.componentsFlatten},
 	} {
 		fn, err := mod.Function(k.name)
 		if err != nil {
@@ -236,6 +244,40 @@ func (f *functions) panelScanLaunch(s cu.Stream, deg cu.DevicePtr, h int, start 
 func (f *functions) panelGatherLaunch(s cu.Stream, t rowTables, h int, start, stage, out cu.DevicePtr) error {
 	return launch(kernels.PanelGather, f.panelGather, ceilDiv(h, 8), 1, 256, 0, s, ptr(t.cnt), ptr(t.off), i64(t.ldt), i64(h),
 		ptr(start), ptr(stage), ptr(out))
+}
+
+// keysHistogram: grid min(ceil(count/256), 8192), block 256.
+func (f *functions) keysHistogramLaunch(s cu.Stream, keys cu.DevicePtr, count int, op fc.Op, hist cu.DevicePtr) error {
+	return launch(kernels.KeysHistogram, f.keysHistogram, min(ceilDiv(count, 256), 8192), 1, 256, 0, s,
+		ptr(keys), i64(count), f64(op.Lo), f64(op.Hi), i64(op.Bins), ptr(hist))
+}
+
+// panelTrim: grid ceil(h/8), block 256.
+func (f *functions) panelTrimLaunch(s cu.Stream, keys, start, deg cu.DevicePtr, h, i0 int, hold, keep float32,
+	kept, held, heldCount cu.DevicePtr, heldCap int) error {
+	return launch(kernels.PanelTrim, f.panelTrim, ceilDiv(h, 8), 1, 256, 0, s, ptr(keys), ptr(start), ptr(deg), i64(h), i64(i0),
+		f64(float64(hold)), f64(float64(keep)), ptr(kept), ptr(held), ptr(heldCount), uint64(heldCap))
+}
+
+// panelCompact: grid ceil(h/8), block 256.
+func (f *functions) panelCompactLaunch(s cu.Stream, keys, start, deg cu.DevicePtr, h int, keep float32, to, out cu.DevicePtr) error {
+	return launch(kernels.PanelCompact, f.panelCompact, ceilDiv(h, 8), 1, 256, 0, s, ptr(keys), ptr(start), ptr(deg), i64(h),
+		f64(float64(keep)), ptr(to), ptr(out))
+}
+
+// componentsInit: grid ceil(n/256), block 256.
+func (f *functions) componentsInitLaunch(s cu.Stream, parent cu.DevicePtr, n int) error {
+	return launch(kernels.ComponentsInit, f.componentsInit, ceilDiv(n, 256), 1, 256, 0, s, ptr(parent), i64(n))
+}
+
+// componentsHook: grid ceil(h/8), block 256.
+func (f *functions) componentsHookLaunch(s cu.Stream, keys, start, deg cu.DevicePtr, h, i0 int, parent cu.DevicePtr) error {
+	return launch(kernels.ComponentsHook, f.componentsHook, ceilDiv(h, 8), 1, 256, 0, s, ptr(keys), ptr(start), ptr(deg), i64(h), i64(i0), ptr(parent))
+}
+
+// componentsFlatten: grid ceil(n/256), block 256.
+func (f *functions) componentsFlattenLaunch(s cu.Stream, parent cu.DevicePtr, n int) error {
+	return launch(kernels.ComponentsFlatten, f.componentsFlatten, ceilDiv(n, 256), 1, 256, 0, s, ptr(parent), i64(n))
 }
 
 // kendallPlanes are the prepared Kendall operands every Kendall block kernel takes first.

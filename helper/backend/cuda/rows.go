@@ -34,6 +34,9 @@ const (
 	// rowChunkEdges is the size of each of the two pinned buffers Rows streams through
 	// (8 bytes an edge: 128 MiB): large against the per-copy latency, small against host RAM.
 	rowChunkEdges = 1 << 24
+	// rowChunkMinEdges is the smallest range Rows copies at once (8 MiB), against per-copy
+	// latency.
+	rowChunkMinEdges = 1 << 20
 	// maxStage keeps stage offsets within the tables' uint32.
 	maxStage = math.MaxUint32
 	// keySegment is the size (edges, 8 bytes each: 4 GiB) of the device segments the panels'
@@ -479,8 +482,8 @@ func (re *rowEdges) Close() error {
 	})
 }
 
-// Rows copies the panels back in row ranges of at most rowChunkEdges edges through two pinned
-// buffers: the range after the one f is unpacking is already on its way.
+// Rows copies the panels back in row ranges of about a sixteenth of the edges (1–16 M edges)
+// through two pinned buffers: the range after the one f is unpacking is already on its way.
 func (re *rowEdges) Rows(ctx context.Context, f func(i0, i1 int, keys []uint64) error) error {
 	b := re.b
 	type span struct {
@@ -489,12 +492,18 @@ func (re *rowEdges) Rows(ctx context.Context, f func(i0, i1 int, keys []uint64) 
 		edges  int
 	}
 	var spans []span
-	longest := 0
+	longest, total := 0, 0
+	for _, p := range re.panels {
+		total += p.count
+	}
+	// About 16 ranges: the first range's copy is the one nothing overlaps, so W1's 144 MB
+	// in one 128 MiB range and a small one waited ~5 ms before any unpacking began.
+	chunk := min(max(total/16, rowChunkMinEdges), rowChunkEdges)
 	for _, p := range re.panels {
 		at := 0
 		for i := p.i0; i < p.i1; {
 			e, c := i, 0
-			for e < p.i1 && (e == i || c+int(re.deg[e]) <= rowChunkEdges) {
+			for e < p.i1 && (e == i || c+int(re.deg[e]) <= chunk) {
 				c += int(re.deg[e])
 				e++
 			}
