@@ -3,7 +3,8 @@
 // correlation_edges and correlation_histogram (correlation_tile.cuh, use_tc as there;
 // bit-identical values); pairs with r (|r| when abs) passing the threshold are kept in rows
 // when v ≥ split (rows_tile.cuh: tile-ordered chunks plus the panel tables) and appended to
-// held otherwise (warp-aggregated, any order).
+// held otherwise (warp-aggregated, any order). split = −∞ (keep every passing pair) takes an
+// epilogue without the held list's 64 warp ballots a thread.
 //
 // Launch: grid (ceil((j1−j0)/128), ceil((i1−i0)/128)), block 256, static shared memory
 // 48 KiB (the tile's stages, then the epilogue's 2.6 KiB bitmap and row starts in their
@@ -41,20 +42,35 @@ correlation_rows(const float* __restrict__ U, const float* __restrict__ Lo, long
     // Two CTAs per SM need ≤ 128 registers a thread: the epilogue keeps only the accumulators
     // and one bit per kept pair (kept, bit 8m + n) across the chunk reservation.
     unsigned long long kept = 0;
+    if (split > -INFINITY) {  // a boundary: pairs below split are held
 #pragma unroll
-    for (int m = 0; m < 8; ++m) {
-        const long long i = r0 + corr_row(use_tc != 0, m);
+        for (int m = 0; m < 8; ++m) {
+            const long long i = r0 + corr_row(use_tc != 0, m);
 #pragma unroll
-        for (int n = 0; n < 8; ++n) {
-            const long long j = c0 + corr_col(use_tc != 0, n);
-            const float v = connection_value(acc[m][n], flags);
-            const bool pass = pair_counts(bp, i, j) && passes_threshold(v, threshold, flags);
-            const bool keep = pass && (double)v >= split;
-            if (keep) {
-                rows_mark(rs, corr_row(use_tc != 0, m), corr_col(use_tc != 0, n));
-                kept |= 1ULL << (8 * m + n);
+            for (int n = 0; n < 8; ++n) {
+                const long long j = c0 + corr_col(use_tc != 0, n);
+                const float v = connection_value(acc[m][n], flags);
+                const bool pass = pair_counts(bp, i, j) && passes_threshold(v, threshold, flags);
+                const bool keep = pass && (double)v >= split;
+                if (keep) {
+                    rows_mark(rs, corr_row(use_tc != 0, m), corr_col(use_tc != 0, n));
+                    kept |= 1ULL << (8 * m + n);
+                }
+                append_edge(pass && !keep, (unsigned int)i, (unsigned int)j, v, held, count + 1, held_capacity);
             }
-            append_edge(pass && !keep, (unsigned int)i, (unsigned int)j, v, held, count + 1, held_capacity);
+        }
+    } else {  // every passing pair is kept (one-pass density, strength): no held list, no ballots
+#pragma unroll
+        for (int m = 0; m < 8; ++m) {
+            const long long i = r0 + corr_row(use_tc != 0, m);
+#pragma unroll
+            for (int n = 0; n < 8; ++n) {
+                const long long j = c0 + corr_col(use_tc != 0, n);
+                if (pair_counts(bp, i, j) && passes_threshold(connection_value(acc[m][n], flags), threshold, flags)) {
+                    rows_mark(rs, corr_row(use_tc != 0, m), corr_col(use_tc != 0, n));
+                    kept |= 1ULL << (8 * m + n);
+                }
+            }
         }
     }
     __syncthreads();

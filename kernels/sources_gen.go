@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "2aa13954c055a7fc37f05238afd3709fbbd005b91dad5b56f1ed16b0f8a7481d"
+const SourceSHA256 = "a082b9a1b7ab2d76a17b01af03f0a5efde550f5f65a46c4f644e717d30d8fa19"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "91d1c8f126db902904e489af711b30de65eb283563186a8402f1cb6285e6043b"
+const FatbinSHA256 = "e5595d2177b2320e7f0bd20c23fe2a863c721e6ed874a3b3a53548d6b56db757"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"
