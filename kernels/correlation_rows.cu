@@ -42,7 +42,7 @@ correlation_rows(const float* __restrict__ U, const float* __restrict__ Lo, long
     // Two CTAs per SM need ≤ 128 registers a thread: the epilogue keeps only the accumulators
     // and one bit per kept pair (kept, bit 8m + n) across the chunk reservation.
     unsigned long long kept = 0;
-    if (split > -INFINITY) {  // a boundary: pairs below split are held
+    if (split != -INFINITY) {  // a boundary (NaN: none kept): pairs below split are held
 #pragma unroll
         for (int m = 0; m < 8; ++m) {
             const long long i = r0 + corr_row(use_tc != 0, m);

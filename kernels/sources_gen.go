@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "a082b9a1b7ab2d76a17b01af03f0a5efde550f5f65a46c4f644e717d30d8fa19"
+const SourceSHA256 = "ecdf66fc20ccc885366d600cf804f6da0675fd4de6766c0101670f3c53dedeac"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "e5595d2177b2320e7f0bd20c23fe2a863c721e6ed874a3b3a53548d6b56db757"
+const FatbinSHA256 = "a95e77cee3fd6cf1fe9487b347bfe7de27cb688a01f2eca98d4d8ea3fa50734b"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"

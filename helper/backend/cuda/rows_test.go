@@ -30,6 +30,8 @@ func TestRowEmission(t *testing.T) {
 					{fc.Op{Kind: fc.OpEdges, Threshold: 0.1}, float32(math.Inf(-1))},
 					{fc.Op{Kind: fc.OpEdges, Threshold: 0.05, Abs: true, Inclusive: true}, 0.2},
 					{fc.Op{Kind: fc.OpEdges, Threshold: 2}, 0},
+					// NaN: the boundary is the last bin, every passing pair is held
+					{fc.Op{Kind: fc.OpEdges, Threshold: 0.3, Inclusive: true}, float32(math.NaN())},
 				} {
 					name := fmt.Sprintf("%s/rows%d/stage%d/t%g-abs%v-split%g", m, rows, opts.RowStageCapacity, c.op.Threshold, c.op.Abs, c.split)
 					t.Run(name, func(t *testing.T) { checkRowEmission(t, d, m, rows, opts, c.op, c.split) })
