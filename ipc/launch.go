@@ -24,6 +24,11 @@ type LaunchOptions struct {
 	// HelperPath is the hubscope-helper program, started as
 	// "HelperPath serve --socket Socket Args…"; "" = connect only, never start one.
 	HelperPath string
+	// Fallback, if set, is started the same way when HelperPath cannot be started or exits
+	// before answering: the CPU build behind the CUDA build, which on a machine without the
+	// NVIDIA driver (no libcuda.so.1) stops in the dynamic loader before its main runs, so it
+	// cannot fall back to the CPU by itself.
+	Fallback string
 	// Args follow "serve --socket Socket" on the helper's command line.
 	Args []string
 	// Timeout bounds the wait for a started helper to answer; 0 = DefaultLaunchTimeout.
@@ -129,7 +134,34 @@ func logPath(socket string) string {
 	return filepath.Join(filepath.Dir(socket), strings.TrimSuffix(filepath.Base(socket), ".sock")+".log")
 }
 
+// startHelper starts opts.HelperPath, or opts.Fallback when that one cannot start or dies
+// before answering, and waits for an answer.
 func startHelper(ctx context.Context, c *Client, opts LaunchOptions, deadline time.Time) error {
+	err := startProgram(ctx, c, opts, opts.HelperPath, deadline)
+	var early *earlyExit
+	if err == nil || opts.Fallback == "" || !errors.As(err, &early) {
+		return err
+	}
+	if log, lerr := os.OpenFile(logPath(opts.Socket), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600); lerr == nil {
+		fmt.Fprintf(log, "--- %s: %s did not come up (%v); starting %s instead\n", time.Now().Format(time.RFC3339), opts.HelperPath, early.err, opts.Fallback)
+		log.Close()
+	}
+	if err2 := startProgram(ctx, c, opts, opts.Fallback, deadline); err2 != nil {
+		return fmt.Errorf("%w; the fallback helper failed too: %w", err, err2)
+	}
+	return nil
+}
+
+// earlyExit is a helper program that could not be started or exited before answering.
+type earlyExit struct {
+	msg string
+	err error
+}
+
+func (e *earlyExit) Error() string { return e.msg }
+func (e *earlyExit) Unwrap() error { return e.err }
+
+func startProgram(ctx context.Context, c *Client, opts LaunchOptions, program string, deadline time.Time) error {
 	lp := logPath(opts.Socket)
 	log, err := os.OpenFile(lp, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
@@ -137,13 +169,13 @@ func startHelper(ctx context.Context, c *Client, opts LaunchOptions, deadline ti
 	}
 	fmt.Fprintf(log, "--- %s: started by pid %d\n", time.Now().Format(time.RFC3339), os.Getpid())
 	// Not CommandContext: the helper outlives the request (and the app) that started it.
-	cmd := exec.Command(opts.HelperPath, append([]string{"serve", "--socket", opts.Socket}, opts.Args...)...)
+	cmd := exec.Command(program, append([]string{"serve", "--socket", opts.Socket}, opts.Args...)...)
 	cmd.Stdout, cmd.Stderr = log, log
 	detach(cmd)
 	err = cmd.Start()
 	log.Close()
 	if err != nil {
-		return fmt.Errorf("starting the helper %s: %w", opts.HelperPath, err)
+		return &earlyExit{fmt.Sprintf("starting the helper %s: %v", program, err), err}
 	}
 	// Reap it whenever it exits (else a crashed helper stays a zombie while the app runs),
 	// and learn here if it exits before answering.
@@ -155,7 +187,7 @@ func startHelper(ctx context.Context, c *Client, opts LaunchOptions, deadline ti
 		}
 		select {
 		case err := <-exited:
-			return fmt.Errorf("the helper %s exited before answering on %s (%v); its log %s ends:\n%s", opts.HelperPath, opts.Socket, err, lp, logTail(lp))
+			return &earlyExit{fmt.Sprintf("the helper %s exited before answering on %s (%v); its log %s ends:\n%s", program, opts.Socket, err, lp, logTail(lp)), err}
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(25 * time.Millisecond):
@@ -163,7 +195,7 @@ func startHelper(ctx context.Context, c *Client, opts LaunchOptions, deadline ti
 		if time.Now().After(deadline) {
 			// A helper that never answers would only hold the socket against the next try.
 			cmd.Process.Kill()
-			return fmt.Errorf("the helper %s (pid %d) did not answer on %s within %v; its log %s ends:\n%s", opts.HelperPath, cmd.Process.Pid, opts.Socket, opts.Timeout, lp, logTail(lp))
+			return fmt.Errorf("the helper %s (pid %d) did not answer on %s within %v; its log %s ends:\n%s", program, cmd.Process.Pid, opts.Socket, opts.Timeout, lp, logTail(lp))
 		}
 	}
 }

@@ -225,3 +225,52 @@ func TestConnectFailures(t *testing.T) {
 		t.Fatalf("connect with a missing program: %v", err)
 	}
 }
+
+// TestConnectFallback: a CUDA build that cannot start (here a script failing as the dynamic
+// loader does without libcuda.so.1) gives way to the fallback helper, and the log says so;
+// a missing primary program falls back too; both failing names both.
+func TestConnectFallback(t *testing.T) {
+	opts, dir := launchSetup(t)
+	cudaBuild := filepath.Join(t.TempDir(), "hubscope-helper-cuda")
+	os.WriteFile(cudaBuild, []byte("#!/bin/sh\necho 'hubscope-helper-cuda: error while loading shared libraries: libcuda.so.1: cannot open shared object file' >&2\nexit 127\n"), 0o700)
+	fallback := opts.HelperPath
+	for _, primary := range []string{cudaBuild, filepath.Join(dir, "missing-cuda-build")} {
+		opts.HelperPath, opts.Fallback = primary, fallback
+		c, err := Connect(context.Background(), opts)
+		if err != nil {
+			t.Fatalf("primary %s: %v", primary, err)
+		}
+		if _, err := c.Info(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+		log, _ := os.ReadFile(logPath(opts.Socket))
+		if !strings.Contains(string(log), "starting "+fallback+" instead") {
+			t.Fatalf("the log does not record the fallback:\n%s", log)
+		}
+		for _, pid := range helperPids(t, dir) { // the next round starts from no helper
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		os.Remove(filepath.Join(dir, "starts.txt"))
+		waitGone(t, opts.Socket)
+	}
+	opts.HelperPath, opts.Fallback = cudaBuild, cudaBuild
+	_, err := Connect(context.Background(), opts)
+	if err == nil || !strings.Contains(err.Error(), "fallback helper failed too") || !strings.Contains(err.Error(), "libcuda.so.1") {
+		t.Fatalf("both failing: %v", err)
+	}
+}
+
+// waitGone waits until nothing answers on the socket any more.
+func waitGone(t *testing.T, socket string) {
+	t.Helper()
+	c := NewUnixClient(socket)
+	defer c.Close()
+	for range 200 {
+		if ping(context.Background(), c) != nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("a helper still answers on %s", socket)
+}

@@ -17,7 +17,7 @@ import (
 )
 
 func main() {
-	helper := flag.String("helper", "", "the hubscope-helper program to start when none answers (default: next to hubscope, else on PATH)")
+	helper := flag.String("helper", "", "the helper program to start when none answers (default: hubscope-helper-cuda, falling back to hubscope-helper when it cannot start — each next to hubscope, else on PATH)")
 	socket := flag.String("socket", "", "the helper's Unix socket (default: "+ipc.DefaultSocketPath()+")")
 	open := flag.String("open", "", "analyse this scan (.nii or .nii.gz) with the default settings as soon as the helper answers")
 	watchDir := flag.String("watch", "", "watch this folder: new scans there are analysed once they have finished copying")
@@ -43,11 +43,11 @@ func main() {
 		*open = abs
 	}
 	cfg := config{connect: func(ctx context.Context) (ipc.Service, error) {
-		path, err := helperPath(*helper)
+		path, fallback, err := helperPaths(*helper)
 		if err != nil {
 			return nil, err
 		}
-		return ipc.Connect(ctx, ipc.LaunchOptions{Socket: *socket, HelperPath: path})
+		return ipc.Connect(ctx, ipc.LaunchOptions{Socket: *socket, HelperPath: path, Fallback: fallback})
 	}}
 	var dump *smokeDump
 	if *smoke != "" {
@@ -68,24 +68,39 @@ func main() {
 	run(cfg)
 }
 
-// helperPath finds the helper: the --helper flag, else hubscope-helper next to this program,
-// else on PATH.
-func helperPath(flagged string) (string, error) {
+// helperPaths finds the helper: the --helper flag, else the CUDA build hubscope-helper-cuda
+// with the CPU build hubscope-helper as its fallback (ipc.LaunchOptions.Fallback: the CUDA
+// build cannot even start without the NVIDIA driver), each looked for next to this program,
+// then on PATH.
+func helperPaths(flagged string) (path, fallback string, err error) {
 	if flagged != "" {
 		if _, err := os.Stat(flagged); err != nil {
-			return "", fmt.Errorf("--helper %s: %w", flagged, err)
+			return "", "", fmt.Errorf("--helper %s: %w", flagged, err)
 		}
-		return flagged, nil
+		return flagged, "", nil
 	}
+	cuda, cpu := findHelper("hubscope-helper-cuda"), findHelper("hubscope-helper")
+	switch {
+	case cuda != "" && cpu != "":
+		return cuda, cpu, nil
+	case cuda != "":
+		return cuda, "", nil
+	case cpu != "":
+		return cpu, "", nil
+	}
+	return "", "", fmt.Errorf("hubscope-helper is neither next to hubscope nor on the PATH")
+}
+
+// findHelper returns the program name next to this executable, else on PATH, else "".
+func findHelper(name string) string {
 	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), "hubscope-helper")
+		p := filepath.Join(filepath.Dir(exe), name)
 		if st, err := os.Stat(p); err == nil && !st.IsDir() {
-			return p, nil
+			return p
 		}
 	}
-	p, err := exec.LookPath("hubscope-helper")
-	if err != nil {
-		return "", fmt.Errorf("hubscope-helper is neither next to hubscope nor on the PATH")
+	if p, err := exec.LookPath(name); err == nil {
+		return p
 	}
-	return p, nil
+	return ""
 }
