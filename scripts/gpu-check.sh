@@ -8,7 +8,8 @@
 #
 # test:     nvidia-smi; the conformance suite (fctest) and the backend's own tests (random,
 #           tie-heavy int16-like, real scans from .gpu/data) with HUBSCOPE_REQUIRE_GPU=1 and
-#           HUBSCOPE_STRICT=1, so nothing skips silently.
+#           HUBSCOPE_STRICT=1, so nothing skips silently; then the same scans through the whole
+#           pipeline on both backends (helper/pipeline TestBackendsGiveSameBundles).
 # sanitize: compute-sanitizer memcheck and racecheck on a small case.
 # backend:  the backend alone on W1, W2, W4, W5 (prepare + histogram + edge pass, medians of 3).
 # bench:    BENCHMARKS.md W1, W1 at fixed r, W2, W4, W5 through fc.Build (median of 3 after a
@@ -31,8 +32,9 @@ T=.gpu/cuda.test
 if [ "$what" = build ]; then
     set -e
     mkdir -p .gpu/data
-    go test -c -tags cuda -o "$T" ./helper/backend/cuda
-    CGO_ENABLED=1 go build -tags cuda -o .gpu/hubscope-helper-cuda ./cmd/hubscope-helper
+    go test -c -tags cuda -ldflags="-s -w" -o "$T" ./helper/backend/cuda
+    go test -c -tags cuda -ldflags="-s -w" -o .gpu/pipeline.test ./helper/pipeline
+    CGO_ENABLED=1 go build -tags cuda -ldflags="-s -w" -o .gpu/hubscope-helper-cuda ./cmd/hubscope-helper
     cp /work/shared/peers/torch_fc.py .gpu/
     for f in haxby2001_slice_bold.nii.gz haxby2001_slice_mask.nii.gz haxby2001_run001_bold_25mm.nii.gz \
              haxby2001_mask_25mm_brain.nii.gz nipy_functional.nii.gz; do
@@ -53,6 +55,10 @@ run_tests() {
         -test.run 'TestAvailable|TestConformance|TestConformanceTF32x3|TestManyTilesAgainstReference|TestAgainstScipy|TestSinkErrorAndReuse|TestRealScans|TestBadSeries|TestSplitBlocks|TestKendallUnitsAgree|TestCorrelationUnitsAgree|TestRowEmission|TestRowPathBuild|TestRowSelection' \
         > "$OUT/tests.log" 2>&1
     echo "tests exit $?"
+    # CPU and CUDA backends on the same scans: the same bundles up to the tolerance
+    timeout 400 .gpu/pipeline.test -test.v -test.timeout 390s -test.run 'TestBackendsGiveSameBundles' > "$OUT/bundles.log" 2>&1
+    echo "bundle comparison exit $?"
+    grep -E '^\s+--- (PASS|FAIL)|common edges|differs|on the CPU' "$OUT/bundles.log" | head -30
     grep -E '^(--- FAIL|FAIL|ok|PASS)|^    .*(deviation|Available|N=)|backend_test.go|realscan_test.go|backend_test.go:4[56][0-9]' "$OUT/tests.log" | head -60
     grep -c -- '--- PASS' "$OUT/tests.log" | sed 's/^/subtests passed: /'
     grep -c -- '--- FAIL' "$OUT/tests.log" | sed 's/^/subtests failed: /'

@@ -45,6 +45,9 @@ func readDevice(ordinal int) (DeviceInfo, error) {
 // Devices describes every GPU the driver reports, in ordinal order, usable or not (see
 // DeviceInfo.Usable). An error wraps ErrNoDevice; it is never nil with an empty list.
 func Devices() ([]DeviceInfo, error) {
+	if err := initError(); err != nil {
+		return nil, err
+	}
 	count, err := cu.NumDevices()
 	if err != nil {
 		return nil, fmt.Errorf("%w: counting devices: %v", ErrNoDevice, err)
@@ -66,6 +69,9 @@ func Devices() ([]DeviceInfo, error) {
 // describeDevice returns "NVIDIA H100 80GB HBM3, compute capability 9.0, 79.1 GiB, 132 SMs,
 // CUDA driver 13.0" and checks that the kernels can run on it.
 func describeDevice(ordinal int) (string, error) {
+	if err := initError(); err != nil {
+		return "", err
+	}
 	count, err := cu.NumDevices()
 	if err != nil {
 		return "", fmt.Errorf("%w: counting devices: %v", ErrNoDevice, err)
