@@ -57,28 +57,11 @@ func (m *seedMatrix) correlate(seed int, r []float32) {
 		go func() {
 			defer wg.Done()
 			for v := lo; v < hi; v++ {
-				r[v] = dot(zs, m.z[v*m.l:(v+1)*m.l])
+				r[v] = fc.Dot(zs, m.z[v*m.l:(v+1)*m.l])
 			}
 		}()
 	}
 	wg.Wait()
-}
-
-// dot is a float32 dot product with four partial sums (independent FMA chains).
-func dot(a, b []float32) float32 {
-	b = b[:len(a)]
-	var s0, s1, s2, s3 float32
-	i := 0
-	for ; i+4 <= len(a); i += 4 {
-		s0 += a[i] * b[i]
-		s1 += a[i+1] * b[i+1]
-		s2 += a[i+2] * b[i+2]
-		s3 += a[i+3] * b[i+3]
-	}
-	for ; i < len(a); i++ {
-		s0 += a[i] * b[i]
-	}
-	return (s0 + s1) + (s2 + s3)
 }
 
 // node finds the node at a voxel of a finished job.

@@ -280,6 +280,8 @@ type driver struct {
 	// componentsDone: the report's Isolated and LargestComponent came from the backend's
 	// component labels (finishRows).
 	componentsDone bool
+	// pre: the density mode's network arrays, touched while the device works (prefault).
+	pre *csrArrays
 }
 
 func (d *driver) timing(stage string, blocks int, since time.Time) {

@@ -156,6 +156,15 @@ func prefaultCSR(total int64) *csrArrays {
 	return a
 }
 
+// prefault returns the driver's network arrays for total edges, started by prefaultCSR on
+// the first call (the one-pass density falls back to the two-pass one with the same k).
+func (d *driver) prefault(total int64) *csrArrays {
+	if d.pre == nil {
+		d.pre = prefaultCSR(total)
+	}
+	return d.pre
+}
+
 // rowsDisabled makes the driver ignore RowEmitter (tests compare both paths).
 var rowsDisabled bool
 

@@ -236,7 +236,7 @@ func sampleValues(meas Measure, abs bool, nodes []int, x []float32, l int) []flo
 				}
 			}
 		})
-		pair = func(a, c int) float64 { return dot64(u[a*l:(a+1)*l], u[c*l:(c+1)*l]) }
+		pair = func(a, c int) float64 { return Dot(u[a*l:(a+1)*l], u[c*l:(c+1)*l]) }
 	}
 	// rows handed out in chunks through an atomic counter: row a has s−1−a pairs, so static
 	// shares would be uneven
@@ -263,21 +263,4 @@ func sampleValues(meas Measure, abs bool, nodes []int, x []float32, l int) []flo
 	}
 	wg.Wait()
 	return out
-}
-
-// dot64 is Σ x_t·y_t with four independent partial sums (the loop is latency-bound otherwise).
-func dot64(x, y []float64) float64 {
-	y = y[:len(x)]
-	var s0, s1, s2, s3 float64
-	t := 0
-	for ; t+4 <= len(x); t += 4 {
-		s0 += x[t] * y[t]
-		s1 += x[t+1] * y[t+1]
-		s2 += x[t+2] * y[t+2]
-		s3 += x[t+3] * y[t+3]
-	}
-	for ; t < len(x); t++ {
-		s0 += x[t] * y[t]
-	}
-	return (s0 + s1) + (s2 + s3)
 }

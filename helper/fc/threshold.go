@@ -134,7 +134,6 @@ func (d *driver) density() (*network.Network, error) {
 	}
 	hop := Op{Kind: OpHistogram, Abs: d.cfg.Abs, Lo: lo, Hi: 1, Bins: bins}
 	var ranges []float64 // lower ends of the histogram ranges to try, decreasing; then lo
-	var pre *csrArrays   // the network's arrays, touched while the device works (row path)
 	if method := d.cfg.DensityMethod; method != DensityHistogram && k < m {
 		t0 := time.Now()
 		var sb sampleBounds
@@ -162,7 +161,7 @@ func (d *driver) density() (*network.Network, error) {
 		default:
 			tight := sb.tight
 			if method == DensityAuto && tight > lo && tight < 1 {
-				nw, tooFew, err := d.densityOnePass(tight, k, hop, &pre)
+				nw, tooFew, err := d.densityOnePass(tight, k, hop)
 				if nw != nil || err != nil {
 					return nw, err
 				}
@@ -201,8 +200,9 @@ func (d *driver) density() (*network.Network, error) {
 	// Row-ordered backends classify on their side: pass = bin ≥ b (v ≥ holdAt), kept in rows
 	// = bin > b (v ≥ keepAt); the same classes as emitBins for every |v| ≤ binRange.
 	rop := Op{Kind: OpEdges, Abs: d.cfg.Abs, Inclusive: true, Threshold: float64(binCut(&hop, b))}
-	if _, ok := d.b.(RowEmitter); ok && !rowsDisabled && pre == nil {
-		pre = prefaultCSR(k) // while the device runs the edge pass
+	var pre *csrArrays
+	if _, ok := d.b.(RowEmitter); ok && !rowsDisabled {
+		pre = d.prefault(k) // while the device runs the edge pass
 	}
 	if rows, err := d.emitRows(rop, binCut(&hop, b+1)); err != nil {
 		return nil, err
@@ -250,14 +250,12 @@ func (d *driver) density() (*network.Network, error) {
 // than k pairs reached tight (the sample's bound was too high; rare by construction): the
 // edges are dropped and the caller runs the histogram passes. nil, false, nil: the backend
 // cannot (RowSelector missing or declining the pass).
-func (d *driver) densityOnePass(tight float64, k int64, hop Op, pre **csrArrays) (nw *network.Network, tooFew bool, err error) {
+func (d *driver) densityOnePass(tight float64, k int64, hop Op) (nw *network.Network, tooFew bool, err error) {
 	rs, ok := d.b.(RowSelector)
 	if !ok || rowsDisabled {
 		return nil, false, nil
 	}
-	if *pre == nil {
-		*pre = prefaultCSR(k) // while the device runs the pass
-	}
+	pre := d.prefault(k) // while the device runs the pass
 	var sel SelectableRows
 	op := Op{Kind: OpEdges, Abs: d.cfg.Abs, Inclusive: true, Threshold: tight}
 	rows, err := d.runRows(func(done func(int)) (RowEdges, error) {
@@ -312,7 +310,7 @@ func (d *driver) densityOnePass(tight float64, k int64, hop Op, pre **csrArrays)
 	}
 	d.timing("trim", 0, t0)
 	d.note(fmt.Sprintf("density: one pass, %d pairs ≥ sampled bound %.4f kept on %s for %d edges", kept, tight, d.b.Name(), k))
-	nw, err = d.densityRows(rows, hist[b], b, k, k-above, *pre)
+	nw, err = d.densityRows(rows, hist[b], b, k, k-above, pre)
 	return nw, false, err
 }
 

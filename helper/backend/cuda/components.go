@@ -29,29 +29,20 @@ func (re *rowEdges) ComponentLabels() ([]uint32, error) {
 		}()
 		st := b.slots[0].stream
 		// per node: degree, row start within its panel, parent
-		tables, err := alloc("component tables", 12*n)
+		tables, err := re.deviceRows(st, "component tables", 1)
 		if err != nil {
 			return err
 		}
 		defer cu.MemFree(tables)
-		deg, start, parent := tables, tables+cu.DevicePtr(4*n), tables+cu.DevicePtr(8*n)
-		at := func(p cu.DevicePtr, i int) cu.DevicePtr { return p + cu.DevicePtr(4*i) }
-		if err := cu.MemcpyHtoD(deg, unsafe.Pointer(&re.deg[0]), int64(4*n)); err != nil {
-			return fmt.Errorf("cuda backend: uploading the row degrees: %w", err)
-		}
+		deg, start, parent := tables, at32(tables, n), at32(tables, 2*n)
 		if err := b.fn.componentsInitLaunch(st, parent, n); err != nil {
 			return err
 		}
 		for _, p := range re.panels {
-			if p.count == 0 {
-				continue
-			}
-			h := p.i1 - p.i0
-			if err := b.fn.panelScanLaunch(st, at(deg, p.i0), h, at(start, p.i0)); err != nil {
-				return err
-			}
-			if err := b.fn.componentsHookLaunch(st, p.keys, at(start, p.i0), at(deg, p.i0), h, p.i0, parent); err != nil {
-				return err
+			if p.count > 0 {
+				if err := b.fn.componentsHookLaunch(st, p.keys, at32(start, p.i0), at32(deg, p.i0), p.i1-p.i0, p.i0, parent); err != nil {
+					return err
+				}
 			}
 		}
 		if err := b.fn.componentsFlattenLaunch(st, parent, n); err != nil {

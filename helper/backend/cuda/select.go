@@ -102,24 +102,17 @@ func (re *rowEdges) trim(hold, keep float32) error {
 		b.rowSlots[0] = &rowSlot{}
 	}
 	rs, st := b.rowSlots[0], b.slots[0].stream
-	if err := rs.ensure(0, 0, largest); err != nil {
-		return err
-	}
-	if err := rs.grow(largest, 0); err != nil { // the compaction goes through the stage
+	if err := rs.ensure(0, 0, largest); err != nil { // the compaction goes through the stage
 		return err
 	}
 	// per node: old degree, old row start (within its panel), kept count, new row start
-	tables, err := alloc("trim tables", 16*n)
+	tables, err := re.deviceRows(st, "trim tables", 2)
 	if err != nil {
 		return err
 	}
 	defer cu.MemFree(tables)
-	oldDeg, oldStart := tables, tables+cu.DevicePtr(4*n)
-	keptDeg, newStart := tables+cu.DevicePtr(8*n), tables+cu.DevicePtr(12*n)
-	at := func(p cu.DevicePtr, i int) cu.DevicePtr { return p + cu.DevicePtr(4*i) }
-	if err := cu.MemcpyHtoD(oldDeg, unsafe.Pointer(&re.deg[0]), int64(4*n)); err != nil {
-		return fmt.Errorf("cuda backend: uploading the row degrees: %w", err)
-	}
+	oldDeg, oldStart := tables, at32(tables, n)
+	keptDeg, newStart := at32(tables, 2*n), at32(tables, 3*n)
 	counts := unsafe.Slice((*uint64)(rs.hostCount), 2)
 	var held uint64
 	for attempt := 0; ; attempt++ {
@@ -128,11 +121,8 @@ func (re *rowEdges) trim(hold, keep float32) error {
 		}
 		for _, p := range re.panels {
 			h := p.i1 - p.i0
-			if err := b.fn.panelScanLaunch(st, at(oldDeg, p.i0), h, at(oldStart, p.i0)); err != nil {
-				return err
-			}
-			if err := b.fn.panelTrimLaunch(st, p.keys, at(oldStart, p.i0), at(oldDeg, p.i0), h, p.i0, hold, keep,
-				at(keptDeg, p.i0), rs.held, rs.count+8, rs.heldCap); err != nil {
+			if err := b.fn.panelTrimLaunch(st, p.keys, at32(oldStart, p.i0), at32(oldDeg, p.i0), h, p.i0, hold, keep,
+				at32(keptDeg, p.i0), rs.held, rs.count+8, rs.heldCap); err != nil {
 				return err
 			}
 		}
@@ -168,10 +158,10 @@ func (re *rowEdges) trim(hold, keep float32) error {
 		}
 		if c > 0 && c < p.count {
 			h := p.i1 - p.i0
-			if err := b.fn.panelScanLaunch(st, at(keptDeg, p.i0), h, at(newStart, p.i0)); err != nil {
+			if err := b.fn.panelScanLaunch(st, at32(keptDeg, p.i0), h, at32(newStart, p.i0)); err != nil {
 				return err
 			}
-			if err := b.fn.panelCompactLaunch(st, p.keys, at(oldStart, p.i0), at(oldDeg, p.i0), h, keep, at(newStart, p.i0), rs.stage); err != nil {
+			if err := b.fn.panelCompactLaunch(st, p.keys, at32(oldStart, p.i0), at32(oldDeg, p.i0), h, keep, at32(newStart, p.i0), rs.stage); err != nil {
 				return err
 			}
 			if err := cu.MemcpyDtoDAsync(p.keys, rs.stage, int64(8*c), st); err != nil {
@@ -194,4 +184,30 @@ func (re *rowEdges) trim(hold, keep float32) error {
 	}
 	copy(re.deg, kept)
 	return nil
+}
+
+// at32 is the address of element i of a device array of 4-byte values.
+func at32(p cu.DevicePtr, i int) cu.DevicePtr { return p + cu.DevicePtr(4*i) }
+
+// deviceRows gives the device the kept edges' row layout: a new buffer of (2 + extra)·N
+// uint32 holding every row's degree (from re.deg) at [0, N) and its start within its panel's
+// keys (panel_scan per panel) at [N, 2N), the rest for the caller. Enqueued on st; the caller
+// frees the buffer.
+func (re *rowEdges) deviceRows(st cu.Stream, what string, extra int) (cu.DevicePtr, error) {
+	n := len(re.deg)
+	buf, err := alloc(what, 4*(2+extra)*n)
+	if err != nil {
+		return 0, err
+	}
+	if err := cu.MemcpyHtoD(buf, unsafe.Pointer(&re.deg[0]), int64(4*n)); err != nil {
+		cu.MemFree(buf)
+		return 0, fmt.Errorf("cuda backend: uploading the row degrees: %w", err)
+	}
+	for _, p := range re.panels {
+		if err := re.b.fn.panelScanLaunch(st, at32(buf, p.i0), p.i1-p.i0, at32(buf, n+p.i0)); err != nil {
+			cu.MemFree(buf)
+			return 0, err
+		}
+	}
+	return buf, nil
 }
