@@ -30,6 +30,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	alpha := fs.Float64("alpha", 0, "keep pairs significant at this level (two-sided; see --correction)")
 	fs.StringVar(&cfg.Correction, "correction", "bonferroni", "with --alpha: bonferroni or fdr")
 	knn := fs.Int("knn", 0, "keep each node's K strongest links (union)")
+	fs.StringVar(&cfg.Sweep, "sweep", "", "threshold sweep: r=LO:HI:STEP, density=LO:HI:STEP or a list (r=0.45,0.5,0.6); one correlation pass at the loosest, measures at every threshold (sweep.tsv, hub_stability.nii.gz)")
 	fs.StringVar(&cfg.Metrics, "metrics", cfg.Metrics, "none, basic or full")
 	fs.IntVar(&cfg.Random, "random", cfg.Random, "degree-preserving random networks for small-world and modularity baselines (full metrics)")
 	fs.BoolVar(&cfg.Betweenness, "betweenness", false, "also compute betweenness centrality (costly)")
@@ -55,8 +56,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			cfg.Mode = mode
 		}
 	}
-	if modes > 1 {
-		fmt.Fprintln(stderr, "run: give at most one of --density, --r, --alpha, --knn")
+	if modes > 1 || (modes == 1 && cfg.Sweep != "") {
+		fmt.Fprintln(stderr, "run: give at most one of --density, --r, --alpha, --knn, --sweep")
 		return errUsage
 	}
 	if set["density"] {
@@ -172,6 +173,13 @@ func printSummary(w io.Writer, res *pipeline.Result) {
 			line += fmt.Sprintf(" (z %.1f against random networks)", *mod.QZScore)
 		}
 		fmt.Fprintln(w, line)
+	}
+	if sw := m.Sweep; sw != nil {
+		fmt.Fprintf(w, "sweep       %d %s thresholds %g … %g from one correlation pass (sweep.tsv, sweep.png, hub_stability.nii.gz)\n",
+			len(sw.Points), sw.Spec.Kind, sw.Spec.Values[0], sw.Spec.Values[len(sw.Spec.Values)-1])
+		for _, p := range sw.Points {
+			fmt.Fprintf(w, "            %-8g %9d edges, density %.4g %%, C_p %.4f, %d hubs\n", p.Threshold, p.Edges, 100*p.Density, p.ClusteringCoefficient, p.Hubs)
+		}
 	}
 	for _, t := range res.Timings {
 		fmt.Fprintf(w, "time        %-14s %.2f s\n", t.Stage, t.Seconds)

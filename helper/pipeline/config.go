@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/helper/sweep"
 )
 
 // Metrics levels.
@@ -64,6 +65,12 @@ type Config struct {
 	DFCStep     int  `json:"dfc_step,omitempty"`
 	DFCRank     int  `json:"dfc_rank,omitempty"`
 	DFCNetworks bool `json:"dfc_networks,omitempty"`
+
+	// Sweep, when set ("r=0.45:0.70:0.05", "density=0.01,0.05,0.1"), builds the network at the
+	// sweep's loosest threshold (which replaces Mode and its value) and measures every tighter
+	// network of the sweep as a filter of its edges (package sweep): sweep.tsv, sweep.json,
+	// sweep.png/.svg and hub_stability.nii.gz in the bundle.
+	Sweep string `json:"sweep,omitempty"`
 }
 
 // Defaults are what a clinician gets without choosing: Pearson, exact density 1 %, automatic
@@ -81,9 +88,27 @@ func Defaults() Config {
 	}
 }
 
-// FC translates the network part of the configuration for the fc driver.
+// FC translates the network part of the configuration for the fc driver. With a sweep the
+// threshold is the sweep's loosest.
 func (c *Config) FC() (fc.Config, error) {
 	var fcc fc.Config
+	if c.Sweep != "" {
+		sp, err := sweep.Parse(c.Sweep)
+		if err != nil {
+			return fcc, err
+		}
+		if c.Mode == "alpha" || c.Mode == "knn" {
+			return fcc, fmt.Errorf("--sweep replaces the threshold; it cannot be combined with --%s", c.Mode)
+		}
+		cc := *c
+		cc.Sweep = ""
+		if sp.Kind == sweep.KindR {
+			cc.Mode, cc.R, cc.Density = "r", sp.Loosest(), 0
+		} else {
+			cc.Mode, cc.Density, cc.R = "density", sp.Loosest(), 0
+		}
+		return cc.FC()
+	}
 	switch strings.ToLower(c.Measure) {
 	case "pearson":
 		fcc.Measure = fc.Pearson

@@ -17,6 +17,7 @@ import (
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/helper/sweep"
 )
 
 // Metrics is the content of metrics.json.
@@ -28,6 +29,8 @@ type Metrics struct {
 	// GlobalBasic is what basic metrics measure globally (no path-based measures).
 	GlobalBasic *BasicGlobal `json:"global_basic,omitempty"`
 	Modules     []ModuleInfo `json:"modules,omitempty"`
+	// Sweep is the threshold sweep, when one was asked for (written as sweep.json).
+	Sweep *sweep.Result `json:"-"`
 
 	// Per-node results the bundle's tables need; not part of metrics.json.
 	degree     []int

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/helper/sweep"
 	"github.com/hubscope/hubscope/ipc"
 )
 
@@ -98,6 +100,19 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 	}
 	r.stage("metrics", t0)
 
+	// 3a. Threshold sweep: every tighter network is a filter of the one just built.
+	var sw *sweep.Result
+	if cfg.Sweep != "" {
+		t0 = time.Now()
+		sp, _ := sweep.Parse(cfg.Sweep) // Validate parsed it
+		if sw, err = sweep.Analyse(ctx, nw, sp, sweep.Options{HubSD: cfg.HubSD, Paths: cfg.Metrics == MetricsFull,
+			LocalEfficiency: cfg.Metrics == MetricsFull}, rep); err != nil {
+			return nil, err
+		}
+		m.Sweep = sw
+		r.stage("sweep", t0)
+	}
+
 	// 3b. Dynamic connectivity, when windows were asked for: written into the bundle's dfc/.
 	if cfg.DFCWindow > 0 {
 		t0 = time.Now()
@@ -139,6 +154,11 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 				return nil, err
 			}
 			rep.Add(1)
+		}
+	}
+	if sw != nil {
+		if err := writeSweep(w, s, sw); err != nil {
+			return nil, err
 		}
 	}
 	if err := writeHubTable(w, s, m, atl); err != nil {
@@ -235,6 +255,25 @@ type nodeMap struct {
 	name   string
 	values []float32
 	dtype  nifti.DataType
+}
+
+// writeSweep puts the sweep's table, JSON, curves and hub stability map in the bundle.
+func writeSweep(w *bundle.Writer, s *scan.Scan, sw *sweep.Result) error {
+	if err := w.WriteTSV("sweep.tsv", sweep.TSVHeader(), sw.Rows); err != nil {
+		return err
+	}
+	if err := w.WriteJSON("sweep.json", sw); err != nil {
+		return err
+	}
+	for _, format := range []string{"png", "svg"} {
+		if err := w.WriteFile("sweep."+format, func(out io.Writer) error { return sw.Plot(out, format) }); err != nil {
+			return err
+		}
+	}
+	if s.IJK != nil {
+		return w.WriteNodeMap("hub_stability.nii.gz", s, sw.HubStability, nifti.Float32)
+	}
+	return nil
 }
 
 func unwrapPathError(err error) error {

@@ -1,0 +1,55 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/hubscope/hubscope/helper/nifti"
+)
+
+// A sweep run writes its table, JSON, curves and hub stability map, and its loosest network
+// is the bundle's network.
+func TestSweepBundle(t *testing.T) {
+	scanPath, maskPath, _ := phantom(t, 12)
+	cfg := Defaults()
+	cfg.Scan, cfg.Mask, cfg.Backend, cfg.Metrics = scanPath, maskPath, "cpu", MetricsNone
+	cfg.Out = filepath.Join(t.TempDir(), "b")
+	cfg.Sweep = "density=0.02:0.06:0.02"
+	res, err := Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"sweep.tsv", "sweep.json", "sweep.png", "sweep.svg", "hub_stability.nii.gz"} {
+		if _, err := os.Stat(filepath.Join(res.Dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	if got := res.Metrics.Network.Density; got < 0.0599 || got > 0.0601 {
+		t.Errorf("bundle network density %g, want the loosest 0.06", got)
+	}
+	b, _ := os.ReadFile(filepath.Join(res.Dir, "sweep.json"))
+	var sj struct {
+		Thresholds []struct{ Edges int64 } `json:"thresholds"`
+		AUC        map[string]float64      `json:"auc"`
+	}
+	if err := json.Unmarshal(b, &sj); err != nil || len(sj.Thresholds) != 3 || sj.Thresholds[2].Edges != res.Metrics.Network.Edges {
+		t.Errorf("sweep.json: %v %+v", err, sj)
+	}
+	_, vals, err := nifti.ReadImage(filepath.Join(res.Dir, "hub_stability.nii.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range vals {
+		if v < 0 || v > 1 || (v != 0 && v != 1.0/3 && v != float32(2.0/3) && v != 1) {
+			t.Fatalf("hub stability value %g is not a share of 3 thresholds", v)
+		}
+	}
+	bad := cfg
+	bad.Out, bad.Sweep, bad.Mode = filepath.Join(t.TempDir(), "c"), "r=0.5,0.6", "knn"
+	if _, err := Run(context.Background(), bad, nil); err == nil {
+		t.Error("a sweep with knn was accepted")
+	}
+}

@@ -1,0 +1,180 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/hubscope/hubscope/helper/graph"
+	"github.com/hubscope/hubscope/helper/network"
+	"github.com/hubscope/hubscope/helper/progress"
+)
+
+// Point is the network at one threshold of a sweep and its measures. Path measures are over
+// connected pairs (L_p) and all pairs (E_glob), as in metrics.json.
+type Point struct {
+	Threshold             float64  `json:"threshold"`
+	WeakestValue          *float64 `json:"weakest_value"` // null for an empty network
+	Edges                 int64    `json:"edges"`
+	Density               float64  `json:"density"`
+	MeanDegree            float64  `json:"mean_degree"`
+	IsolatedNodes         int      `json:"isolated_nodes"`
+	Components            int      `json:"components"`
+	LargestComponentShare float64  `json:"largest_component_share"`
+	Hubs                  int      `json:"hubs"`
+	ClusteringCoefficient float64  `json:"clustering_coefficient"`
+	CharacteristicPath    float64  `json:"characteristic_path_length"`
+	GlobalEfficiency      float64  `json:"global_efficiency"`
+	MeanLocalEfficiency   *float64 `json:"local_efficiency,omitempty"`
+	Assortativity         *float64 `json:"assortativity"`
+}
+
+// Measures are the columns of sweep.tsv after the threshold, in order, with their Point field.
+var Measures = []struct {
+	Key string
+	Get func(*Point) (float64, bool)
+}{
+	{"edges", func(p *Point) (float64, bool) { return float64(p.Edges), true }},
+	{"density", func(p *Point) (float64, bool) { return p.Density, true }},
+	{"mean_degree", func(p *Point) (float64, bool) { return p.MeanDegree, true }},
+	{"isolated_nodes", func(p *Point) (float64, bool) { return float64(p.IsolatedNodes), true }},
+	{"components", func(p *Point) (float64, bool) { return float64(p.Components), true }},
+	{"largest_component_share", func(p *Point) (float64, bool) { return p.LargestComponentShare, true }},
+	{"hubs", func(p *Point) (float64, bool) { return float64(p.Hubs), true }},
+	{"clustering_coefficient", func(p *Point) (float64, bool) { return p.ClusteringCoefficient, true }},
+	{"characteristic_path_length", func(p *Point) (float64, bool) { return p.CharacteristicPath, true }},
+	{"global_efficiency", func(p *Point) (float64, bool) { return p.GlobalEfficiency, true }},
+	{"local_efficiency", func(p *Point) (float64, bool) { return deref(p.MeanLocalEfficiency) }},
+	{"assortativity", func(p *Point) (float64, bool) { return deref(p.Assortativity) }},
+}
+
+func deref(v *float64) (float64, bool) {
+	if v == nil {
+		return 0, false
+	}
+	return *v, true
+}
+
+// Result is a whole sweep: sweep.json in the bundle.
+type Result struct {
+	Spec   Spec    `json:"sweep"`
+	HubSD  float64 `json:"hub_rule_sd"`
+	Points []Point `json:"thresholds"`
+	// AUC is each measure's area under its curve over the thresholds (trapezoid rule, the
+	// thresholds in increasing order as the x axis, as GRETNA integrates over sparsity); a
+	// measure undefined at any threshold has none.
+	AUC map[string]float64 `json:"auc"`
+	// HubStability is, per node, the share of the thresholds at which it is a hub
+	// (degree > mean + HubSD·SD of that threshold's network); hub_stability.nii.gz.
+	HubStability []float32 `json:"-"`
+	// Degrees holds every threshold's degrees (Points order) for per-threshold nodal tables.
+	Degrees [][]int `json:"-"`
+}
+
+// Options choose the costlier measures.
+type Options struct {
+	HubSD           float64 // hub rule: degree > mean + HubSD·SD (Wang et al.: 1)
+	Paths           bool    // characteristic path length and global efficiency (BFS from every node)
+	LocalEfficiency bool    // mean local efficiency
+}
+
+// Analyse measures the sweep's networks, each a filter of loose (built at spec.Loosest()).
+func Analyse(ctx context.Context, loose *network.Network, spec Spec, opt Options, rep progress.Reporter) (*Result, error) {
+	rep = progress.OrDiscard(rep)
+	res := &Result{Spec: spec, HubSD: opt.HubSD, HubStability: make([]float32, loose.N)}
+	hubCount := make([]int, loose.N)
+	for _, t := range spec.Values {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		nw, weakest, err := Filter(loose, spec.Kind, t)
+		if err != nil {
+			return nil, err
+		}
+		g := graph.FromNetwork(nw)
+		p := Point{Threshold: t, Edges: nw.Edges(), Density: nw.Density()}
+		if !math.IsInf(weakest, 0) {
+			p.WeakestValue = &weakest
+		}
+		deg := graph.Degrees(g)
+		mu, sd, _ := graph.DegreeMoments(deg)
+		p.MeanDegree = mu
+		for i, k := range deg {
+			if k == 0 {
+				p.IsolatedNodes++
+			}
+			if float64(k) > mu+opt.HubSD*sd {
+				p.Hubs++
+				hubCount[i]++
+			}
+		}
+		p.Components, _, p.LargestComponentShare = graph.LargestComponent(g)
+		if p.ClusteringCoefficient, err = graph.MeanClustering(ctx, g); err != nil {
+			return nil, err
+		}
+		if opt.Paths {
+			ps, err := graph.ShortestPaths(ctx, g, progress.Discard)
+			if err != nil {
+				return nil, err
+			}
+			p.CharacteristicPath, p.GlobalEfficiency = ps.CharacteristicPathLength, ps.GlobalEfficiency
+		}
+		if opt.LocalEfficiency {
+			le, err := graph.LocalEfficiencies(ctx, g, progress.Discard)
+			if err != nil {
+				return nil, err
+			}
+			v := meanOf(le)
+			p.MeanLocalEfficiency = &v
+		}
+		if r, ok := graph.DegreeAssortativity(g); ok {
+			p.Assortativity = &r
+		}
+		res.Points = append(res.Points, p)
+		res.Degrees = append(res.Degrees, deg)
+		rep.Note(fmt.Sprintf("sweep %s %g: %d edges, density %.4g %%, %d hubs", spec.Kind, t, p.Edges, 100*p.Density, p.Hubs))
+	}
+	for i, c := range hubCount {
+		res.HubStability[i] = float32(float64(c) / float64(len(spec.Values)))
+	}
+	res.AUC = map[string]float64{}
+	for _, m := range Measures {
+		if m.Key == "characteristic_path_length" || m.Key == "global_efficiency" {
+			if !opt.Paths {
+				continue
+			}
+		}
+		ys := make([]float64, len(res.Points))
+		ok := true
+		for i := range res.Points {
+			ys[i], ok = m.Get(&res.Points[i])
+			if !ok {
+				break
+			}
+		}
+		if ok {
+			res.AUC[m.Key] = Trapezoid(spec.Values, ys)
+		}
+	}
+	return res, nil
+}
+
+// Trapezoid is Σ (x_{i+1} − x_i)(y_i + y_{i+1})/2 over increasing x (numpy.trapezoid(y, x)).
+func Trapezoid(x, y []float64) float64 {
+	var s float64
+	for i := 1; i < len(x); i++ {
+		s += (x[i] - x[i-1]) * (y[i] + y[i-1]) / 2
+	}
+	return s
+}
+
+func meanOf(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
