@@ -1,0 +1,5 @@
+//go:build race
+
+package realign
+
+const raceEnabled = true
