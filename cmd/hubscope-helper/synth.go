@@ -16,7 +16,7 @@ import (
 
 func cmdSynth(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	p := synth.DefaultParams()
-	fs := newFlags("synth", "synth --out scan.nii.gz [--mask M] [--voxel-mm 3] [--modules 7] [--hubs 40] ...", stderr)
+	fs := newFlags("synth", "synth --out scan.nii.gz [--mask M] [--voxel-mm 3] [--modules 7] [--hubs 40] ...   (or: synth --subjects S [--lesion] --out DIR)", stderr)
 	out := fs.String("out", "", "output scan (.nii.gz or .nii); the ground truth is written beside it")
 	mask := fs.String("mask", "", "brain mask NIfTI (non-zero = brain); default: the embedded MNI152 2 mm brain mask")
 	gm := fs.Bool("grey-matter", false, "the mask is a grey-matter probability map: keep voxels above 0.2 of its maximum, then close (as nilearn does)")
@@ -27,6 +27,9 @@ func cmdSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.IntVar(&p.Length, "length", p.Length, "number of volumes")
 	fs.Int64Var(&p.Seed, "seed", p.Seed, "random seed (same seed, same phantom)")
 	dtype := fs.String("dtype", "int16", "stored datatype: int16 or float32")
+	subjects := fs.Int("subjects", 0, "write a phantom cohort of S subjects (individual signals and noise on one layout) as a BIDS folder at --out")
+	lesion := fs.Bool("lesion", false, "with --subjects: also write a patient (sub-patient01) whose planted hubs in one module are removed (truth/lesion.tsv)")
+	lesionModule := fs.Int("lesion-module", 0, "with --lesion: the module whose hubs are removed (default: the one with the most planted hubs)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -52,6 +55,24 @@ func cmdSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := p.Validate(m.Count()); err != nil {
 		return err
+	}
+	if *subjects > 0 {
+		disp := progress.NewDisplay(stderr)
+		ct, err := synth.WriteCohort(ctx, m, affine, p, synth.CohortOptions{Subjects: *subjects, Lesion: *lesion, LesionModule: *lesionModule}, *out, disp)
+		disp.Close(err == nil)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "phantom cohort: %s (%d subjects, %d brain voxels, %d volumes, TR %g s, %d modules, %d hubs)\n",
+			*out, len(ct.Subjects), m.Count(), p.Length, p.TR, p.Modules, len(ct.Layout.Hubs))
+		if ct.Patient != "" {
+			fmt.Fprintf(stdout, "patient: sub-%s, %d planted hubs removed (truth/lesion.tsv)\n", ct.Patient, len(ct.Lesioned))
+		}
+		return nil
+	}
+	if *lesion || *lesionModule != 0 {
+		fmt.Fprintln(stderr, "synth: --lesion needs --subjects")
+		return errUsage
 	}
 	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
 		return err

@@ -95,6 +95,13 @@ type Params struct {
 
 	Baseline  float64 // mean intensity B (default 1000)
 	Amplitude float64 // standard deviation of the fluctuation relative to B (default 0.02)
+
+	// Cohort phantoms (cohort.go). SubjectSeed, when non-zero, draws the module signals and the
+	// noise from it instead of Seed: an individual subject on the layout (parcels, hubs) that
+	// Seed plants. LesionModule, when non-zero, turns the planted hubs whose own module is
+	// LesionModule into ordinary voxels of it: a patient who lost the hubs of one region.
+	SubjectSeed  int64
+	LesionModule int
 }
 
 // DefaultParams returns the parameters of the standard phantom: 7 modules, 40 hubs, TR 2 s,
@@ -130,6 +137,8 @@ type Truth struct {
 	HubModules [][]int
 	// Signals are the unit-variance module signals s_m (row m−1 is module m), L values each.
 	Signals [][]float64
+	// Lesioned are the planted hubs that Params.LesionModule turned into ordinary voxels.
+	Lesioned []int
 }
 
 // Validate reports the first problem with the parameters for a mask of n voxels.
@@ -165,6 +174,8 @@ func (p Params) Validate(n int) error {
 		return fmt.Errorf("synth: datatype %v: only int16 and float32 are written", p.DataType)
 	case p.DataType == nifti.Int16 && p.Baseline*(1+8*p.Amplitude) > math.MaxInt16:
 		return fmt.Errorf("synth: baseline %g with amplitude %g does not fit int16", p.Baseline, p.Amplitude)
+	case p.LesionModule < 0 || p.LesionModule > p.Modules:
+		return fmt.Errorf("synth: lesion module %d: want 1..%d (or 0 for none)", p.LesionModule, p.Modules)
 	case n < p.Modules:
 		return fmt.Errorf("synth: mask of %d voxels is smaller than %d modules", n, p.Modules)
 	case n < p.Modules+p.Hubs:
@@ -227,11 +238,12 @@ func newGenerator(mask scan.Mask, affine [4][4]float64, p Params) (*generator, e
 		ijk[v] = [3]int32{int32(f % nx), int32(f / nx % ny), int32(f / (nx * ny))}
 	}
 	labels := parcellate(ijk, affine, p.Modules, newRand(p.Seed, streamParcels))
-	signals, err := moduleSignals(p, newRand(p.Seed, streamSignals))
+	signals, err := moduleSignals(p, newRand(p.individualSeed(), streamSignals))
 	if err != nil {
 		return nil, err
 	}
 	hubs, hubModules := plantHubs(labels, p, newRand(p.Seed, streamHubs))
+	hubs, hubModules, lesioned := lesionHubs(labels, hubs, hubModules, p.LesionModule)
 
 	L, M := p.Length, p.Modules
 	g := &generator{
@@ -242,7 +254,7 @@ func newGenerator(mask scan.Mask, affine [4][4]float64, p Params) (*generator, e
 		profSd:  make([]float64, M+len(hubs)),
 		ar:      make([]float64, len(nodes)),
 		innov:   math.Sqrt(1 - p.AR*p.AR),
-		noise:   newRand(p.Seed, streamNoise),
+		noise:   newRand(p.individualSeed(), streamNoise),
 		ijk:     ijk,
 	}
 	cOrd := math.Sqrt(p.ModuleCorrelation)
@@ -267,7 +279,7 @@ func newGenerator(mask scan.Mask, affine [4][4]float64, p Params) (*generator, e
 		}
 		g.profSd[prof] = math.Sqrt(1 - p.HubSignalFraction)
 	}
-	g.truth = &Truth{Modules: labels, Hubs: hubs, HubModules: hubModules, Signals: signals}
+	g.truth = &Truth{Modules: labels, Hubs: hubs, HubModules: hubModules, Signals: signals, Lesioned: lesioned}
 	return g, nil
 }
 

@@ -1,0 +1,187 @@
+package synth
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hubscope/hubscope/helper/progress"
+	"github.com/hubscope/hubscope/helper/scan"
+)
+
+// individualSeed is the seed of a subject's module signals and noise (Params.SubjectSeed).
+func (p Params) individualSeed() int64 {
+	if p.SubjectSeed != 0 {
+		return p.SubjectSeed
+	}
+	return p.Seed
+}
+
+// lesionHubs removes from the planted hubs those whose own module is module (0: none) and
+// returns the remaining hubs, their modules and the removed ones.
+func lesionHubs(labels []int32, hubs []int, mods [][]int, module int) ([]int, [][]int, []int) {
+	if module == 0 {
+		return hubs, mods, nil
+	}
+	var keep []int
+	var keepMods [][]int
+	var gone []int
+	for h, v := range hubs {
+		if int(labels[v]) == module {
+			gone = append(gone, v)
+			continue
+		}
+		keep = append(keep, v)
+		keepMods = append(keepMods, mods[h])
+	}
+	return keep, keepMods, gone
+}
+
+// CohortOptions describe a phantom cohort: Subjects healthy subjects (sub-01 …) sharing the
+// layout of Params.Seed with individual signals and noise, and, with Lesion, one patient
+// (sub-patient01) whose planted hubs in LesionModule (default: the module holding the most
+// planted hubs) are removed.
+type CohortOptions struct {
+	Subjects     int
+	Lesion       bool
+	LesionModule int
+}
+
+// CohortTruth is what WriteCohort planted: the subjects' labels in participants.tsv order,
+// the shared layout and, for the patient, the removed hubs (node indices in the mask).
+type CohortTruth struct {
+	Subjects []string
+	Layout   *Truth
+	Patient  string
+	Lesioned []int
+}
+
+// CohortScan is the BIDS path of a subject's scan under dir.
+func CohortScan(dir, label string) string {
+	return filepath.Join(dir, "sub-"+label, "func", "sub-"+label+"_task-rest_bold.nii.gz")
+}
+
+// WriteCohort writes a BIDS-like folder: dataset_description.json, participants.tsv
+// (participant_id, diagnosis control|patient, age, sex), every subject's
+// sub-<label>/func/sub-<label>_task-rest_bold.nii.gz, and the ground truth in truth/
+// (modules.nii.gz, hubs.tsv of the layout; lesion.tsv listing the patient's removed hubs).
+// dir must not exist yet or be empty; on error what was written is removed.
+func WriteCohort(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Params, o CohortOptions, dir string, rep progress.Reporter) (ct *CohortTruth, err error) {
+	if o.Subjects < 1 {
+		return nil, fmt.Errorf("synth: a cohort of %d subjects: want at least 1", o.Subjects)
+	}
+	if err := p.Validate(mask.Count()); err != nil {
+		return nil, err
+	}
+	if o.Lesion && o.LesionModule == 0 { // the module holding the most planted hubs
+		g, err := newGenerator(mask, affine, p)
+		if err != nil {
+			return nil, err
+		}
+		count := make([]int, p.Modules+1)
+		for _, v := range g.truth.Hubs {
+			count[g.truth.Modules[v]]++
+		}
+		o.LesionModule = 1
+		for m := range count {
+			if count[m] > count[o.LesionModule] {
+				o.LesionModule = m
+			}
+		}
+	}
+	if ents, err := os.ReadDir(dir); err == nil && len(ents) > 0 {
+		return nil, fmt.Errorf("synth: %s exists and is not empty", dir)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "truth"), 0o755); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
+	ct = &CohortTruth{}
+	var rows []string
+	digits := len(fmt.Sprint(o.Subjects))
+	if digits < 2 {
+		digits = 2
+	}
+	write := func(label string, sp Params, diagnosis string, k int) error {
+		out := CohortScan(dir, label)
+		if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+			return err
+		}
+		truth, err := Write(ctx, mask, affine, sp, out, rep)
+		if err != nil {
+			return err
+		}
+		mod, hub := TruthPaths(out)
+		if ct.Layout == nil {
+			ct.Layout = truth
+			if err := os.Rename(mod, filepath.Join(dir, "truth", "modules.nii.gz")); err != nil {
+				return err
+			}
+			if err := os.Rename(hub, filepath.Join(dir, "truth", "hubs.tsv")); err != nil {
+				return err
+			}
+		} else {
+			os.Remove(mod)
+			os.Remove(hub)
+		}
+		if sp.LesionModule != 0 {
+			ct.Patient, ct.Lesioned = label, truth.Lesioned
+		}
+		ct.Subjects = append(ct.Subjects, label)
+		sex := "F"
+		if k%2 == 1 {
+			sex = "M"
+		}
+		rows = append(rows, fmt.Sprintf("sub-%s\t%s\t%d\t%s", label, diagnosis, 20+(k*7)%50, sex))
+		return nil
+	}
+	for s := 1; s <= o.Subjects; s++ {
+		sp := p
+		sp.SubjectSeed = p.Seed*1_000_003 + int64(s)
+		if err := write(fmt.Sprintf("%0*d", digits, s), sp, "control", s); err != nil {
+			return nil, err
+		}
+	}
+	if o.Lesion {
+		sp := p
+		sp.SubjectSeed = p.Seed*1_000_003 + int64(o.Subjects) + 1
+		sp.LesionModule = o.LesionModule
+		if err := write("patient01", sp, "patient", o.Subjects+1); err != nil {
+			return nil, err
+		}
+		var b strings.Builder
+		b.WriteString("node\ti\tj\tk\n")
+		for _, v := range ct.Lesioned {
+			f := -1
+			for c, in, idx := 0, mask.In, 0; idx < len(in); idx++ {
+				if in[idx] {
+					if c == v {
+						f = idx
+						break
+					}
+					c++
+				}
+			}
+			nx, ny := mask.Dims[0], mask.Dims[1]
+			fmt.Fprintf(&b, "%d\t%d\t%d\t%d\n", v, f%nx, f/nx%ny, f/(nx*ny))
+		}
+		if err := os.WriteFile(filepath.Join(dir, "truth", "lesion.tsv"), []byte(b.String()), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	desc := `{"Name": "HubScope phantom cohort", "BIDSVersion": "1.8.0", "DatasetType": "raw"}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "dataset_description.json"), []byte(desc), 0o644); err != nil {
+		return nil, err
+	}
+	tsv := "participant_id\tdiagnosis\tage\tsex\n" + strings.Join(rows, "\n") + "\n"
+	if err := os.WriteFile(filepath.Join(dir, "participants.tsv"), []byte(tsv), 0o644); err != nil {
+		return nil, err
+	}
+	return ct, nil
+}
