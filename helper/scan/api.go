@@ -23,7 +23,8 @@ import (
 // Options choose the mask of a NIfTI scan.
 type Options struct {
 	// MaskPath is a user mask: a 3D NIfTI on the scan's grid (non-zero = in). "" computes
-	// the automatic EPI mask from the scan's mean image (EPIMask).
+	// the automatic mask from the scan's mean image (AutoMask: nilearn's compute_epi_mask,
+	// with fallbacks for images that have no background).
 	MaskPath string
 	// LowerCutoff, UpperCutoff are compute_epi_mask's histogram fractions (0 → the defaults
 	// 0.2 and 0.85).

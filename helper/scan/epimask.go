@@ -47,8 +47,8 @@ func EPIMask(mean []float32, dims [3]int, lower, upper float64) Mask {
 //
 // lower and upper ≤ 0 take the defaults 0.2 and 0.85. When b ≤ a (a grid of a handful of
 // voxels) there is no histogram to split and the mask is empty, as it is when the opening
-// erodes everything (a slab thinner than 5 voxels, e.g. a single-slice acquisition); the
-// caller reports an empty mask as an error and should ask for a user mask.
+// erodes everything (a slab thinner than 5 voxels, e.g. a single-slice acquisition); AutoMask
+// then falls back to simpler rules.
 func EPIMask64(mean []float64, dims [3]int, lower, upper float64) Mask {
 	if lower <= 0 {
 		lower = DefaultLowerCutoff

@@ -61,8 +61,9 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 		if mask, err = LoadMask(opt.MaskPath, h); err != nil {
 			return nil, err
 		}
+		s.MaskRule = MaskRuleUser
 	} else {
-		mean, err := meanImage(ctx, r, path, L, rep)
+		mean, changing, err := meanImage(ctx, r, path, L, rep)
 		if err != nil {
 			return nil, err
 		}
@@ -70,10 +71,12 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 		if opt.Mean {
 			s.Mean = toFloat32(mean)
 		}
-		mask = EPIMask64(mean, dims, opt.LowerCutoff, opt.UpperCutoff)
+		var note string
+		mask, s.MaskRule, note = AutoMask(mean, changing, dims, opt.LowerCutoff, opt.UpperCutoff)
 		if mask.Count() == 0 {
-			return nil, fmt.Errorf("%s: the automatic EPI mask is empty (no brain found in the mean image, or the volume is too thin for the mask's opening); give a mask file", path)
+			return nil, fmt.Errorf("%s: no voxel's signal changes over time: every series is constant, so there is nothing to correlate", path)
 		}
+		rep.Note(note)
 		// gzip streams cannot rewind: the second pass reopens the file.
 		r.Close()
 		if r, err = nifti.Open(path); err != nil {
@@ -153,20 +156,32 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 }
 
 // meanImage is the first pass of the automatic mask: the voxel-wise mean over time, in
-// float64 (as numpy's mean of integer data), streamed one volume at a time.
-func meanImage(ctx context.Context, r *nifti.Reader, path string, L int, rep progress.Reporter) ([]float64, error) {
+// float64 (as numpy's mean of integer data), streamed one volume at a time, and which voxels'
+// series change over time (a finite value different from the first volume's), the voxels
+// with signal that AutoMask weighs its rules against.
+func meanImage(ctx context.Context, r *nifti.Reader, path string, L int, rep progress.Reporter) ([]float64, []bool, error) {
 	n := r.Header.VoxelsPerVolume()
 	sum := make([]float64, n)
+	first := make([]float64, n)
+	changing := make([]bool, n)
 	rep.Start("epi-mask", int64(L))
 	vols := streamVolumes[float64](ctx, r, n, L)
 	defer vols.close()
 	for t := 0; t < L; t++ {
 		vol, err := nextVolume(ctx, vols, path, t, L)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if t == 0 {
+			copy(first, vol)
 		}
 		for i, x := range vol {
 			sum[i] += x
+			// NaN never equals itself: a series with NaN counts as changing only through
+			// its finite values.
+			if x != first[i] && x-x == 0 && first[i]-first[i] == 0 {
+				changing[i] = true
+			}
 		}
 		vols.release(vol)
 		rep.Add(1)
@@ -174,7 +189,7 @@ func meanImage(ctx context.Context, r *nifti.Reader, path string, L int, rep pro
 	for i := range sum {
 		sum[i] /= float64(L)
 	}
-	return sum, nil
+	return sum, changing, nil
 }
 
 func toFloat32(x []float64) []float32 {

@@ -17,7 +17,10 @@ type Scan struct {
 	Source  string        // input path
 	Mask    Mask          // final mask after dropping bad voxels (grid-sized; empty for a plain matrix)
 	Dropped DropStats
-	Labels  []string // node names for plain matrices (nil for images)
+	// MaskRule says how the mask was chosen: MaskRuleUser, or the automatic rule AutoMask
+	// took (empty for a plain matrix).
+	MaskRule string
+	Labels   []string // node names for plain matrices (nil for images)
 	// Mean is the temporal mean of every voxel of the grid (Dims, i fastest), computed in
 	// float64 and rounded once; only with Options.Mean and for images (nil otherwise).
 	Mean []float32
