@@ -65,3 +65,37 @@ func Run(t testing.TB, script string, args ...string) []byte {
 	}
 	return stdout.Bytes()
 }
+
+// Nilearn returns the directory holding nilearn 0.10.4's source (the peer the denoising
+// code is checked against): $HUBSCOPE_NILEARN, else shared/peers/nilearn beside the
+// repository (../shared from the checkout, the layout of every checkout and CI). Python must
+// import it with numpy, scipy, sklearn and pandas; otherwise the test is skipped, or fails in
+// strict mode.
+func Nilearn(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv("HUBSCOPE_NILEARN")
+	if dir == "" {
+		wd, _ := os.Getwd()
+		for d := wd; d != "/" && d != "."; d = parent(d) {
+			if _, err := os.Stat(d + "/go.mod"); err == nil {
+				dir = parent(d) + "/shared/peers/nilearn"
+				break
+			}
+		}
+	}
+	if _, err := os.Stat(dir + "/nilearn/signal.py"); err != nil {
+		if Strict() {
+			t.Fatalf("nilearn source not found at %q: set HUBSCOPE_NILEARN", dir)
+		}
+		t.Skipf("nilearn source not found at %q (HUBSCOPE_NILEARN)", dir)
+	}
+	Require(t, "numpy", "scipy", "sklearn", "pandas")
+	return dir
+}
+
+func parent(d string) string {
+	if i := strings.LastIndexByte(strings.TrimRight(d, "/"), '/'); i > 0 {
+		return d[:i]
+	}
+	return "/"
+}
