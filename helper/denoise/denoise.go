@@ -2,7 +2,7 @@
 // detrending, Butterworth or cosine-basis filtering, confound regression, censoring of
 // volumes and standardisation, in the order and with the edge cases of nilearn 0.10.4's
 // signal.clean: detrend, filter the signals and the confounds with the same filter, project
-// the confounds out, standardise (Lindquist et al. 2019, Hum Brain Mapp 40:4058, "Modular
+// the confounds out, standardise (Lindquist et al. 2019, Hum Brain Mapp 40:2358, "Modular
 // preprocessing pipelines can reintroduce artifacts into fMRI data"). One deliberate
 // difference: nilearn 0.10.4 interpolates censored volumes through ~sample_mask on an index
 // array (a bitwise not: the mirror-image volumes), which leaves a censored volume whose
