@@ -1,0 +1,303 @@
+package group
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/helper/internal/pyref"
+	"github.com/hubscope/hubscope/helper/network"
+	"github.com/hubscope/hubscope/helper/scan"
+)
+
+// cohortOf makes S subjects' N×L series sharing a block structure, concatenated as Load does.
+func cohortOf(n, s, l int, seed uint64) *Cohort {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	x := make([]float32, n*s*l)
+	for k := 0; k < s; k++ {
+		sig := make([][]float64, 4)
+		for g := range sig {
+			sig[g] = make([]float64, l)
+			for t := range sig[g] {
+				sig[g][t] = rng.NormFloat64()
+			}
+		}
+		for i := 0; i < n; i++ {
+			a := 0.2 + 0.8*rng.Float64()
+			for t := 0; t < l; t++ {
+				x[i*s*l+k*l+t] = float32(a*sig[i%4][t] + rng.NormFloat64())
+			}
+		}
+	}
+	return &Cohort{S: s, L: l, X: x, Scan: &scan.Scan{N: n, L: l}}
+}
+
+// reference is the float64 mean over subjects of r (or of Fisher z, back with tanh).
+func reference(c *Cohort, fisher bool) [][]float64 {
+	n, s, l := c.Scan.N, c.S, c.L
+	unit := func(i, k int) []float64 {
+		d := c.X[i*s*l+k*l : i*s*l+(k+1)*l]
+		var m float64
+		for _, v := range d {
+			m += float64(v)
+		}
+		m /= float64(l)
+		u := make([]float64, l)
+		var ss float64
+		for t, v := range d {
+			u[t] = float64(v) - m
+			ss += u[t] * u[t]
+		}
+		for t := range u {
+			u[t] /= math.Sqrt(ss)
+		}
+		return u
+	}
+	us := make([][][]float64, s)
+	for k := range us {
+		us[k] = make([][]float64, n)
+		for i := range us[k] {
+			us[k][i] = unit(i, k)
+		}
+	}
+	ref := make([][]float64, n)
+	for i := range ref {
+		ref[i] = make([]float64, n)
+		for j := i + 1; j < n; j++ {
+			var acc float64
+			for k := 0; k < s; k++ {
+				var r float64
+				for t := 0; t < l; t++ {
+					r += us[k][i][t] * us[k][j][t]
+				}
+				if fisher {
+					acc += math.Atanh(r)
+				} else {
+					acc += r
+				}
+			}
+			ref[i][j] = acc / float64(s)
+			if fisher {
+				ref[i][j] = math.Tanh(ref[i][j])
+			}
+		}
+	}
+	return ref
+}
+
+// checkAgainst compares nw with the reference for a strength cut t (edges within 1e-5 of t may
+// go either way) and the weights within 1e-5 (float32 series and products; atanh near
+// |r| = 1 magnifies their rounding by 1/(1 − r²)).
+func checkAgainst(t *testing.T, nw *network.Network, ref [][]float64, cut float64) {
+	t.Helper()
+	got := map[[2]int]float32{}
+	for i := 0; i < nw.N; i++ {
+		cols, ws := nw.Row(i)
+		for p, j := range cols {
+			got[[2]int{i, int(j)}] = ws[p]
+		}
+	}
+	for i := range ref {
+		for j := i + 1; j < len(ref); j++ {
+			w, ok := got[[2]int{i, j}]
+			r := ref[i][j]
+			if math.Abs(r-cut) < 1e-5 {
+				continue
+			}
+			if ok != (r > cut) {
+				t.Fatalf("pair (%d,%d): reference %.8f, cut %.8f, edge %v", i, j, r, cut, ok)
+			}
+			if ok && math.Abs(float64(w)-r) > 1e-5 {
+				t.Fatalf("pair (%d,%d): weight %.8f, reference %.8f", i, j, w, r)
+			}
+		}
+	}
+}
+
+func kth(ref [][]float64, k int) float64 {
+	var all []float64
+	for i := range ref {
+		all = append(all, ref[i][i+1:]...)
+	}
+	sort.Sort(sort.Reverse(sort.Float64Slice(all)))
+	return all[k-1]
+}
+
+func TestGroupMeanMatchesFloat64(t *testing.T) {
+	n, s, l := 90, 3, 40
+	for _, mean := range []string{MeanFisherZ, MeanR} {
+		c0 := cohortOf(n, s, l, 1)
+		ref := reference(c0, mean == MeanFisherZ)
+		for _, cfg := range []fc.Config{
+			{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.15, BlockRows: 16},
+			{Measure: fc.Pearson, Mode: fc.Density, Density: 0.05, BlockRows: 32},
+			{Measure: fc.Pearson, Mode: fc.Density, Density: 0.05},
+		} {
+			t.Run(fmt.Sprintf("%s/%v/%d", mean, cfg.Mode, cfg.BlockRows), func(t *testing.T) {
+				c := cohortOf(n, s, l, 1) // Network may consume X
+				nw, rpt, err := Network(context.Background(), c, mean, cfg, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := nw.Validate(); err != nil {
+					t.Fatal(err)
+				}
+				cut := cfg.Threshold
+				if cfg.Mode == fc.Density {
+					k := int(math.Round(cfg.Density * float64(n*(n-1)/2)))
+					if nw.Edges() != int64(k) {
+						t.Fatalf("%d edges, want %d", nw.Edges(), k)
+					}
+					cut = (kth(ref, k) + kth(ref, k+1)) / 2
+				}
+				checkAgainst(t, nw, ref, cut)
+				if rpt.L != l {
+					t.Errorf("report L %d, want the per-subject %d", rpt.L, l)
+				}
+			})
+		}
+	}
+	// k nearest neighbours: every node keeps its 3 strongest partners (on the reference).
+	ref := reference(cohortOf(n, s, l, 1), true)
+	c := cohortOf(n, s, l, 1)
+	nw, _, err := Network(context.Background(), c, MeanFisherZ, fc.Config{Mode: fc.NearestNeighbours, K: 3, BlockRows: 16}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	adj := map[[2]int]bool{}
+	for i := 0; i < n; i++ {
+		cols, _ := nw.Row(i)
+		for _, j := range cols {
+			adj[[2]int{i, int(j)}], adj[[2]int{int(j), i}] = true, true
+		}
+	}
+	for i := 0; i < n; i++ {
+		type pv struct {
+			j int
+			v float64
+		}
+		var ps []pv
+		for j := 0; j < n; j++ {
+			if j != i {
+				ps = append(ps, pv{j, ref[min(i, j)][max(i, j)]})
+			}
+		}
+		sort.Slice(ps, func(a, b int) bool { return ps[a].v > ps[b].v })
+		for _, p := range ps[:3] {
+			if !adj[[2]int{i, p.j}] && ps[2].v-ps[3].v > 1e-5 {
+				t.Fatalf("node %d lacks its top-3 partner %d", i, p.j)
+			}
+		}
+	}
+}
+
+func TestGroupRefusals(t *testing.T) {
+	c := cohortOf(20, 2, 10, 2)
+	if _, _, err := Network(context.Background(), c, MeanFisherZ, fc.Config{Mode: fc.Significance, Alpha: 0.05}, nil); err == nil {
+		t.Error("significance accepted")
+	}
+	if _, _, err := Network(context.Background(), c, "median", fc.Config{Mode: fc.Strength, Threshold: 0.5}, nil); err == nil {
+		t.Error("unknown mean accepted")
+	}
+	for i := 0; i < 10; i++ { // node 3 constant in subject 2
+		c.X[3*20+10+i] = 1
+	}
+	if _, _, err := Network(context.Background(), c, MeanFisherZ, fc.Config{Mode: fc.Strength, Threshold: 0.5}, nil); err == nil || !strings.Contains(err.Error(), "subject 2") {
+		t.Errorf("constant node in one subject: %v", err)
+	}
+}
+
+func dataDir(t *testing.T, files ...string) string {
+	t.Helper()
+	dir := "/work/shared/data"
+	if d := os.Getenv("HUBSCOPE_DATA"); d != "" {
+		dir = d
+	}
+	for _, f := range files {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			if pyref.Strict() {
+				t.Fatalf("test data missing: %v", err)
+			}
+			t.Skipf("test data missing: %v", err)
+		}
+	}
+	return dir
+}
+
+// A cohort of real scans: the Haxby run cut into three 40-volume "subjects", one of them a
+// resampled copy (every voxel scaled and offset, as another scanner's intensities would be).
+// Load with the mask file, then both means against numpy in float64 from the files.
+func TestRealCohortAgainstNumpy(t *testing.T) {
+	pyref.Require(t, "numpy", "nibabel")
+	data := dataDir(t, "haxby2001_run001_bold_25mm.nii.gz", "haxby2001_mask_25mm_brain.nii.gz")
+	dir := t.TempDir()
+	out := pyref.Run(t, `
+import sys, numpy as np, nibabel as nib
+src, mask, dir = sys.argv[1:4]
+img = nib.load(src); d = np.asarray(img.dataobj, dtype=np.float64)
+m = np.asarray(nib.load(mask).dataobj) > 0
+for s in range(3):
+    part = d[..., s*40:(s+1)*40]
+    if s == 2: part = part * 1.7 + 30.0
+    nib.save(nib.Nifti1Image(part.astype(np.float32), img.affine, img.header), f"{dir}/sub-{s+1:02d}_bold.nii.gz")
+# nodes in increasing flat index with i fastest (NIfTI order), as HubScope numbers them
+fl = lambda a: a.reshape(-1, a.shape[-1], order="F")
+subs = [fl(np.asarray(nib.load(f"{dir}/sub-{s+1:02d}_bold.nii.gz").dataobj, dtype=np.float64))[m.ravel(order="F")] for s in range(3)]
+keep = np.all([x.std(axis=1) > 0 for x in subs], axis=0)
+rs = [np.corrcoef(x[keep]) for x in subs]
+n = keep.sum(); iu = np.triu_indices(n, 1)
+z = np.tanh(np.mean([np.arctanh(np.clip(r, -1+1e-7, 1-1e-7)) for r in rs], axis=0))[iu]
+r = np.mean(rs, axis=0)[iu]
+print(n)
+print(" ".join(repr(float(v)) for v in z))
+print(" ".join(repr(float(v)) for v in r))
+`, filepath.Join(data, "haxby2001_run001_bold_25mm.nii.gz"), filepath.Join(data, "haxby2001_mask_25mm_brain.nii.gz"), dir)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	n, _ := strconv.Atoi(lines[0])
+	var subs []Subject
+	for s := 1; s <= 3; s++ {
+		subs = append(subs, Subject{Label: fmt.Sprintf("sub-%02d", s), Path: filepath.Join(dir, fmt.Sprintf("sub-%02d_bold.nii.gz", s))})
+	}
+	for li, mean := range []string{MeanFisherZ, MeanR} {
+		c, err := Load(context.Background(), subs, Options{MaskRule: MaskFile, MaskPath: filepath.Join(data, "haxby2001_mask_25mm_brain.nii.gz")}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Scan.N != n {
+			t.Fatalf("%d common nodes, numpy %d", c.Scan.N, n)
+		}
+		ref := make([][]float64, n)
+		f := strings.Fields(lines[1+li])
+		p := 0
+		for i := range ref {
+			ref[i] = make([]float64, n)
+			for j := i + 1; j < n; j++ {
+				ref[i][j], _ = strconv.ParseFloat(f[p], 64)
+				p++
+			}
+		}
+		nw, _, err := Network(context.Background(), c, mean, fc.Config{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.3}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if nw.Edges() == 0 {
+			t.Fatal("no edges")
+		}
+		checkAgainst(t, nw, ref, 0.3)
+		t.Logf("%s: %d nodes, %d edges equal numpy's", mean, n, nw.Edges())
+	}
+	// Differing lengths are refused with the names.
+	short := Subject{Label: "sub-short", Path: filepath.Join(data, "haxby2001_run001_bold_25mm.nii.gz")}
+	_, err := Load(context.Background(), append(subs[:2:2], short), Options{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "sub-short 121 volumes (sub-01 has 40)") {
+		t.Errorf("different lengths: %v", err)
+	}
+}
