@@ -24,14 +24,17 @@ type Options struct {
 	// Tolerance stops a level once a step moves no point of a 50 mm sphere by more than this many
 	// mm (default 1e-3 at the finest level; coarser levels use it times their voxel ratio).
 	Tolerance float64
+	// SmoothFWHM (mm) smooths the reference and every volume before estimation, as SPM's
+	// realign does (default 5 mm; negative: no smoothing). Reslicing uses the unsmoothed volumes.
+	SmoothFWHM float64
 	// Workers register volumes in parallel (default GOMAXPROCS).
 	Workers int
 }
 
-// DefaultOptions: trilinear, two passes (first volume, then the mean), 40 iterations a level,
-// 0.001 mm tolerance, GOMAXPROCS workers.
+// DefaultOptions: trilinear, two passes (first volume, then the mean), 5 mm smoothing, 40
+// iterations a level, 0.001 mm tolerance, GOMAXPROCS workers.
 func DefaultOptions() Options {
-	return Options{Interp: Trilinear, RegisterToMean: true, MaxIterations: 40, Tolerance: 1e-3}
+	return Options{Interp: Trilinear, RegisterToMean: true, MaxIterations: 40, Tolerance: 1e-3, SmoothFWHM: 5}
 }
 
 func (o Options) withDefaults() Options {
@@ -40,6 +43,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Tolerance <= 0 {
 		o.Tolerance = 1e-3
+	}
+	if o.SmoothFWHM == 0 {
+		o.SmoothFWHM = 5
 	}
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
@@ -131,6 +137,7 @@ type level struct {
 type reference struct {
 	levels []level // finest first
 	c      [3]float64
+	vs     [3]float64 // voxel sizes of the finest level (mm)
 	opt    Options
 }
 
@@ -140,8 +147,8 @@ type reference struct {
 // gradient; each carries the inverse-compositional Jacobian ∂R(W(x; p))/∂p at p = 0,
 // [∇R, (x − c) × ∇R], with ∇R the central-difference gradient turned into world units.
 func newReference(g Grid, vol []float32, opt Options) *reference {
-	r := &reference{c: g.Center(), opt: opt}
-	cur, dims, aff := vol, g.Dims, g.Affine
+	r := &reference{c: g.Center(), opt: opt, vs: voxelSizes(g.Affine)}
+	cur, dims, aff := smooth(vol, g.Dims, r.vs, opt.SmoothFWHM), g.Dims, g.Affine
 	halve := [3]int{1, 1, 1}
 	vs0 := voxelSizes(g.Affine)
 	for l := 0; ; l++ {
@@ -276,7 +283,7 @@ func (r *reference) register(ctx context.Context, wk *worker, vol []float32, ini
 		wk.pyr = make([][]float32, nl)
 		wk.scratch = make([][]float32, nl)
 	}
-	wk.pyr[0] = vol
+	wk.pyr[0] = smooth(vol, r.levels[0].dims, r.vs, r.opt.SmoothFWHM)
 	for l := 1; l < nl; l++ {
 		wk.pyr[l], _ = downsample(wk.pyr[l-1], r.levels[l-1].dims, r.levels[l].halve)
 	}
