@@ -1,0 +1,74 @@
+package confounds
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/hubscope/hubscope/helper/internal/pyref"
+)
+
+// TestHighVarianceConfoundsEqualsNilearn: tCompCor components equal nilearn's
+// signal.high_variance_confounds up to each component's sign.
+func TestHighVarianceConfoundsEqualsNilearn(t *testing.T) {
+	dir := pyref.Nilearn(t)
+	rng := rand.New(rand.NewPCG(7, 7))
+	const n, tt = 900, 60
+	x := make([]float32, n*tt)
+	for i := 0; i < n; i++ {
+		amp := 1 + 10*rng.Float64()*rng.Float64()
+		for k := 0; k < tt; k++ {
+			x[i*tt+k] = float32(500 + 0.1*float64(k) + amp*math.Sin(float64(k)*0.3+float64(i%5)) + rng.NormFloat64())
+		}
+	}
+	ours, err := HighVarianceConfounds(x, n, tt, 5, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "x")
+	b := make([]byte, 8*len(x))
+	for i := 0; i < n; i++ { // time along rows for nilearn
+		for k := 0; k < tt; k++ {
+			binary.LittleEndian.PutUint64(b[8*(k*n+i):], math.Float64bits(float64(x[i*tt+k])))
+		}
+	}
+	if err := os.WriteFile(f, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := pyref.Run(t, `
+import sys, json
+sys.path.insert(0, sys.argv[1])
+import numpy as np
+from nilearn.signal import high_variance_confounds
+x = np.fromfile(sys.argv[2]).reshape(int(sys.argv[3]), int(sys.argv[4]))
+print(json.dumps(high_variance_confounds(x, n_confounds=5, percentile=2.0).T.tolist()))
+`, dir, f, strconv.Itoa(tt), strconv.Itoa(n))
+	var ref [][]float64
+	if err := json.Unmarshal(out, &ref); err != nil {
+		t.Fatal(err)
+	}
+	for j := range ref {
+		s := 1.0
+		if dotF(ours[j], ref[j]) < 0 {
+			s = -1
+		}
+		for k := range ref[j] {
+			if d := math.Abs(s*ours[j][k] - ref[j][k]); d > 1e-8 {
+				t.Fatalf("component %d volume %d: %g, nilearn %g", j, k, s*ours[j][k], ref[j][k])
+			}
+		}
+	}
+}
+
+func dotF(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
