@@ -21,6 +21,9 @@ commands:
   run SCAN --out DIR   build the functional network of a scan (.nii, .nii.gz, .hdr/.img,
                        or a time-series matrix .csv/.tsv/.npy) and write a results bundle;
                        "run --demo" analyses the built-in phantom
+  group SCANS… --out DIR
+                       the group-mean network of several subjects on one grid (mean Fisher z
+                       or mean r, then any threshold or sweep, then the metrics); --bids DIR
   synth --out F        write a phantom scan with planted modules and hubs (+ its ground truth)
   bench                time HubScope's workloads, side by side with the peer pipelines
   serve                run the helper daemon for the desktop app (local IPC)
@@ -46,6 +49,7 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	cmds := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
 		"run":     cmdRun,
 		"synth":   cmdSynth,
+		"group":   cmdGroup,
 		"bench":   cmdBench,
 		"serve":   cmdServe,
 		"version": cmdVersion,

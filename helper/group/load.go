@@ -157,6 +157,7 @@ func Load(ctx context.Context, subjects []Subject, opt Options, rep progress.Rep
 		g.IJK[v] = [3]int32{int32(f % common.Dims[0]), int32(f / common.Dims[0] % common.Dims[1]), int32(f / (common.Dims[0] * common.Dims[1]))}
 	}
 	g.Dropped.MaskVoxels = anyMask
+	g.Inputs = c.Inputs
 	c.Scan = g
 	return c, nil
 }

@@ -71,6 +71,10 @@ type Config struct {
 	// network of the sweep as a filter of its edges (package sweep): sweep.tsv, sweep.json,
 	// sweep.png/.svg and hub_stability.nii.gz in the bundle.
 	Sweep string `json:"sweep,omitempty"`
+
+	// Group, when set, builds the group-mean network of several subjects instead of one
+	// scan's network (group.go); Scan is then unused and Mask is the mask rule's file.
+	Group *GroupConfig `json:"group,omitempty"`
 }
 
 // Defaults are what a clinician gets without choosing: Pearson, exact density 1 %, automatic
@@ -157,7 +161,11 @@ func (c *Config) FC() (fc.Config, error) {
 
 // Validate reports the first problem with the configuration.
 func (c *Config) Validate() error {
-	if c.Scan == "" {
+	if c.Group != nil {
+		if err := c.checkGroup(); err != nil {
+			return err
+		}
+	} else if c.Scan == "" {
 		return fmt.Errorf("no scan given")
 	}
 	if c.Out == "" {

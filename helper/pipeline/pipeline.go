@@ -12,6 +12,8 @@ import (
 	"github.com/hubscope/hubscope/helper/backend/cuda"
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/helper/group"
+	"github.com/hubscope/hubscope/helper/network"
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
@@ -24,6 +26,8 @@ type Result struct {
 	Dir     string
 	Metrics *Metrics
 	Timings []bundle.StageTiming
+	// Notes are what the run wants said in the summary (a group's mask rule).
+	Notes []string
 }
 
 // Run performs one analysis and commits its bundle to cfg.Out. On error or cancellation
@@ -34,7 +38,9 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 		return nil, err
 	}
 	fcc, _ := cfg.FC()
-	if _, err := os.Stat(cfg.Scan); err != nil {
+	if cfg.Group != nil {
+		// A group-mean network (group.go): the subjects' files are checked as they load.
+	} else if _, err := os.Stat(cfg.Scan); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Scan, unwrapPathError(err))
 	}
 	if err := checkDFCLength(cfg, -1); err != nil { // from the header, before any long work
@@ -64,7 +70,16 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 
 	// 1. Scan → masked series.
 	t0 := time.Now()
-	s, err := scan.Load(ctx, cfg.Scan, scan.Options{MaskPath: cfg.Mask, Mean: cfg.KeepSeries}, rep)
+	var s *scan.Scan
+	var coh *group.Cohort
+	if cfg.Group != nil {
+		coh, err = loadGroup(ctx, cfg, rep)
+		if coh != nil {
+			s = coh.Scan
+		}
+	} else {
+		s, err = scan.Load(ctx, cfg.Scan, scan.Options{MaskPath: cfg.Mask, Mean: cfg.KeepSeries}, rep)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -80,13 +95,21 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 	}
 
 	// 2. Network.
-	be, err := OpenBackend(cfg.Backend, rep)
-	if err != nil {
+	var be fc.Backend
+	if coh != nil {
+		be = group.NewFisherZ(coh.S) // names the CPU group engine in the provenance
+	} else if be, err = OpenBackend(cfg.Backend, rep); err != nil {
 		return nil, err
 	}
 	defer be.Close()
 	t0 = time.Now()
-	nw, fcrep, err := fc.Build(ctx, be, s.Data, s.N, s.L, fcc, rep)
+	var nw *network.Network
+	var fcrep *fc.Report
+	if coh != nil {
+		nw, fcrep, err = group.Network(ctx, coh, cfg.Group.Mean, fcc, rep)
+	} else {
+		nw, fcrep, err = fc.Build(ctx, be, s.Data, s.N, s.L, fcc, rep)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -161,6 +184,12 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 			return nil, err
 		}
 	}
+	if coh != nil {
+		if err := w.WriteJSON("group.json", groupInfo(cfg, coh)); err != nil {
+			return nil, err
+		}
+		fcrep.Notes = append(fcrep.Notes, coh.Notes...)
+	}
 	if err := writeHubTable(w, s, m, atl); err != nil {
 		return nil, err
 	}
@@ -190,7 +219,11 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 		return nil, err
 	}
 	committed = true
-	return &Result{Dir: dir, Metrics: m, Timings: r.timings}, nil
+	res := &Result{Dir: dir, Metrics: m, Timings: r.timings}
+	if coh != nil {
+		res.Notes = coh.Notes
+	}
+	return res, nil
 }
 
 type runner struct {
@@ -222,7 +255,11 @@ func inputOf(path string, digests []scan.FileDigest) (bundle.Input, error) {
 // provenance describes the run; digests are the scan's Inputs, so the input files are not
 // read again.
 func (r *runner) provenance(be fc.Backend, fcrep *fc.Report, digests []scan.FileDigest) (*bundle.Provenance, error) {
-	in, err := inputOf(r.cfg.Scan, digests)
+	scanPath := r.cfg.Scan
+	if r.cfg.Group != nil && len(digests) > 0 { // the first subject; group.json lists them all
+		scanPath = digests[0].Path
+	}
+	in, err := inputOf(scanPath, digests)
 	if err != nil {
 		return nil, err
 	}

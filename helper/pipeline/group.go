@@ -1,0 +1,90 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hubscope/hubscope/helper/group"
+	"github.com/hubscope/hubscope/helper/progress"
+)
+
+// GroupConfig asks for the group-mean network of several subjects on one grid (Wang et al.
+// 2009 averaged 197 subjects' correlation matrices, then thresholded): the mean over subjects
+// of Fisher z (default) or of r, then the threshold (any mode but significance, sweeps
+// included), then the metrics, as for one scan.
+type GroupConfig struct {
+	Subjects []group.Subject `json:"subjects"`
+	Mean     string          `json:"mean"`      // fisher-z | r
+	MaskRule string          `json:"mask_rule"` // intersect | union | mask (Config.Mask)
+}
+
+func (c *Config) checkGroup() error {
+	g := c.Group
+	if len(g.Subjects) < 2 {
+		return fmt.Errorf("group: %d subject(s): a group network needs at least 2", len(g.Subjects))
+	}
+	switch g.Mean {
+	case group.MeanFisherZ, group.MeanR:
+	default:
+		return fmt.Errorf("group: unknown mean %q (want fisher-z or r)", g.Mean)
+	}
+	switch g.MaskRule {
+	case group.MaskIntersect, group.MaskUnion:
+		if c.Mask != "" {
+			return fmt.Errorf("group: --mask FILE is the mask rule \"mask\", not %q", g.MaskRule)
+		}
+	case group.MaskFile:
+		if c.Mask == "" {
+			return fmt.Errorf("group: mask rule \"mask\" needs a mask file")
+		}
+	default:
+		return fmt.Errorf("group: unknown mask rule %q (want intersect, union or mask FILE)", g.MaskRule)
+	}
+	switch {
+	case c.Measure == "kendall":
+		return fmt.Errorf("group: the mean over subjects is for pearson or spearman, not kendall")
+	case c.Mode == "alpha" && c.Sweep == "":
+		return fmt.Errorf("group: a group mean has no significance test; use --r, --density or --knn")
+	case c.DFCWindow > 0:
+		return fmt.Errorf("group: dynamic connectivity (--window) is for one scan")
+	case c.KeepSeries:
+		return fmt.Errorf("group: --keep-series is for one scan")
+	}
+	return nil
+}
+
+func loadGroup(ctx context.Context, cfg Config, rep progress.Reporter) (*group.Cohort, error) {
+	return group.Load(ctx, cfg.Group.Subjects, group.Options{MaskRule: cfg.Group.MaskRule, MaskPath: cfg.Mask}, rep)
+}
+
+// groupJSON is group.json: who was averaged, how, and what the mask rule did.
+type groupJSON struct {
+	Mean      string             `json:"mean"`
+	MaskRule  string             `json:"mask_rule"`
+	Subjects  []groupSubjectJSON `json:"subjects"`
+	Nodes     int                `json:"nodes"`
+	Volumes   int                `json:"volumes_per_subject"`
+	MaskNotes []string           `json:"mask_notes"`
+}
+
+type groupSubjectJSON struct {
+	Label  string `json:"label"`
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+}
+
+func groupInfo(cfg Config, c *group.Cohort) groupJSON {
+	g := groupJSON{Mean: cfg.Group.Mean, MaskRule: cfg.Group.MaskRule, Nodes: c.Scan.N, Volumes: c.L, MaskNotes: c.Notes}
+	for _, s := range c.Subjects {
+		js := groupSubjectJSON{Label: s.Label, Path: s.Path}
+		for _, d := range c.Inputs {
+			if d.Path == s.Path {
+				js.Bytes, js.SHA256 = d.Bytes, d.SHA256
+			}
+		}
+		g.Subjects = append(g.Subjects, js)
+	}
+	return g
+}
+

@@ -1,0 +1,69 @@
+package pipeline
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hubscope/hubscope/helper/bundle"
+	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/helper/group"
+	"github.com/hubscope/hubscope/helper/synth"
+)
+
+// The group command's bundle holds the network group.Network builds from the same subjects,
+// with group.json naming them, and a sweep over it.
+func TestGroupBundle(t *testing.T) {
+	m, a, err := synth.DemoMask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, a = synth.ResampleMask(m, a, 14)
+	p := synth.DefaultParams()
+	p.Length = 60
+	dir := filepath.Join(t.TempDir(), "bids")
+	ct, err := synth.WriteCohort(context.Background(), m, a, p, synth.CohortOptions{Subjects: 3}, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subs []group.Subject
+	for _, s := range ct.Subjects {
+		subs = append(subs, group.Subject{Label: "sub-" + s, Path: synth.CohortScan(dir, s)})
+	}
+	for _, rule := range []string{group.MaskIntersect, group.MaskUnion} {
+		cfg := Defaults()
+		cfg.Backend, cfg.Metrics, cfg.Mode, cfg.R = "cpu", MetricsBasic, "r", 0.2
+		cfg.Out = filepath.Join(t.TempDir(), "g")
+		cfg.Group = &GroupConfig{Subjects: subs, Mean: group.MeanFisherZ, MaskRule: rule}
+		cfg.Sweep = "r=0.2,0.3,0.4"
+		res, err := Run(context.Background(), cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "mask rule "+rule) {
+			t.Errorf("notes %q do not say the mask rule %s", res.Notes, rule)
+		}
+		c, err := group.Load(context.Background(), subs, group.Options{MaskRule: rule}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := group.Network(context.Background(), c, group.MeanFisherZ, fc.Config{Mode: fc.Strength, Threshold: 0.2}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := bundle.ReadNetwork(filepath.Join(res.Dir, "network.npz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Edges() != want.Edges() || got.N != want.N || res.Metrics.Sweep == nil || len(res.Metrics.Sweep.Points) != 3 {
+			t.Errorf("%s: bundle %d nodes %d edges, group.Network %d nodes %d edges", rule, got.N, got.Edges(), want.N, want.Edges())
+		}
+	}
+	bad := Defaults()
+	bad.Out, bad.Measure = filepath.Join(t.TempDir(), "k"), "kendall"
+	bad.Group = &GroupConfig{Subjects: subs, Mean: group.MeanR, MaskRule: group.MaskIntersect}
+	if _, err := Run(context.Background(), bad, nil); err == nil || !strings.Contains(err.Error(), "kendall") {
+		t.Errorf("kendall group: %v", err)
+	}
+}
