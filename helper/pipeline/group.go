@@ -87,4 +87,3 @@ func groupInfo(cfg Config, c *group.Cohort) groupJSON {
 	}
 	return g
 }
-
