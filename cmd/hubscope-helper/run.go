@@ -22,6 +22,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&cfg.Out, "out", "", "results bundle directory (written complete or not at all)")
 	fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace an existing results bundle at --out")
 	fs.StringVar(&cfg.Mask, "mask", "", "brain mask on the scan's grid (default: automatic EPI mask)")
+	fs.IntVar(&cfg.TimeAxis, "time-axis", 0, "the NIfTI axis (4 to 7) holding the time series, for 5D+ images whose other extra axes have length 1 (default 4)")
 	fs.StringVar(&cfg.Backend, "backend", cfg.Backend, "auto, cuda or cpu")
 	fs.StringVar(&cfg.Measure, "measure", cfg.Measure, "pearson, spearman or kendall")
 	fs.BoolVar(&cfg.Abs, "abs", false, "use |r| as the connection value (negative correlations count too)")
@@ -135,7 +136,15 @@ func printSummary(w io.Writer, res *pipeline.Result) {
 	if s.TR > 0 {
 		tr = fmt.Sprintf("TR %g s", s.TR)
 	}
+	if c := res.InputChecks; c != nil && c.TR != "" {
+		tr = c.TR
+	}
 	fmt.Fprintf(w, "nodes       %d × %d time points, %s\n", s.Nodes, s.TimePoints, tr)
+	if c := res.InputChecks; c != nil {
+		for _, h := range c.Warnings {
+			fmt.Fprintf(w, "header      %s: %s (%s)\n", h.Field, h.Problem, h.Fix)
+		}
+	}
 	thr := fmt.Sprintf("%s > %.6g", n.Measure, n.Threshold)
 	if n.ThresholdInclusive {
 		thr = fmt.Sprintf("%s ≥ %.6g", n.Measure, n.Threshold)

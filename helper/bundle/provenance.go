@@ -42,6 +42,28 @@ type Provenance struct {
 	Host       Host          `json:"host"`
 	Timings    []StageTiming `json:"timings"` // in the order the stages ran
 	Notes      []string      `json:"notes,omitempty"`
+	// InputChecks say which TR was used and why, and what the reader found odd in the
+	// scan's header and worked around (nil for runs that did not record them).
+	InputChecks *InputChecks `json:"input_checks,omitempty"`
+}
+
+// InputChecks are the input's header findings for provenance.json.
+type InputChecks struct {
+	TR       string          `json:"tr"` // the TR used and where it comes from, in words
+	Warnings []HeaderWarning `json:"warnings"`
+}
+
+// HeaderWarning is one header oddity (nifti.Warning, written out): its level on nibabel's
+// scale (20 information, 30 warning, 35 probably wrong, 40 untrustworthy), the field, the
+// problem, what the reader did about it, and whose check found it ("nibabel": the same
+// report nibabel's header check gives; "hubscope": a check of our own).
+type HeaderWarning struct {
+	File    string `json:"file"`
+	Level   int    `json:"level"`
+	Field   string `json:"field"`
+	Problem string `json:"problem"`
+	Fix     string `json:"fix"`
+	Source  string `json:"source"`
 }
 
 // Input identifies an input file by content, so a bundle can be matched to its scan even after

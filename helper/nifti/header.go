@@ -198,12 +198,13 @@ func (h *Header) QformAffine() [4][4]float64 {
 	return m
 }
 
-// spatialZooms are PixDim[1..3] after nibabel's pixdim check: |size|, and 1 for a zero size.
+// spatialZooms are PixDim[1..3] after nibabel's pixdim check: |size|, and 1 for a zero size
+// (and, beyond nibabel, for a NaN or infinite one, which would make every coordinate NaN).
 func (h *Header) spatialZooms() [3]float64 {
 	var z [3]float64
 	for i := range z {
 		v := math.Abs(h.PixDim[i+1])
-		if v == 0 {
+		if v == 0 || !finite(v) {
 			v = 1
 		}
 		z[i] = v
@@ -235,7 +236,8 @@ func (h *Header) TR() float64 {
 }
 
 // scaling returns the slope and intercept to apply on read, and whether to apply them at all
-// (NIfTI-1: a slope of 0 means no scaling; nibabel also ignores non-finite slopes).
+// (NIfTI-1: a slope of 0 means no scaling; nibabel also ignores NaN slopes; Validate refuses
+// infinite and negative ones).
 func (h *Header) scaling() (slope, inter float64, ok bool) {
 	if h.SclSlope == 0 || !finite(h.SclSlope) {
 		return 1, 0, false
@@ -289,6 +291,12 @@ func (h *Header) Validate() error {
 	}
 	if h.VoxOffset < 0 || h.VoxOffset > MaxVoxOffset {
 		return invalid(ErrInvalidHeader, "vox_offset %d outside 0 to %d", h.VoxOffset, MaxVoxOffset)
+	}
+	// Scaling: 0 and NaN mean "no scaling" (the NIfTI-1 standard; nibabel writes NaN for
+	// unscaled images). An infinite slope would turn every value into ±Inf and a negative one
+	// would flip every series' sign silently: both are refused rather than reinterpreted.
+	if s := h.SclSlope; math.IsInf(s, 0) || s < 0 {
+		return invalid(ErrInvalidHeader, "scl_slope %g: the scaling slope must be positive and finite (0 or NaN for none)", s)
 	}
 	if s, i := h.SclSlope, h.SclInter; s != 0 && finite(s) && !finite(i) {
 		return invalid(ErrInvalidHeader, "valid scl_slope %g but invalid scl_inter %g", s, i)

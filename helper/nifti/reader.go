@@ -37,6 +37,9 @@ const drainLimit = 64 << 20
 type Reader struct {
 	Header Header
 	Path   string // the path given to Open
+	// Warnings are the header's oddities that the reader works around (Header.Check), in the
+	// order Check finds them; empty for a clean header.
+	Warnings []Warning
 
 	dataPath  string // the file holding the voxel data (Path, or the .img of a pair)
 	files     []*os.File
@@ -192,6 +195,7 @@ func (r *Reader) open(hdrPath string, pairFile bool) error {
 		return fail(hdrPath, invalid(ErrInvalidHeader, "single-file (n+%d) magic in a .hdr/.img pair", h.Version))
 	}
 	r.Header = h
+	r.Warnings = h.Check()
 
 	// Position at the first value: single files skip extensions up to vox_offset; pairs start
 	// the .img at vox_offset.

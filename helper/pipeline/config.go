@@ -21,8 +21,11 @@ const (
 
 // Config is everything one analysis needs. The zero value is not valid; start from Defaults.
 type Config struct {
-	Scan      string `json:"scan"`
-	Mask      string `json:"mask,omitempty"` // "" = automatic EPI mask
+	Scan string `json:"scan"`
+	Mask string `json:"mask,omitempty"` // "" = automatic EPI mask
+	// TimeAxis is the NIfTI axis (4 to 7) holding the time series; 0 = axis 4. Images with
+	// more than one non-spatial axis longer than 1 are refused unless it is named.
+	TimeAxis  int    `json:"time_axis,omitempty"`
 	Out       string `json:"out"`
 	Overwrite bool   `json:"overwrite"`
 
@@ -170,6 +173,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Out == "" {
 		return fmt.Errorf("no output directory given (--out DIR)")
+	}
+	if c.TimeAxis != 0 && (c.TimeAxis < 4 || c.TimeAxis > 7) {
+		return fmt.Errorf("time axis (--time-axis) %d: want one of 4 to 7, the NIfTI dimensions after x, y, z", c.TimeAxis)
 	}
 	if _, err := c.FC(); err != nil {
 		return err

@@ -28,6 +28,9 @@ type Result struct {
 	Timings []bundle.StageTiming
 	// Notes are what the run wants said in the summary (a group's mask rule).
 	Notes []string
+	// InputChecks are the TR statement and the scan header's warnings, as provenance.json
+	// records them.
+	InputChecks *bundle.InputChecks
 }
 
 // Run performs one analysis and commits its bundle to cfg.Out. On error or cancellation
@@ -78,7 +81,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 			s = coh.Scan
 		}
 	} else {
-		s, err = scan.Load(ctx, cfg.Scan, scan.Options{MaskPath: cfg.Mask, Mean: cfg.KeepSeries}, rep)
+		s, err = scan.Load(ctx, cfg.Scan, scan.Options{MaskPath: cfg.Mask, Mean: cfg.KeepSeries, TimeAxis: cfg.TimeAxis}, rep)
 	}
 	if err != nil {
 		return nil, err
@@ -207,6 +210,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 	if err != nil {
 		return nil, err
 	}
+	prov.InputChecks = inputChecks(s)
 	if err := w.WriteJSON("provenance.json", prov); err != nil {
 		return nil, err
 	}
@@ -219,11 +223,20 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 		return nil, err
 	}
 	committed = true
-	res := &Result{Dir: dir, Metrics: m, Timings: r.timings}
+	res := &Result{Dir: dir, Metrics: m, Timings: r.timings, InputChecks: prov.InputChecks}
 	if coh != nil {
 		res.Notes = coh.Notes
 	}
 	return res, nil
+}
+
+// inputChecks writes out the scan's TR statement and header warnings for provenance.json.
+func inputChecks(s *scan.Scan) *bundle.InputChecks {
+	c := &bundle.InputChecks{TR: s.TRSource, Warnings: []bundle.HeaderWarning{}}
+	for _, w := range s.Warnings {
+		c.Warnings = append(c.Warnings, bundle.HeaderWarning{File: s.Source, Level: w.Level, Field: w.Field, Problem: w.Problem, Fix: w.Fix, Source: w.Source})
+	}
+	return c
 }
 
 type runner struct {

@@ -34,6 +34,11 @@ type Options struct {
 	// loads the series (or taken from the automatic mask's first pass, which computes it
 	// anyway), so it costs one float64 per grid voxel and no extra read of the file.
 	Mean bool
+	// TimeAxis names the NIfTI axis (4 to 7) along which the volumes of the time series lie;
+	// 0 means axis 4. An image with more than one non-spatial axis longer than 1 is refused
+	// unless its time axis is named here and every other non-spatial axis has length 1 (a
+	// 5D image is never silently read as one long series).
+	TimeAxis int
 }
 
 // Load reads a scan: a 4D NIfTI (.nii, .nii.gz, .hdr/.img; L ≥ 3 volumes) masked by

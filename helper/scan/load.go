@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/progress"
@@ -37,6 +38,9 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 		digests = append(digests, digestAsync(dctx, opt.MaskPath))
 	}
 	h := r.Header
+	if err := checkTimeAxis(&h, opt.TimeAxis); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	L := h.Volumes()
 	if h.Dim[0] < 4 || L < 2 {
 		return nil, fmt.Errorf("%s: 3D image (%d×%d×%d, one volume) where a 4D time series is needed", path, h.Nx(), h.Ny(), h.Nz())
@@ -49,7 +53,12 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 		// Node positions and the grid index are int32.
 		return nil, fmt.Errorf("%s: grid %d×%d×%d has more than 2³¹ voxels", path, dims[0], dims[1], dims[2])
 	}
-	s := &Scan{L: L, Dims: dims, Affine: h.Affine(), TR: h.TR(), Source: path, Passes: 1}
+	s := &Scan{L: L, Dims: dims, Affine: h.Affine(), TR: h.TR(), TRSource: h.TRSource(), Warnings: r.Warnings, Source: path, Passes: 1}
+	if opt.TimeAxis > 4 {
+		// The volumes along the named axis are the file's volumes in order (every other
+		// non-spatial axis has length 1); its step is pixdim[axis], in the header's time unit.
+		s.TR, s.TRSource, s.Warnings = timeAxisTR(r.Header, opt.TimeAxis)
+	}
 	volBytes := int64(h.VoxelsPerVolume()) * int64(h.DataType.Size())
 
 	if lo, up := opt.LowerCutoff, opt.UpperCutoff; lo < 0 || up < 0 || lo >= 1 || up > 1 || (lo > 0 && up > 0 && lo >= up) {
@@ -309,4 +318,51 @@ func affineDistance(a, b [4][4]float64, dims [3]int) float64 {
 		}
 	}
 	return worst
+}
+
+// checkTimeAxis refuses images whose time series is ambiguous: more than one non-spatial axis
+// longer than 1 (a 5D image such as x×y×z×2×60 would otherwise stream as 120 volumes), or a
+// named time axis the image does not have. axis is Options.TimeAxis (0 = 4).
+func checkTimeAxis(h *nifti.Header, axis int) error {
+	if axis != 0 && (axis < 4 || axis > 7) {
+		return fmt.Errorf("time axis %d: the time axis is one of 4 to 7 (the NIfTI dimensions after x, y, z)", axis)
+	}
+	if axis > int(h.Dim[0]) {
+		return fmt.Errorf("time axis %d named, but the image has %d dimensions %v", axis, h.Dim[0], h.Dim[1:h.Dim[0]+1])
+	}
+	var long []int // non-spatial axes longer than 1
+	for i := 4; i <= int(h.Dim[0]); i++ {
+		if h.Dim[i] > 1 {
+			long = append(long, i)
+		}
+	}
+	if axis == 0 {
+		if len(long) == 0 || (len(long) == 1 && long[0] == 4) {
+			return nil
+		}
+		return fmt.Errorf("%dD image %v: its volumes lie along axis %v, not only axis 4; name the time axis with --time-axis N (4 to 7) if the others have length 1",
+			h.Dim[0], h.Dim[1:h.Dim[0]+1], long)
+	}
+	for _, i := range long {
+		if i != axis {
+			return fmt.Errorf("%dD image %v: axis %d has %d entries besides the time axis %d; HubScope reads one series per voxel and cannot choose among them",
+				h.Dim[0], h.Dim[1:h.Dim[0]+1], i, h.Dim[i], axis)
+		}
+	}
+	return nil
+}
+
+// timeAxisTR is the TR along a named time axis > 4 (pixdim[axis] in the header's time unit,
+// with the rules nifti.Header.TR applies to axis 4), where it comes from, and the header's
+// warnings with the time checks made on that axis.
+func timeAxisTR(h nifti.Header, axis int) (float64, string, []nifti.Warning) {
+	h.Dim[4], h.PixDim[4] = h.Dim[axis], h.PixDim[axis]
+	pix := fmt.Sprintf("pixdim[%d]", axis)
+	ws := h.Check()
+	for i := range ws {
+		ws[i].Field = strings.ReplaceAll(ws[i].Field, "pixdim[4]", pix)
+		ws[i].Problem = strings.ReplaceAll(ws[i].Problem, "pixdim[4]", pix)
+		ws[i].Fix = strings.ReplaceAll(ws[i].Fix, "pixdim[4]", pix)
+	}
+	return h.TR(), strings.ReplaceAll(h.TRSource(), "pixdim[4]", pix), ws
 }

@@ -107,7 +107,7 @@ func loadText(ctx context.Context, path string, rep progress.Reporter) (*Scan, e
 	if err != nil {
 		return nil, err
 	}
-	s := &Scan{Data: data, N: nrows, L: L, Source: path, Labels: labels, BytesRead: cr.n, Passes: 1, Inputs: []FileDigest{d}}
+	s := &Scan{Data: data, N: nrows, L: L, Source: path, TRSource: matrixTR, Labels: labels, BytesRead: cr.n, Passes: 1, Inputs: []FileDigest{d}}
 	s.Affine = identityAffine()
 	return finishMatrix(s, rep)
 }
@@ -321,7 +321,7 @@ func loadNpy(ctx context.Context, path string, rep progress.Reporter) (*Scan, er
 	if err != nil {
 		return nil, err
 	}
-	s := &Scan{Data: data, N: R, L: C, Source: path, BytesRead: need, Passes: 1, Inputs: []FileDigest{d}}
+	s := &Scan{Data: data, N: R, L: C, Source: path, TRSource: matrixTR, BytesRead: need, Passes: 1, Inputs: []FileDigest{d}}
 	s.Affine = identityAffine()
 	return finishMatrix(s, rep)
 }
@@ -584,3 +584,6 @@ func finishMatrix(s *Scan, rep progress.Reporter) (*Scan, error) {
 	noteDropped(rep, s.Source, "rows", s.Dropped)
 	return s, nil
 }
+
+// matrixTR is the TR statement of a plain regions × time matrix, which has no header.
+const matrixTR = "TR unknown (a time-series matrix carries no timing)"

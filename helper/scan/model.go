@@ -4,19 +4,27 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/hubscope/hubscope/helper/nifti"
 )
 
 // Scan is a masked resting-state scan: N nodes (voxels or regions) × L time points.
 type Scan struct {
-	Data    []float32     // N×L row-major: series of node v is Data[v*L:(v+1)*L]
-	N, L    int           // nodes, time points
-	IJK     [][3]int32    // voxel position of node v (nil for a plain matrix input)
-	Dims    [3]int        // grid size (zero for a plain matrix)
-	Affine  [4][4]float64 // voxel ijk → world mm
-	TR      float64       // repetition time in seconds (0 when unknown)
-	Source  string        // input path
-	Mask    Mask          // final mask after dropping bad voxels (grid-sized; empty for a plain matrix)
-	Dropped DropStats
+	Data   []float32     // N×L row-major: series of node v is Data[v*L:(v+1)*L]
+	N, L   int           // nodes, time points
+	IJK    [][3]int32    // voxel position of node v (nil for a plain matrix input)
+	Dims   [3]int        // grid size (zero for a plain matrix)
+	Affine [4][4]float64 // voxel ijk → world mm
+	TR     float64       // repetition time in seconds (0 when unknown)
+	// TRSource says where TR comes from, in words (the header's value and unit, what was
+	// assumed, or why it is unknown), for the summary and provenance.
+	TRSource string
+	// Warnings are the header oddities the reader worked around (nifti.Header.Check);
+	// nil for plain matrices and clean headers.
+	Warnings []nifti.Warning
+	Source   string // input path
+	Mask     Mask   // final mask after dropping bad voxels (grid-sized; empty for a plain matrix)
+	Dropped  DropStats
 	// MaskRule says how the mask was chosen: MaskRuleUser, or the automatic rule AutoMask
 	// took (empty for a plain matrix).
 	MaskRule string
