@@ -24,6 +24,7 @@ commands:
   group SCANS… --out DIR
                        the group-mean network of several subjects on one grid (mean Fisher z
                        or mean r, then any threshold or sweep, then the metrics); --bids DIR
+  cohort BIDS --out D  every run of a BIDS dataset (resumable), then a subjects × measures table
   synth --out F        write a phantom scan with planted modules and hubs (+ its ground truth)
   bench                time HubScope's workloads, side by side with the peer pipelines
   serve                run the helper daemon for the desktop app (local IPC)
@@ -50,6 +51,7 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		"run":     cmdRun,
 		"synth":   cmdSynth,
 		"group":   cmdGroup,
+		"cohort":  cmdCohort,
 		"bench":   cmdBench,
 		"serve":   cmdServe,
 		"version": cmdVersion,

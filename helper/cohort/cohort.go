@@ -1,0 +1,376 @@
+// Package cohort runs HubScope over every functional run of a BIDS dataset and gathers the
+// results: one results bundle per run in a BIDS derivatives dataset (RunSubject, the per-subject
+// step, callable on its own), resumable through a per-bundle marker of every file's size and
+// SHA-256 and the settings it was made with, then a subjects × measures table joined with the
+// dataset's participants.tsv (Table, the group step).
+package cohort
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hubscope/hubscope/helper/bids/derivatives"
+	"github.com/hubscope/hubscope/helper/bundle"
+	"github.com/hubscope/hubscope/helper/pipeline"
+	"github.com/hubscope/hubscope/helper/progress"
+	"github.com/hubscope/hubscope/ipc"
+)
+
+// Options describe a cohort run.
+type Options struct {
+	BIDS, Out string // the BIDS dataset and the derivatives folder
+	Task      string // only runs of this task ("" = all)
+	Subject   string // only this subject's runs (the per-subject step); "" = all
+	Jobs      int    // runs analysed at once (0: max(1, GOMAXPROCS/2))
+	// Config is every run's analysis (Scan, Out and Overwrite are set per run).
+	Config pipeline.Config
+}
+
+// MarkerFile is the per-bundle completion marker, written last.
+const MarkerFile = "cohort_complete.json"
+
+// maps copied out of each bundle under BIDS names: <ID>_desc-<desc>_hubscope.nii.gz.
+var maps = [][2]string{{"degree.nii.gz", "degree"}, {"strength.nii.gz", "strength"}, {"hubs.nii.gz", "hubs"}, {"hub_z.nii.gz", "hubz"}, {"clustering.nii.gz", "clustering"}}
+
+// Status of one run.
+type Status struct {
+	Run    derivatives.Run
+	Bundle string
+	State  string // "done", "skipped" (complete and matching), "failed"
+	Reason string // why it ran again, or why it failed
+	Err    error
+}
+
+// Marker is cohort_complete.json: what the bundle was made from and every file it holds.
+type Marker struct {
+	Software string            `json:"software"`
+	Version  string            `json:"version"`
+	Input    bundle.Input      `json:"input"`
+	Settings map[string]any    `json:"settings"`
+	Files    map[string]Digest `json:"files"` // relative to the run's func folder
+}
+
+// Digest is a file's size and SHA-256.
+type Digest struct {
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// Settings is the part of a configuration that decides a bundle's content, as a flat map of
+// its JSON keys (the scan and output paths left out).
+func Settings(cfg pipeline.Config) map[string]any {
+	cfg.Scan, cfg.Out, cfg.Overwrite = "", "", false
+	b, _ := json.Marshal(cfg)
+	var m map[string]any
+	json.Unmarshal(b, &m)
+	flat := map[string]any{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		if mm, ok := v.(map[string]any); ok {
+			for k, x := range mm {
+				walk(prefix+k+".", x)
+			}
+			return
+		}
+		flat[strings.TrimSuffix(prefix, ".")] = v
+	}
+	walk("", m)
+	return flat
+}
+
+// Diff names the settings that differ between a and b, "key: a → b", sorted.
+func Diff(a, b map[string]any) []string {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	var d []string
+	for k := range keys {
+		x, okx := a[k]
+		y, oky := b[k]
+		if fmt.Sprint(x) != fmt.Sprint(y) || okx != oky {
+			show := func(v any, ok bool) string {
+				if !ok {
+					return "(unset)"
+				}
+				return fmt.Sprint(v)
+			}
+			d = append(d, fmt.Sprintf("%s: %s → %s", k, show(x, okx), show(y, oky)))
+		}
+	}
+	sort.Strings(d)
+	return d
+}
+
+// BundleDir is the run's results bundle inside the derivatives folder.
+func BundleDir(out string, r derivatives.Run) string {
+	return filepath.Join(out, r.Dir(), r.ID()+"_hubscope")
+}
+
+// Runs lists the dataset's runs that opt selects; a --subject that matches none is an error.
+func Runs(opt Options) ([]derivatives.Run, error) {
+	if opt.Subject != "" {
+		if err := derivatives.ValidLabel("subject", strings.TrimPrefix(opt.Subject, "sub-")); err != nil {
+			return nil, err
+		}
+	}
+	runs, err := derivatives.Find(opt.BIDS, opt.Task)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Subject == "" {
+		return runs, nil
+	}
+	var sel []derivatives.Run
+	for _, r := range runs {
+		if r.Subject == strings.TrimPrefix(opt.Subject, "sub-") {
+			sel = append(sel, r)
+		}
+	}
+	if len(sel) == 0 {
+		return nil, fmt.Errorf("BIDS dataset %s: no runs of sub-%s", opt.BIDS, strings.TrimPrefix(opt.Subject, "sub-"))
+	}
+	return sel, nil
+}
+
+// Run analyses every selected run (Jobs at a time; a failed run is reported and the others go
+// on), writes the derivatives' dataset_description.json and returns each run's status.
+func Run(ctx context.Context, opt Options, rep progress.Reporter) ([]Status, error) {
+	rep = progress.OrDiscard(rep)
+	runs, err := Runs(opt)
+	if err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(opt.Out, 0o755); err != nil {
+		return nil, err
+	}
+	src, _ := filepath.Abs(opt.BIDS)
+	if err := derivatives.WriteDescription(opt.Out, ipc.AppName, ipc.Version, src); err != nil {
+		return nil, err
+	}
+	jobs := opt.Jobs
+	if jobs <= 0 {
+		jobs = max(1, runtime.GOMAXPROCS(0)/2)
+	}
+	st := make([]Status, len(runs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	rep.Start("cohort", int64(len(runs)))
+	for w := 0; w < jobs; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				st[i] = RunSubject(ctx, opt, runs[i])
+				mu.Lock()
+				s := st[i]
+				switch s.State {
+				case "failed":
+					rep.Note(fmt.Sprintf("%s failed: %v", s.Run.ID(), s.Err))
+				case "skipped":
+					rep.Note(fmt.Sprintf("%s: complete bundle with the same settings, skipped", s.Run.ID()))
+				default:
+					if s.Reason != "" {
+						rep.Note(fmt.Sprintf("%s: analysed again (%s)", s.Run.ID(), s.Reason))
+					}
+				}
+				rep.Add(1)
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range runs {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return st, ctx.Err()
+}
+
+// RunSubject is the per-subject step: it skips a run whose bundle is complete (marker present,
+// every listed file of the listed size and SHA-256) and was made from the same input with the
+// same settings; otherwise it analyses the run, copies the main maps out under BIDS names with
+// JSON sidecars, and writes the marker last.
+func RunSubject(ctx context.Context, opt Options, r derivatives.Run) Status {
+	s := Status{Run: r, Bundle: BundleDir(opt.Out, r)}
+	fail := func(err error) Status {
+		s.State, s.Err = "failed", err
+		return s
+	}
+	cfg := opt.Config
+	cfg.Scan, cfg.Out, cfg.Overwrite = r.Path, s.Bundle, true
+	settings := Settings(cfg)
+	in, err := bundle.DescribeInput(r.Path)
+	if err != nil {
+		return fail(err)
+	}
+	funcDir := filepath.Join(opt.Out, r.Dir())
+	reason, ok := checkMarker(funcDir, s.Bundle, in, settings)
+	if ok {
+		s.State = "skipped"
+		return s
+	}
+	s.Reason = reason
+	if err := os.MkdirAll(funcDir, 0o755); err != nil {
+		return fail(err)
+	}
+	os.Remove(filepath.Join(s.Bundle, MarkerFile))
+	if _, err := pipeline.Run(ctx, cfg, nil); err != nil {
+		return fail(err)
+	}
+	m := Marker{Software: ipc.AppName, Version: ipc.Version, Input: in, Settings: settings, Files: map[string]Digest{}}
+	for _, mp := range maps {
+		srcPath := filepath.Join(s.Bundle, mp[0])
+		if _, err := os.Stat(srcPath); err != nil {
+			continue // not written at this metrics level
+		}
+		name, err := r.Name(mp[1], "hubscope", ".nii.gz")
+		if err != nil {
+			return fail(err)
+		}
+		if err := copyFile(filepath.Join(funcDir, name), srcPath); err != nil {
+			return fail(err)
+		}
+		side := strings.TrimSuffix(name, ".nii.gz") + ".json"
+		sj, _ := json.MarshalIndent(map[string]any{
+			"Description": "HubScope nodal " + mp[1] + " map of the voxel-wise functional network",
+			"Sources":     []string{"bids::" + filepath.ToSlash(filepath.Join(r.Dir(), filepath.Base(r.Path)))},
+			"Settings":    settings,
+		}, "", "  ")
+		if err := os.WriteFile(filepath.Join(funcDir, side), append(sj, '\n'), 0o644); err != nil {
+			return fail(err)
+		}
+	}
+	// Every file of the bundle and the copies, by size and SHA-256.
+	var files []string
+	filepath.Walk(s.Bundle, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode().IsRegular() {
+			files = append(files, p)
+		}
+		return nil
+	})
+	ents, _ := os.ReadDir(funcDir)
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), r.ID()+"_desc-") && e.Type().IsRegular() {
+			files = append(files, filepath.Join(funcDir, e.Name()))
+		}
+	}
+	for _, p := range files {
+		d, err := digest(p)
+		if err != nil {
+			return fail(err)
+		}
+		rel, _ := filepath.Rel(funcDir, p)
+		m.Files[filepath.ToSlash(rel)] = d
+	}
+	b, _ := json.MarshalIndent(m, "", "  ")
+	tmp := filepath.Join(s.Bundle, "."+MarkerFile+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fail(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(s.Bundle, MarkerFile)); err != nil {
+		return fail(err)
+	}
+	s.State = "done"
+	return s
+}
+
+// checkMarker says whether the bundle is complete and made from in with settings; if not, why.
+func checkMarker(funcDir, dir string, in bundle.Input, settings map[string]any) (string, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, MarkerFile))
+	if err != nil {
+		if _, e := os.Stat(dir); e == nil {
+			return "bundle incomplete: no completion marker", false
+		}
+		return "", false
+	}
+	var m Marker
+	if err := json.Unmarshal(b, &m); err != nil {
+		return "completion marker unreadable", false
+	}
+	if m.Input.SHA256 != in.SHA256 || m.Input.Bytes != in.Bytes {
+		return "the scan changed", false
+	}
+	if d := Diff(m.Settings, settings); len(d) > 0 {
+		return "settings changed: " + strings.Join(d, "; "), false
+	}
+	for rel, want := range m.Files {
+		got, err := digest(filepath.Join(funcDir, filepath.FromSlash(rel)))
+		if err != nil {
+			return rel + " missing", false
+		}
+		if got != want {
+			return rel + " differs from its recorded size or SHA-256", false
+		}
+	}
+	return "", true
+}
+
+func digest(path string) (Digest, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Digest{}, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return Digest{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return Digest{Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+func copyFile(dst, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	tmp := dst + ".tmp"
+	out, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		os.Remove(tmp)
+		return err
+	}
+	if err := out.Close(); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, dst)
+}
+
+// Failed returns an error listing the failed runs, or nil.
+func Failed(st []Status) error {
+	var bad []string
+	for _, s := range st {
+		if s.State == "failed" {
+			bad = append(bad, fmt.Sprintf("%s (%v)", s.Run.ID(), s.Err))
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	return errors.New(fmt.Sprintf("%d of %d runs failed: %s", len(bad), len(st), strings.Join(bad, "; ")))
+}

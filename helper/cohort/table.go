@@ -1,0 +1,142 @@
+package cohort
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/hubscope/hubscope/helper/bids/derivatives"
+)
+
+// TableFile is the subjects × measures table in the derivatives folder.
+const TableFile = "measures.tsv"
+
+// Row is one run's line of the table.
+type Row struct {
+	Participant string
+	Run         derivatives.Run
+	Bundle      string
+	Columns     map[string]string // participants.tsv's columns
+	Measures    map[string]float64
+}
+
+// Collect reads every selected run's complete bundle (refusing, with the names, runs whose
+// bundle is missing or incomplete) and joins participants.tsv (refusing a run whose
+// participant it does not list).
+func Collect(opt Options) ([]Row, *derivatives.Participants, error) {
+	runs, err := Runs(opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	parts, err := derivatives.ReadParticipants(opt.BIDS)
+	if err != nil {
+		return nil, nil, err
+	}
+	var missing, unlisted []string
+	var rows []Row
+	for _, r := range runs {
+		dir := BundleDir(opt.Out, r)
+		if _, err := os.Stat(filepath.Join(dir, MarkerFile)); err != nil {
+			missing = append(missing, r.ID())
+			continue
+		}
+		pid := "sub-" + r.Subject
+		cols, ok := parts.Rows[pid]
+		if !ok {
+			unlisted = append(unlisted, pid)
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "metrics.json"))
+		if err != nil {
+			return nil, nil, err
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", filepath.Join(dir, "metrics.json"), err)
+		}
+		meas := map[string]float64{}
+		flatten("", m, meas)
+		rows = append(rows, Row{Participant: pid, Run: r, Bundle: dir, Columns: cols, Measures: meas})
+	}
+	if len(missing) > 0 {
+		return nil, nil, fmt.Errorf("%s: no complete bundle for %s (run the cohort step for them first)", opt.Out, strings.Join(missing, ", "))
+	}
+	if len(unlisted) > 0 {
+		return nil, nil, fmt.Errorf("%s does not list %s", parts.Path, strings.Join(unlisted, ", "))
+	}
+	return rows, parts, nil
+}
+
+// measureRoots are the parts of metrics.json that hold per-network numbers.
+var measureRoots = map[string]bool{"network": true, "hubs": true, "global": true, "global_basic": true}
+
+func flatten(prefix string, v any, out map[string]float64) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, y := range x {
+			if prefix == "" && !measureRoots[k] {
+				continue
+			}
+			if k == "degree_distribution" || k == "distance_counts" {
+				continue
+			}
+			flatten(prefix+k+".", y, out)
+		}
+	case float64:
+		out[strings.TrimSuffix(prefix, ".")] = x
+	case bool:
+		// flags (abs, threshold_inclusive) are settings, not measures
+	}
+}
+
+// WriteTable writes the table (participant_id, run, participants.tsv's columns, then every
+// measure, sorted) as TableFile with a JSON sidecar describing the measure columns.
+func WriteTable(opt Options, rows []Row, parts *derivatives.Participants) (string, error) {
+	keys := map[string]bool{}
+	for _, r := range rows {
+		for k := range r.Measures {
+			keys[k] = true
+		}
+	}
+	var ms []string
+	for k := range keys {
+		ms = append(ms, k)
+	}
+	sort.Strings(ms)
+	header := []string{"participant_id", "run"}
+	header = append(header, parts.Columns[1:]...)
+	header = append(header, ms...)
+	var b strings.Builder
+	b.WriteString(strings.Join(header, "\t") + "\n")
+	for _, r := range rows {
+		f := []string{r.Participant, r.Run.ID()}
+		for _, c := range parts.Columns[1:] {
+			f = append(f, r.Columns[c])
+		}
+		for _, k := range ms {
+			if v, ok := r.Measures[k]; ok {
+				f = append(f, strconv.FormatFloat(v, 'g', 10, 64))
+			} else {
+				f = append(f, "n/a")
+			}
+		}
+		b.WriteString(strings.Join(f, "\t") + "\n")
+	}
+	path := filepath.Join(opt.Out, TableFile)
+	if err := os.WriteFile(path+".tmp", []byte(b.String()), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		return "", err
+	}
+	side := map[string]any{"run": map[string]string{"Description": "BIDS entities of the functional run"}}
+	for _, k := range ms {
+		side[k] = map[string]string{"Description": "metrics.json " + k + " of the run's results bundle"}
+	}
+	sj, _ := json.MarshalIndent(side, "", "  ")
+	return path, os.WriteFile(strings.TrimSuffix(path, ".tsv")+".json", append(sj, '\n'), 0o644)
+}
