@@ -14,6 +14,7 @@ import (
 type Metrics struct {
 	Scan struct {
 		Path         string  `json:"path"`
+		MaskRule     string  `json:"mask_rule"` // how the nodes were chosen (the helper's scan.MaskRule*)
 		Nodes        int     `json:"nodes"`
 		TimePoints   int     `json:"time_points"`
 		TR           float64 `json:"tr_seconds"`

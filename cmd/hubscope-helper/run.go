@@ -5,14 +5,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/progress"
-	"github.com/hubscope/hubscope/helper/synth"
 )
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -74,15 +71,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 	switch {
 	case *demo && len(pos) == 0:
-		dir, err := os.MkdirTemp("", "hubscope-demo-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		cfg.Scan = filepath.Join(dir, "demo_phantom.nii.gz")
-		if err := writeDemoScan(ctx, cfg.Scan, stderr); err != nil {
-			return err
-		}
+		cfg.Demo = true // the phantom, its mask and truth go into the bundle's demo/
 	case !*demo && len(pos) == 1:
 		cfg.Scan = pos[0]
 	default:
@@ -105,25 +94,6 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// demoVoxelMM is the demo phantom's grid: the embedded MNI152 mask resampled to 6 mm (about
-// 8,600 voxels), small enough that the full default analysis, 15 random networks included,
-// finishes in about a minute on a laptop.
-const demoVoxelMM = 6
-
-// writeDemoScan writes the built-in phantom: the embedded MNI152 brain mask at 6 mm, seven
-// planted modules and forty hubs, 200 volumes at TR 2 s.
-func writeDemoScan(ctx context.Context, path string, stderr io.Writer) error {
-	m, affine, err := synth.DemoMask()
-	if err != nil {
-		return err
-	}
-	m, affine = synth.ResampleMask(m, affine, demoVoxelMM)
-	disp := progress.NewDisplay(stderr)
-	_, err = synth.Write(ctx, m, affine, synth.DefaultParams(), path, disp)
-	disp.Close(err == nil)
-	return err
-}
-
 func printSummary(w io.Writer, res *pipeline.Result) {
 	m := res.Metrics
 	s, n := m.Scan, m.Network
@@ -138,6 +108,9 @@ func printSummary(w io.Writer, res *pipeline.Result) {
 	}
 	if c := res.InputChecks; c != nil && c.TR != "" {
 		tr = c.TR
+	}
+	if mw := maskWords(m); mw != "" {
+		fmt.Fprintf(w, "mask        %s\n", mw)
 	}
 	fmt.Fprintf(w, "nodes       %d × %d time points, %s\n", s.Nodes, s.TimePoints, tr)
 	if c := res.InputChecks; c != nil {
@@ -154,7 +127,7 @@ func printSummary(w io.Writer, res *pipeline.Result) {
 	}
 	fmt.Fprintf(w, "network     %s, %s: %d edges, density %.4g %%, mean degree %.1f\n", n.Mode, thr, n.Edges, 100*n.Density, n.MeanDegree)
 	fmt.Fprintf(w, "            %d isolated nodes, largest component %d nodes; backend %s %s\n", n.Isolated, n.LargestComponent, n.Backend, n.Device)
-	fmt.Fprintf(w, "hubs        %d (%s; cutoff %.1f)\n", m.Hubs.Count, m.Hubs.Rule, m.Hubs.Cutoff)
+	fmt.Fprintf(w, "hubs        %d nodes (%s: degree > %.1f; %s of the nodes)\n", m.Hubs.Count, m.Hubs.Rule, m.Hubs.Cutoff, percent(float64(m.Hubs.Count)/float64(max(1, s.Nodes))))
 	if g := m.Global; g != nil {
 		line := fmt.Sprintf("global      C_p %.4f", g.ClusteringCoefficient)
 		if g.ConnectedPairs > 0 { // path measures ran (full metrics)
@@ -164,25 +137,15 @@ func printSummary(w io.Writer, res *pipeline.Result) {
 		if sw := g.SmallWorld; sw != nil {
 			fmt.Fprintf(w, "small-world γ %.3f, λ %.3f, σ %.3f (%d random networks)\n", sw.Gamma, sw.Lambda, sw.Sigma, sw.RandomNetworks)
 		}
-		if dd := g.DegreeDistribution; dd != nil {
-			cut := "no cut-off"
-			if dd.Truncated.Lambda > 0 && 1/dd.Truncated.Lambda < 1e6 {
-				cut = fmt.Sprintf("cut-off k ≈ %.0f", 1/dd.Truncated.Lambda)
-			}
-			fmt.Fprintf(w, "degrees     power law α %.2f (k ≥ %d); truncated α %.2f, %s; log-likelihood ratio %.1f (p %.2g)\n",
-				dd.PowerLaw.Alpha, dd.PowerLaw.Xmin, dd.Truncated.Alpha, cut, dd.LogLikelihoodRatio, dd.PValue)
-		}
+		printLines(w, "degrees", degreeWords(g.DegreeDistribution, g.MaxDegree, g.DegreeDistributionUndefined))
 	}
 	if b := m.GlobalBasic; b != nil {
 		fmt.Fprintf(w, "global      C_p %.4f; %d component(s), largest holds %.1f %% of nodes\n", b.ClusteringCoefficient, b.Components, 100*b.LargestComponentShare)
 	}
 	for _, mod := range m.Modules {
-		line := fmt.Sprintf("modules     %s: %d modules, Q %.4f", mod.Method, mod.Count, mod.Q)
-		if mod.QZScore != nil {
-			line += fmt.Sprintf(" (z %.1f against random networks)", *mod.QZScore)
-		}
-		fmt.Fprintln(w, line)
+		fmt.Fprintf(w, "modules     %s\n", moduleWords(mod))
 	}
+	printLines(w, "warning", networkWarnings(m))
 	if sw := m.Sweep; sw != nil {
 		fmt.Fprintf(w, "sweep       %d %s thresholds %g … %g from one correlation pass (sweep.tsv, sweep.png, hub_stability.nii.gz)\n",
 			len(sw.Points), sw.Spec.Kind, sw.Spec.Values[0], sw.Spec.Values[len(sw.Spec.Values)-1])
@@ -198,4 +161,7 @@ func printSummary(w io.Writer, res *pipeline.Result) {
 		fmt.Fprintf(w, "memory      peak RSS %.0f MB\n", float64(ru.Maxrss)/1024)
 	}
 	fmt.Fprintf(w, "results     %s\n", res.Dir)
+	if tc := m.Demo; tc != nil {
+		printLines(w, "truth check", truthWords(tc))
+	}
 }

@@ -1,7 +1,6 @@
 package graph
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -100,6 +99,12 @@ type DegreeDistribution struct {
 	PValue             float64              `json:"p_value"`
 }
 
+// FitError is a degree distribution a law cannot be fitted to (a property of the network, not
+// a failure of the program); Why says so in words.
+type FitError struct{ Fit, Why string }
+
+func (e *FitError) Error() string { return "graph: " + e.Fit + ": " + e.Why }
+
 // PowerLawOptions tunes FitPowerLaw; zero values ask for the defaults.
 type PowerLawOptions struct {
 	// MinTail is the smallest tail a k_min candidate may leave (default 50): a KS distance on a
@@ -141,7 +146,7 @@ func FitPowerLaw(degrees []int, opt PowerLawOptions) (PowerLawFit, error) {
 	}
 	x := positiveSorted(degrees)
 	if len(x) < 2 {
-		return PowerLawFit{}, fmt.Errorf("graph: power-law fit needs at least 2 positive degrees, got %d", len(x))
+		return PowerLawFit{}, &FitError{"power-law fit", fmt.Sprintf("only %d node(s) have an edge; a fit needs at least 2", len(x))}
 	}
 	minTail := min(opt.MinTail, len(x))
 	// suffix sums of ln k over the sorted degrees: tail starting at index i.
@@ -172,7 +177,7 @@ func FitPowerLaw(degrees []int, opt PowerLawOptions) (PowerLawFit, error) {
 		}
 	}
 	if math.IsInf(best.KS, 1) {
-		return best, errors.New("graph: power-law fit: every degree is the same; there is no tail to fit")
+		return best, &FitError{"power-law fit", "every connected node has the same degree, so there is no tail to fit"}
 	}
 	// Fisher information per observation is Var[ln k] = d²/dα² ln ζ(α, k_min), by finite
 	// differences of ln ζ.
@@ -273,7 +278,7 @@ func FitTruncatedPowerLaw(degrees []int, xmin int, alpha0 float64) (TruncatedPow
 	i, _ := slices.BinarySearch(x, xmin)
 	tail := x[i:]
 	if len(tail) < 2 {
-		return TruncatedPowerLawFit{}, fmt.Errorf("graph: truncated power-law fit: %d degrees ≥ %d", len(tail), xmin)
+		return TruncatedPowerLawFit{}, &FitError{"truncated power-law fit", fmt.Sprintf("only %d degree(s) ≥ %d to fit", len(tail), xmin)}
 	}
 	var sumLog, sum float64
 	for _, k := range tail {
@@ -300,7 +305,7 @@ func FitTruncatedPowerLaw(degrees []int, xmin int, alpha0 float64) (TruncatedPow
 		}
 	}
 	if math.IsInf(bestF, 1) {
-		return TruncatedPowerLawFit{}, errors.New("graph: truncated power-law fit did not find a finite likelihood")
+		return TruncatedPowerLawFit{}, &FitError{"truncated power-law fit", "no parameters give a finite likelihood"}
 	}
 	a, l := bestX[0], math.Exp(bestX[1])
 	z := truncatedNormalizer(a, l, xmin)

@@ -41,6 +41,9 @@ type Global struct {
 
 	SmallWorld         *SmallWorldResult   `json:"small_world,omitempty"`
 	DegreeDistribution *DegreeDistribution `json:"degree_distribution,omitempty"`
+	// DegreeDistributionUndefined says in words why the degrees could not be fitted (the
+	// FitError's reason) when DegreeDistribution was asked for and is absent.
+	DegreeDistributionUndefined string `json:"-"`
 }
 
 // GlobalOptions chooses the optional, costlier parts of GlobalMeasures.
@@ -127,9 +130,12 @@ func GlobalMeasures(ctx context.Context, g *Graph, opt GlobalOptions, rep progre
 	}
 	if opt.DegreeDistribution {
 		dd, err := FitDegreeDistribution(deg, opt.PowerLaw)
-		if err != nil {
+		var fe *FitError
+		if errors.As(err, &fe) {
 			// Too few distinct degrees for a fit is a property of the graph, not a failure.
-			rep.Note("degree distribution: " + err.Error())
+			s.DegreeDistributionUndefined = fe.Why
+		} else if err != nil {
+			return s, err
 		} else {
 			s.DegreeDistribution = &dd
 		}

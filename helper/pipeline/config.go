@@ -22,10 +22,13 @@ const (
 // Config is everything one analysis needs. The zero value is not valid; start from Defaults.
 type Config struct {
 	Scan string `json:"scan"`
-	Mask string `json:"mask,omitempty"` // "" = automatic EPI mask
+	Mask string `json:"mask,omitempty"` // "" = automatic mask (scan.AutoMask)
 	// TimeAxis is the NIfTI axis (4 to 7) holding the time series; 0 = axis 4. Images with
 	// more than one non-spatial axis longer than 1 are refused unless it is named.
-	TimeAxis  int    `json:"time_axis,omitempty"`
+	TimeAxis int `json:"time_axis,omitempty"`
+	// Demo analyses the built-in phantom instead of Scan: Run writes it, its mask and its
+	// ground truth into the bundle's demo/ folder and sets Scan and Mask to them (demo.go).
+	Demo      bool   `json:"demo,omitempty"`
 	Out       string `json:"out"`
 	Overwrite bool   `json:"overwrite"`
 
@@ -168,8 +171,11 @@ func (c *Config) Validate() error {
 		if err := c.checkGroup(); err != nil {
 			return err
 		}
-	} else if c.Scan == "" {
+	} else if c.Scan == "" && !c.Demo {
 		return fmt.Errorf("no scan given")
+	}
+	if c.Demo && (c.Scan != "" || c.Mask != "") {
+		return fmt.Errorf("the demo analyses its own phantom and mask: give no scan or mask with it")
 	}
 	if c.Out == "" {
 		return fmt.Errorf("no output directory given (--out DIR)")

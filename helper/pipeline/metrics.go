@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/hubscope/hubscope/helper/atlas"
 	"github.com/hubscope/hubscope/helper/bundle"
@@ -31,8 +33,11 @@ type Metrics struct {
 	Modules     []ModuleInfo `json:"modules,omitempty"`
 	// Sweep is the threshold sweep, when one was asked for (written as sweep.json).
 	Sweep *sweep.Result `json:"-"`
+	// Demo compares the result with the demo phantom's planted modules and hubs (demo only).
+	Demo *TruthCheck `json:"demo_truth_check,omitempty"`
 
 	// Per-node results the bundle's tables need; not part of metrics.json.
+	membership []int // Leiden module of every node (nil without modules)
 	degree     []int
 	strength   []float64
 	hubZ       []float64
@@ -43,6 +48,7 @@ type Metrics struct {
 // ScanInfo describes the input after masking.
 type ScanInfo struct {
 	Path         string  `json:"path"`
+	MaskRule     string  `json:"mask_rule,omitempty"` // how the nodes were chosen (scan.MaskRule*)
 	Nodes        int     `json:"nodes"`
 	TimePoints   int     `json:"time_points"`
 	TR           float64 `json:"tr_seconds"`
@@ -88,6 +94,8 @@ type ModuleInfo struct {
 	RandomQMean *float64 `json:"random_q_mean,omitempty"`
 	RandomQSD   *float64 `json:"random_q_sd,omitempty"`
 	QZScore     *float64 `json:"q_z_score,omitempty"`
+	// QZScoreUndefined says in words why QZScore is absent although random networks ran.
+	QZScoreUndefined string `json:"-"`
 }
 
 // BasicGlobal holds the global measures of basic metrics: those that need no all-pairs search.
@@ -104,7 +112,7 @@ func ptr[T any](v T) *T { return &v }
 func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.Network, fr *fc.Report, rep progress.Reporter) (*Metrics, []nodeMap, error) {
 	g := graph.FromNetwork(nw)
 	m := &Metrics{
-		Scan: ScanInfo{Path: s.Source, Nodes: s.N, TimePoints: s.L, TR: s.TR, Grid: s.Dims,
+		Scan: ScanInfo{Path: s.Source, MaskRule: s.MaskRule, Nodes: s.N, TimePoints: s.L, TR: s.TR, Grid: s.Dims,
 			MaskVoxels: s.Dropped.MaskVoxels, ZeroVariance: s.Dropped.ZeroVariance, NonFinite: s.Dropped.NonFinite},
 		Network: NetworkInfo{Measure: fr.Measure.String(), Abs: fr.Abs, Mode: fr.Mode.String(),
 			Threshold: fr.Threshold, ThresholdInclusive: fr.ThresholdInclusive, Edges: fr.Edges,
@@ -158,6 +166,7 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		return nil, nil, err
 	}
 	m.Modules = append(m.Modules, moduleInfo(leiden))
+	m.membership = leiden.Membership
 	labels := make([]float32, s.N)
 	for v, c := range leiden.Membership {
 		labels[v] = float32(c + 1) // 1 = largest module; 0 stays background
@@ -216,8 +225,11 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 	if len(randomQ) > 1 {
 		if mu, sd, z, err := community.ModularityZScore(leiden.Q, randomQ); err == nil {
 			m.Modules[0].RandomQMean, m.Modules[0].RandomQSD, m.Modules[0].QZScore = ptr(mu), ptr(sd), ptr(z)
+		} else if lo, hi := slices.Min(randomQ), slices.Max(randomQ); hi-lo <= 1e-12*math.Abs(mu) {
+			m.Modules[0].RandomQMean = ptr(mu)
+			m.Modules[0].QZScoreUndefined = fmt.Sprintf("all %d random networks reached the same Q = %.4g, so there is no spread to measure Q against", len(randomQ), mu)
 		} else {
-			rep.Note("modularity z-score: " + err.Error())
+			m.Modules[0].QZScoreUndefined = strings.TrimPrefix(err.Error(), "community: ")
 		}
 	}
 	if dd := gl.DegreeDistribution; dd != nil {

@@ -41,13 +41,16 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 		return nil, err
 	}
 	fcc, _ := cfg.FC()
-	if cfg.Group != nil {
-		// A group-mean network (group.go): the subjects' files are checked as they load.
+	if cfg.Group != nil || cfg.Demo {
+		// A group-mean network (group.go): the subjects' files are checked as they load;
+		// the demo writes its phantom into the bundle below.
 	} else if _, err := os.Stat(cfg.Scan); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Scan, unwrapPathError(err))
 	}
-	if err := checkDFCLength(cfg, -1); err != nil { // from the header, before any long work
-		return nil, err
+	if !cfg.Demo {
+		if err := checkDFCLength(cfg, -1); err != nil { // from the header, before any long work
+			return nil, err
+		}
 	}
 	r := &runner{cfg: cfg, rep: rep, start: time.Now()}
 
@@ -62,6 +65,18 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 			w.Abort()
 		}
 	}()
+
+	// The demo's phantom, mask and truth are written into the bundle itself; the analysis
+	// reads them there, and metrics and provenance name their final paths.
+	var truth *demoTruth
+	if cfg.Demo {
+		if cfg.Scan, cfg.Mask, truth, err = writeDemo(ctx, w, rep); err != nil {
+			return nil, err
+		}
+		if err := checkDFCLength(cfg, -1); err != nil {
+			return nil, err
+		}
+	}
 
 	// The atlas is read before any long work so that a bad one fails at once.
 	var atl *atlas.Atlas
@@ -87,6 +102,16 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 		return nil, err
 	}
 	r.stage("load", t0)
+	if cfg.Demo {
+		final := map[string]string{cfg.Scan: finalPath(w, DemoScanFile), cfg.Mask: finalPath(w, DemoMaskFile)}
+		s.Source = final[cfg.Scan]
+		for i, d := range s.Inputs {
+			if p, ok := final[d.Path]; ok {
+				s.Inputs[i].Path = p
+			}
+		}
+		r.cfg.Scan, r.cfg.Mask = final[cfg.Scan], final[cfg.Mask]
+	}
 	if err := checkDFCLength(cfg, s.L); err != nil {
 		return nil, err
 	}
@@ -123,6 +148,11 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 	m, maps, err := computeMetrics(ctx, cfg, s, nw, fcrep, rep)
 	if err != nil {
 		return nil, err
+	}
+	if truth != nil {
+		if m.Demo, err = checkTruth(s, m, truth); err != nil {
+			return nil, err
+		}
 	}
 	r.stage("metrics", t0)
 
