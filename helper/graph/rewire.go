@@ -53,6 +53,9 @@ func Rewire(ctx context.Context, g *Graph, opt RewireOptions, rep progress.Repor
 	// Nodes < 2¹⁶ fit two to a 32-bit key, halving the memory the swaps walk over at random
 	// (edge list + hash table), which is what bounds their speed.
 	if g.N <= 1<<16 {
+		if triangleBits(g.N) <= maxBitsetBytes*8 {
+			return rewireBits(ctx, g, opt, rep)
+		}
 		return rewire[uint32](ctx, g, opt, 16, rep)
 	}
 	return rewire[uint64](ctx, g, opt, 32, rep)

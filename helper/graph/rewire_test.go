@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/internal/pyref"
+	"github.com/hubscope/hubscope/helper/progress"
 )
 
 func edgeKey(u, v int32) uint64 {
@@ -241,4 +242,53 @@ print(json.dumps({"cp": G.transitivity_avglocal_undirected(mode="zero"), "apl": 
 	if _, err := SmallWorld(ctx, g, opt, nil); err == nil {
 		t.Error("PerRandom's error was swallowed")
 	}
+}
+
+// The bit-matrix chain draws the same random stream and applies the same swap rule as the
+// hash-set chain, so both must give the very same random network (and the same counts).
+func TestRewireBitsMatchesHashSet(t *testing.T) {
+	ctx := context.Background()
+	g := randomTestGraph(t, 700, 0.05, 11)
+	opt := RewireOptions{SwapsPerEdge: 10, MaxAttemptsPerSwap: 100, Seed: 5, Stream: 3}
+	rb, sb, err := rewireBits(ctx, g, opt, progress.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rh, sh, err := rewire[uint32](ctx, g, opt, 16, progress.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sb != sh {
+		t.Fatalf("bit matrix: %+v, hash set: %+v", sb, sh)
+	}
+	if !slices.Equal(rb.Adj, rh.Adj) || !slices.Equal(rb.Offsets, rh.Offsets) {
+		t.Fatal("the bit-matrix and hash-set chains gave different random networks")
+	}
+	if err := rb.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < g.N; i++ {
+		if rb.Degree(i) != g.Degree(i) {
+			t.Fatalf("node %d: degree %d, was %d", i, rb.Degree(i), g.Degree(i))
+		}
+	}
+}
+
+// randomTestGraph is a G(n, p) graph from a fixed seed.
+func randomTestGraph(t *testing.T, n int, p float64, seed uint64) *Graph {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var e [][2]int32
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			if rng.Float64() < p {
+				e = append(e, [2]int32{int32(i), int32(j)})
+			}
+		}
+	}
+	g, err := FromEdges(n, e, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
