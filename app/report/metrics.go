@@ -55,6 +55,11 @@ type Metrics struct {
 			Sigma          float64 `json:"sigma"`
 			SigmaSD        float64 `json:"sigma_sd"`
 			RandomNetworks int     `json:"random_networks"`
+			// The random networks' L_p estimated from sampled BFS sources, with the
+			// standard error that carries into λ.
+			Estimated bool    `json:"random_path_length_estimated"`
+			Sources   int     `json:"random_path_length_sources"`
+			LambdaSE  float64 `json:"lambda_se"`
 		} `json:"small_world"`
 		DegreeDistribution *struct {
 			PowerLaw struct {
@@ -103,7 +108,12 @@ func (m *Metrics) GlobalMeasures() []Measure {
 	if g := m.Global; g != nil && g.SmallWorld != nil {
 		sw := g.SmallWorld
 		add("γ (normalised clustering)", f3(sw.Gamma), fmt.Sprintf("C_p / C_p of %d random networks; > 1: more clustered than chance", sw.RandomNetworks))
-		add("λ (normalised path length)", f3(sw.Lambda), "L_p / L_p of the random networks; ≈ 1: as short as chance")
+		if sw.Estimated {
+			add("λ (normalised path length)", fmt.Sprintf("%.3f ± %.1g (estimate)", sw.Lambda, sw.LambdaSE),
+				fmt.Sprintf("L_p / L_p of the random networks, theirs estimated from %d sampled sources each (± one standard error); ≈ 1: as short as chance", sw.Sources))
+		} else {
+			add("λ (normalised path length)", f3(sw.Lambda), "L_p / L_p of the random networks; ≈ 1: as short as chance")
+		}
 		add("σ (small-worldness)", fmt.Sprintf("%.3f ± %.3f", sw.Sigma, sw.SigmaSD), "γ / λ; > 1: small-world organisation")
 	}
 	if len(m.Modules) > 0 {

@@ -33,6 +33,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.IntVar(&cfg.Random, "random", cfg.Random, "degree-preserving random networks for small-world and modularity baselines (full metrics)")
 	fs.BoolVar(&cfg.Betweenness, "betweenness", false, "also compute betweenness centrality (costly)")
 	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed for random networks and module search")
+	fs.BoolVar(&cfg.ExactBaselines, "exact-baselines", false, "random networks' L_p from every node (default: from a sample of sources, with standard errors)")
 	fs.Float64Var(&cfg.HubSD, "hub-sd", cfg.HubSD, "hubs: degree > mean + this many SD")
 	fs.StringVar(&cfg.Atlas, "atlas", "", "label image naming the hubs' regions in hubs.tsv (e.g. /usr/share/mricron/templates/aal.nii.gz)")
 	fs.BoolVar(&cfg.KeepSeries, "keep-series", false, "also keep the cleaned series (series.npy) and the mean image (mean.nii.gz) for seed maps and slice views")
@@ -135,7 +136,12 @@ func printSummary(w io.Writer, res *pipeline.Result) {
 		}
 		fmt.Fprintln(w, line+fmt.Sprintf("; %d component(s), largest holds %.1f %% of nodes", g.Components, 100*g.LargestComponentShare))
 		if sw := g.SmallWorld; sw != nil {
-			fmt.Fprintf(w, "small-world γ %.3f, λ %.3f, σ %.3f (%d random networks)\n", sw.Gamma, sw.Lambda, sw.Sigma, sw.RandomNetworks)
+			if sw.RandomPathLengthEstimated {
+				fmt.Fprintf(w, "small-world γ %.3f, λ %.3f ± %.1g, σ %.3f ± %.1g (%d random networks; their L_p estimated from %d sampled sources each, ± one standard error)\n",
+					sw.Gamma, sw.Lambda, sw.LambdaSE, sw.Sigma, sw.SigmaSE, sw.RandomNetworks, sw.RandomPathSources)
+			} else {
+				fmt.Fprintf(w, "small-world γ %.3f, λ %.3f, σ %.3f (%d random networks)\n", sw.Gamma, sw.Lambda, sw.Sigma, sw.RandomNetworks)
+			}
 		}
 		printLines(w, "degrees", degreeWords(g.DegreeDistribution, g.MaxDegree, g.DegreeDistributionUndefined))
 	}

@@ -104,6 +104,20 @@ func ClusteringCoefficients(ctx context.Context, g *Graph) ([]float64, error) {
 	return c, nil
 }
 
+// meanClusteringFromTriangles is C_p from every node's triangle count t.
+func meanClusteringFromTriangles(g *Graph, t []int64) float64 {
+	if g.N == 0 {
+		return 0
+	}
+	var s float64
+	for i, ti := range t {
+		if k := float64(g.Degree(i)); k >= 2 {
+			s += 2 * float64(ti) / (k * (k - 1))
+		}
+	}
+	return s / float64(g.N)
+}
+
 // MeanClustering is C_p = (1/N) Σ_i C_i with C_i = 0 for nodes of degree < 2, igraph's
 // transitivity_avglocal_undirected(mode="zero") and networkx's average_clustering.
 func MeanClustering(ctx context.Context, g *Graph) (float64, error) {

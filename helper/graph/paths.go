@@ -3,7 +3,9 @@ package graph
 import (
 	"context"
 	"errors"
+	"math"
 	"math/bits"
+	"math/rand/v2"
 
 	"github.com/hubscope/hubscope/helper/progress"
 )
@@ -124,6 +126,17 @@ type msbfs struct {
 	touched           []int32 // nodes whose seen word is non-zero, to clear after a sweep
 	direction         int     // directionAuto, or one step kind forced (tests)
 	hist              []int64 // ordered pairs per distance, accumulated over all sweeps
+	sources           []int32 // the current batch's sources (scratch)
+	// perSource, when set, receives each source's own sums over the targets it reaches
+	// (indexed by the source's position in its batch): the sampled estimator needs them.
+	perSource *[64]sourceSums
+}
+
+// sourceSums are one BFS source's sums over the nodes it reaches: how many, the sum of their
+// distances and the sum of the inverse distances.
+type sourceSums struct {
+	reached, dist int64
+	inv           float64
 }
 
 const (
@@ -147,17 +160,29 @@ func newMSBFS(n int) *msbfs {
 // sweep runs the breadth-first searches from sources lo..hi−1 (at most 64) together and adds
 // the number of (source, target) pairs found at each distance to b.hist.
 func (b *msbfs) sweep(off []int64, adj []int32, lo, hi int) {
+	src := b.sources[:0]
+	for s := lo; s < hi; s++ {
+		src = append(src, int32(s))
+	}
+	b.sources = src
+	b.sweepFrom(off, adj, src)
+}
+
+// sweepFrom runs the breadth-first searches from the given distinct sources (at most 64)
+// together, as sweep does.
+func (b *msbfs) sweepFrom(off []int64, adj []int32, sources []int32) {
 	seen, visit, next := b.seen, b.visit, b.next
 	frontier := b.frontier[:0]
-	for s := lo; s < hi; s++ {
-		bit := uint64(1) << uint(s-lo)
+	for k, s := range sources {
+		bit := uint64(1) << uint(k)
 		seen[s] |= bit
 		visit[s] |= bit
-		frontier = append(frontier, int32(s))
+		frontier = append(frontier, s)
 	}
 	touched := append(b.touched[:0], frontier...)
 	n := len(off) - 1
-	all := ^uint64(0) >> uint(64-(hi-lo)) // one bit per source of this batch
+	all := ^uint64(0) >> uint(64-len(sources)) // one bit per source of this batch
+	per := b.perSource
 	frontierEdges := int64(0)
 	for _, v := range frontier {
 		frontierEdges += off[v+1] - off[v]
@@ -217,6 +242,14 @@ func (b *msbfs) sweep(off []int64, adj []int32, lo, hi int) {
 			visit[u] = nw
 			found += int64(bits.OnesCount64(nw))
 			frontierEdges += off[u+1] - off[u]
+			if per != nil {
+				for x := nw; x != 0; x &= x - 1 {
+					p := &per[bits.TrailingZeros64(x)]
+					p.reached++
+					p.dist += int64(d)
+					p.inv += 1 / float64(d)
+				}
+			}
 		}
 		if found > 0 {
 			for len(b.hist) <= d {
@@ -235,4 +268,133 @@ func (b *msbfs) sweep(off []int64, adj []int32, lo, hi int) {
 	}
 	b.frontier = frontier[:0]
 	b.touched = touched[:0]
+}
+
+// PathEstimate is L_p and E_glob estimated from the breadth-first searches of a random sample
+// of sources, with standard errors (docs/algorithms.md, "Sampled path lengths"). With every
+// node as a source the values are exact and the standard errors 0.
+type PathEstimate struct {
+	CharacteristicPathLength   float64 `json:"characteristic_path_length"`
+	CharacteristicPathLengthSE float64 `json:"characteristic_path_length_se"`
+	GlobalEfficiency           float64 `json:"global_efficiency"`
+	GlobalEfficiencySE         float64 `json:"global_efficiency_se"`
+	Sources                    int     `json:"sources"` // sources searched (N: exact)
+	Exact                      bool    `json:"exact"`
+}
+
+// SampledShortestPaths estimates L_p and E_glob from BFS trees of a random sample of sources.
+// Sources outside the largest component are all searched (their trees are small, and a rare
+// isolated node drawn or missed would swing the estimate: the sample's spread would no longer
+// describe its error); sources distinct nodes of the largest component L (N_L nodes) are drawn
+// uniformly without replacement (PCG stream (seed, stream)). Every source in L reaches the same
+// N_L − 1 nodes, so with D_s and I_s the sums of the distances from s and of their inverses:
+//
+//	L̂_p = (D_out + N_L · mean D_s) / (C_out + N_L (N_L − 1)),  SE = N_L · SE(mean D_s) / (C_out + N_L (N_L − 1))
+//	Ê_glob = (I_out + N_L · mean I_s) / (N (N − 1)),              SE = N_L · SE(mean I_s) / (N (N − 1))
+//
+// where D_out, C_out, I_out are the exact sums over the sources outside L and SE(mean x) =
+// √((1 − n/N_L) var(x) / n) for a sample of n of N_L without replacement (Cochran, Sampling
+// Techniques, 3rd ed., §2.4–2.5). When sources ≥ N_L every node is searched: exact values, SE 0.
+func SampledShortestPaths(ctx context.Context, g *Graph, sources int, seed, stream uint64) (PathEstimate, error) {
+	if g == nil {
+		return PathEstimate{}, errors.New("graph: shortest paths of a nil graph")
+	}
+	n := g.N
+	label, sizes := Components(g)
+	big := 0
+	for c, sz := range sizes {
+		if sz > sizes[big] {
+			big = c
+		}
+	}
+	var inL, out []int32
+	for v := 0; v < n; v++ {
+		if len(sizes) > 0 && label[v] == int32(big) {
+			inL = append(inL, int32(v))
+		} else {
+			out = append(out, int32(v))
+		}
+	}
+	if sources <= 0 || sources >= len(inL) {
+		ps, err := ShortestPaths(ctx, g, nil)
+		return PathEstimate{CharacteristicPathLength: ps.CharacteristicPathLength, GlobalEfficiency: ps.GlobalEfficiency,
+			Sources: n, Exact: true}, err
+	}
+	// A partial Fisher–Yates shuffle of L's nodes draws the sample.
+	rng := rand.New(rand.NewPCG(seed, stream))
+	for i := 0; i < sources; i++ {
+		j := i + rng.IntN(len(inL)-i)
+		inL[i], inL[j] = inL[j], inL[i]
+	}
+	list := append(out, inL[:sources]...) // exact sources first, then the sample
+	sums, err := perSourceSums(ctx, g, list)
+	if err != nil {
+		return PathEstimate{}, err
+	}
+	return estimateFromSources(sums[:len(out)], sums[len(out):], len(inL), n), nil
+}
+
+// perSourceSums runs MS-BFS from the given distinct sources, 64 per sweep over all cores, and
+// returns each source's sums in the order given.
+func perSourceSums(ctx context.Context, g *Graph, list []int32) ([]sourceSums, error) {
+	sums := make([]sourceSums, len(list))
+	workers := workerCount((len(list) + 63) / 64)
+	bfs := make([]*msbfs, workers)
+	for w := range bfs {
+		bfs[w] = newMSBFS(g.N)
+		bfs[w].perSource = new([64]sourceSums)
+	}
+	err := forEachChunk(ctx, len(list), 64, workers, false, func(w, lo, hi int) error {
+		b := bfs[w]
+		*b.perSource = [64]sourceSums{}
+		b.sweepFrom(g.Offsets, g.Adj, list[lo:hi])
+		copy(sums[lo:hi], b.perSource[:hi-lo])
+		return nil
+	})
+	return sums, err
+}
+
+// estimateFromSources applies SampledShortestPaths' estimators: out holds the exact sums of
+// every source outside the largest component, sample those of a random sample of its nL
+// nodes; n is the number of nodes.
+func estimateFromSources(out, sample []sourceSums, nL, n int) PathEstimate {
+	est := PathEstimate{Sources: len(out) + len(sample)}
+	var dOut, cOut, iOut float64
+	for _, s := range out {
+		dOut += float64(s.dist)
+		cOut += float64(s.reached)
+		iOut += s.inv
+	}
+	k := float64(len(sample))
+	var dSum, iSum float64
+	for _, s := range sample {
+		dSum += float64(s.dist)
+		iSum += s.inv
+	}
+	mD, mI := dSum/k, iSum/k
+	pairs := cOut + float64(nL)*float64(nL-1)
+	if pairs > 0 {
+		est.CharacteristicPathLength = (dOut + float64(nL)*mD) / pairs
+	}
+	if n > 1 {
+		est.GlobalEfficiency = (iOut + float64(nL)*mI) / (float64(n) * float64(n-1))
+	}
+	if len(sample) < 2 {
+		return est
+	}
+	var vd, vi float64
+	for _, s := range sample {
+		vd += (float64(s.dist) - mD) * (float64(s.dist) - mD)
+		vi += (s.inv - mI) * (s.inv - mI)
+	}
+	fpc := 1 - k/float64(nL)
+	seD := math.Sqrt(fpc * vd / (k - 1) / k)
+	seI := math.Sqrt(fpc * vi / (k - 1) / k)
+	if pairs > 0 {
+		est.CharacteristicPathLengthSE = float64(nL) * seD / pairs
+	}
+	if n > 1 {
+		est.GlobalEfficiencySE = float64(nL) * seI / (float64(n) * float64(n-1))
+	}
+	return est
 }

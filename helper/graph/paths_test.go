@@ -1,6 +1,8 @@
 package graph
 
 import (
+	"context"
+	"math"
 	"slices"
 	"testing"
 )
@@ -36,6 +38,84 @@ func TestMSBFSDirectionsAgree(t *testing.T) {
 		}
 		if len(hists[0]) < 2 {
 			t.Errorf("%s: no pairs found", name)
+		}
+	}
+}
+
+// TestSampledShortestPaths: every node as a source gives ShortestPaths' numbers with SE 0, and
+// over many independent samples the estimates scatter around the exact values as their stated
+// standard errors say (z-scores with mean ≈ 0, SD ≈ 1, about 95 % within 2 SE) — on a
+// geometric graph with several components, where sources differ most.
+func TestSampledShortestPaths(t *testing.T) {
+	ctx := context.Background()
+	for _, g := range []*Graph{geometricGraph(t, 600, 0.08, 5), randomGraph(t, 500, 0.03, 3, 6)} {
+		exact, err := ShortestPaths(ctx, g, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Every node of the largest component as the "sample": the estimators give the exact values.
+		label, sizes := Components(g)
+		big := 0
+		for c, sz := range sizes {
+			if sz > sizes[big] {
+				big = c
+			}
+		}
+		var out, inL []int32
+		for v := 0; v < g.N; v++ {
+			if label[v] == int32(big) {
+				inL = append(inL, int32(v))
+			} else {
+				out = append(out, int32(v))
+			}
+		}
+		so, err := perSourceSums(ctx, g, out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		si, err := perSourceSums(ctx, g, inL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := estimateFromSources(so, si, len(inL), g.N)
+		if !close(all.CharacteristicPathLength, exact.CharacteristicPathLength, 1e-12) || !close(all.GlobalEfficiency, exact.GlobalEfficiency, 1e-12) ||
+			all.CharacteristicPathLengthSE != 0 || all.GlobalEfficiencySE != 0 {
+			t.Fatalf("every source: %+v, exact L_p %g E_glob %g", all, exact.CharacteristicPathLength, exact.GlobalEfficiency)
+		}
+		if e, _ := SampledShortestPaths(ctx, g, g.N, 1, 1); !e.Exact || e.CharacteristicPathLength != exact.CharacteristicPathLength {
+			t.Fatalf("sources = N: %+v", e)
+		}
+		const reps = 300
+		for _, which := range []string{"L_p", "E_glob"} {
+			var zs []float64
+			within2 := 0
+			for r := 0; r < reps; r++ {
+				e, err := SampledShortestPaths(ctx, g, 40, 9, uint64(r))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if e.Exact {
+					t.Fatalf("sampled estimate %+v", e)
+				}
+				est, se, want := e.CharacteristicPathLength, e.CharacteristicPathLengthSE, exact.CharacteristicPathLength
+				if which == "E_glob" {
+					est, se, want = e.GlobalEfficiency, e.GlobalEfficiencySE, exact.GlobalEfficiency
+				}
+				if se <= 0 {
+					t.Fatalf("%s: standard error %g", which, se)
+				}
+				z := (est - want) / se
+				zs = append(zs, z)
+				if math.Abs(z) <= 2 {
+					within2++
+				}
+			}
+			m, sd := meanSD(zs)
+			frac := float64(within2) / reps
+			t.Logf("%s: z mean %.3f SD %.3f, %.1f %% within 2 SE", which, m, sd, 100*frac)
+			if math.Abs(m) > 0.25 || sd < 0.8 || sd > 1.25 || frac < 0.9 {
+				t.Errorf("%s: the stated standard errors do not describe the scatter: z mean %.3f, SD %.3f, %.1f %% within 2 SE", which, m, sd, 100*frac)
+			}
 		}
 	}
 }

@@ -49,6 +49,9 @@ type Config struct {
 	Random      int    `json:"random"`      // Maslov–Sneppen random networks for γ, λ, σ and Q's z
 	Betweenness bool   `json:"betweenness"` // Brandes betweenness (costly: O(N·E))
 	Seed        uint64 `json:"seed"`        // random networks and module search
+	// ExactBaselines searches every node of every random network for its L_p instead of a
+	// sample of graph.DefaultPathSources sources (estimates with standard errors).
+	ExactBaselines bool `json:"exact_baselines,omitempty"`
 
 	// Atlas, when set, names the region of each hub in hubs.tsv (a 3D label image on any grid,
 	// with an "index name" text file: AtlasNames, or MRIcron's aal.nii.txt beside aal.nii.gz).

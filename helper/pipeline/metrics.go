@@ -203,7 +203,7 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 	var randomQ []float64
 	if cfg.Random > 0 {
 		randomQ = make([]float64, cfg.Random)
-		gopt.SmallWorld = &graph.SmallWorldOptions{Random: cfg.Random, Seed: cfg.Seed,
+		gopt.SmallWorld = &graph.SmallWorldOptions{Random: cfg.Random, Seed: cfg.Seed, PathSources: pathSources(cfg),
 			// Q of each random network, for modularity's z-score (Leiden with the same seed).
 			PerRandom: func(k int, r *graph.Graph) error {
 				mod, err := community.LeidenModules(ctx, r, leidenOptions(cfg), nil)
@@ -238,6 +238,15 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		}
 	}
 	return m, maps, nil
+}
+
+// pathSources is the random networks' BFS sample: graph's default, or every node (-1) with
+// --exact-baselines.
+func pathSources(cfg Config) int {
+	if cfg.ExactBaselines {
+		return -1
+	}
+	return 0
 }
 
 // leidenOptions is the one Leiden set-up for the network and its random baselines, so that Q's

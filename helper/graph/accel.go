@@ -1,0 +1,77 @@
+package graph
+
+import (
+	"context"
+
+	"github.com/hubscope/hubscope/helper/progress"
+)
+
+// Accelerator runs the kernels that dominate the global measures and the random-network
+// baselines: triangle counts, multi-source breadth-first search (exact or from a sample of
+// sources), sparse adjacency products and Maslov–Sneppen rewiring. CPU is the implementation
+// every build has; a compute backend (a GPU) may supply its own, which must give CPU's numbers
+// on the same graph (triangles, path sums, products) and random networks with the same
+// distribution (every degree kept exactly, no self-loops or multi-edges). Every method may be
+// called from several goroutines at once.
+type Accelerator interface {
+	// Name says where the work runs ("cpu", "cuda").
+	Name() string
+	// Triangles returns the number of triangles through each node.
+	Triangles(ctx context.Context, g *Graph) ([]int64, error)
+	// ShortestPaths computes L_p, E_glob and the distance distribution exactly.
+	ShortestPaths(ctx context.Context, g *Graph) (PathStats, error)
+	// SampledShortestPaths estimates L_p and E_glob from a sample of sources (see the function
+	// of that name for the sample and the estimators).
+	SampledShortestPaths(ctx context.Context, g *Graph, sources int, seed, stream uint64) (PathEstimate, error)
+	// Products sets y = A x for the binary adjacency A of g (len(x) = len(y) = N).
+	Products(ctx context.Context, g *Graph, x, y []float64) error
+	// Rewire returns a degree-preserving random network of g.
+	Rewire(ctx context.Context, g *Graph, opt RewireOptions) (*Graph, RewireStats, error)
+}
+
+// CPU is the Accelerator of every build: this package's own parallel implementations.
+type CPU struct{}
+
+// Name is "cpu".
+func (CPU) Name() string { return "cpu" }
+
+// Triangles is the package's Triangles.
+func (CPU) Triangles(ctx context.Context, g *Graph) ([]int64, error) { return Triangles(ctx, g) }
+
+// ShortestPaths is the package's ShortestPaths.
+func (CPU) ShortestPaths(ctx context.Context, g *Graph) (PathStats, error) {
+	return ShortestPaths(ctx, g, nil)
+}
+
+// SampledShortestPaths is the package's SampledShortestPaths.
+func (CPU) SampledShortestPaths(ctx context.Context, g *Graph, sources int, seed, stream uint64) (PathEstimate, error) {
+	return SampledShortestPaths(ctx, g, sources, seed, stream)
+}
+
+// Products computes y = A x row by row over all cores (each y_i is summed in adjacency order,
+// so the result does not depend on the schedule).
+func (CPU) Products(ctx context.Context, g *Graph, x, y []float64) error {
+	return forEachChunk(ctx, g.N, 1024, workerCount((g.N+1023)/1024), false, func(_, lo, hi int) error {
+		for i := lo; i < hi; i++ {
+			var s float64
+			for _, j := range g.Neighbors(i) {
+				s += x[j]
+			}
+			y[i] = s
+		}
+		return nil
+	})
+}
+
+// Rewire is the package's Rewire.
+func (CPU) Rewire(ctx context.Context, g *Graph, opt RewireOptions) (*Graph, RewireStats, error) {
+	return Rewire(ctx, g, opt, progress.Discard)
+}
+
+// accelOr returns a, or CPU when a is nil.
+func accelOr(a Accelerator) Accelerator {
+	if a == nil {
+		return CPU{}
+	}
+	return a
+}
