@@ -13,12 +13,12 @@ import (
 	"github.com/hubscope/hubscope/helper/nifti"
 )
 
-// dataDir is the shared real-data folder: $HUBSCOPE_DATA, else ../../../shared/data from this
-// package (the repository's sibling checkout of the shared material).
+// dataDir is the shared real-data folder: $HUBSCOPE_DATA, else /work/shared/data (as the scan
+// package's tests).
 func dataDir(t testing.TB) string {
 	d := os.Getenv("HUBSCOPE_DATA")
 	if d == "" {
-		d = filepath.Join("..", "..", "..", "shared", "data")
+		d = "/work/shared/data"
 	}
 	if _, err := os.Stat(filepath.Join(d, "dicom", "ref")); err != nil {
 		if pyref.Strict() {
