@@ -30,6 +30,7 @@ func cmdSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	subjects := fs.Int("subjects", 0, "write a phantom cohort of S subjects (individual signals and noise on one layout) as a BIDS folder at --out")
 	lesion := fs.Bool("lesion", false, "with --subjects: also write a patient (sub-patient01) whose planted hubs in one module are removed (truth/lesion.tsv)")
 	lesionModule := fs.Int("lesion-module", 0, "with --lesion: the module whose hubs are removed (default: the one with the most planted hubs)")
+	motion := fs.Float64("motion", 0, "write a moving head: every volume moved rigidly by up to this many mm and degrees (e.g. 3), soft-edged head on a padded grid; the true motion goes to <base>_truth_motion.tsv")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -68,6 +69,17 @@ func cmdSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if ct.Patient != "" {
 			fmt.Fprintf(stdout, "patient: sub-%s, %d planted hubs removed (truth/lesion.tsv)\n", ct.Patient, len(ct.Lesioned))
 		}
+		return nil
+	}
+	if *motion != 0 {
+		disp := progress.NewDisplay(stderr)
+		_, traj, err := synth.WriteMoving(ctx, m, affine, p, synth.Motion{MaxShiftMM: *motion, MaxRotDeg: *motion}, *out, disp)
+		disp.Close(err == nil)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "moving phantom: %s (%d brain voxels, %d volumes, motion within %g mm / %g°; truth motion %s)\n",
+			*out, m.Count(), len(traj), *motion, *motion, synth.MotionTruthPath(*out))
 		return nil
 	}
 	if *lesion || *lesionModule != 0 {

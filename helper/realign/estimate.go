@@ -148,7 +148,7 @@ type reference struct {
 // [∇R, (x − c) × ∇R], with ∇R the central-difference gradient turned into world units.
 func newReference(g Grid, vol []float32, opt Options) *reference {
 	r := &reference{c: g.Center(), opt: opt, vs: voxelSizes(g.Affine)}
-	cur, dims, aff := smooth(vol, g.Dims, r.vs, opt.SmoothFWHM), g.Dims, g.Affine
+	cur, dims, aff := Smooth(vol, g.Dims, r.vs, opt.SmoothFWHM), g.Dims, g.Affine
 	halve := [3]int{1, 1, 1}
 	vs0 := voxelSizes(g.Affine)
 	for l := 0; ; l++ {
@@ -283,7 +283,7 @@ func (r *reference) register(ctx context.Context, wk *worker, vol []float32, ini
 		wk.pyr = make([][]float32, nl)
 		wk.scratch = make([][]float32, nl)
 	}
-	wk.pyr[0] = smooth(vol, r.levels[0].dims, r.vs, r.opt.SmoothFWHM)
+	wk.pyr[0] = Smooth(vol, r.levels[0].dims, r.vs, r.opt.SmoothFWHM)
 	for l := 1; l < nl; l++ {
 		wk.pyr[l], _ = downsample(wk.pyr[l-1], r.levels[l-1].dims, r.levels[l].halve)
 	}

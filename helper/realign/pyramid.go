@@ -72,11 +72,11 @@ func voxelSizes(a Affine) [3]float64 {
 	return s
 }
 
-// smooth returns vol convolved with a Gaussian of the given FWHM (mm), separably along the three
+// Smooth returns vol convolved with a Gaussian of the given FWHM (mm), separably along the three
 // axes with σ = FWHM / √(8 ln 2) / voxel size, truncated at 3σ, edges replicated. SPM's realign
 // smooths by 5 mm before estimation: it takes the noise and the interpolation's own smoothing
 // (which depends on the sub-voxel shift) out of the cost.
-func smooth(vol []float32, dims [3]int, vs [3]float64, fwhm float64) []float32 {
+func Smooth(vol []float32, dims [3]int, vs [3]float64, fwhm float64) []float32 {
 	out := append([]float32(nil), vol...)
 	if fwhm <= 0 {
 		return out

@@ -148,3 +148,22 @@ func Reslice(ctx context.Context, g Grid, vols [][]float32, res *Result, opt Opt
 	}
 	return uncovered, nil
 }
+
+// Resample writes into out (grid g) the volume vol (same grid) sampled at m·x for the world
+// position x of every voxel (0 where m·x falls outside the grid) and returns how many voxels
+// fell inside. With m = Params.Matrix(c)⁻¹ it moves a head by the parameters (a phantom).
+func Resample(g Grid, vol []float32, m Affine, order Interp, out []float32) int {
+	cov := make([]bool, g.Len())
+	var scratch []float32
+	if order == BSpline {
+		scratch = make([]float32, g.Len())
+	}
+	resliceVolume(g, vol, m, order, scratch, out, cov)
+	n := 0
+	for _, ok := range cov {
+		if ok {
+			n++
+		}
+	}
+	return n
+}
