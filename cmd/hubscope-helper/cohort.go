@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/hubscope/hubscope/helper/cohort"
 	"github.com/hubscope/hubscope/helper/pipeline"
@@ -116,5 +117,56 @@ func cmdCohort(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	fmt.Fprintf(stdout, "table       %s (%d runs joined with %s)\n", path, len(rows), parts.Path)
+	return nil
+}
+
+func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var opt cohort.CompareOptions
+	fs := newFlags("compare", "compare DERIV --group-column COLUMN [--groups A,B] [--covariates age,sex] [flags]", stderr)
+	fs.StringVar(&opt.GroupColumn, "group-column", "", "participants.tsv column holding the groups (e.g. diagnosis)")
+	groups := fs.String("groups", "", "the two values of the group column to compare, A,B (t > 0: A above B); default: its two values")
+	covs := fs.String("covariates", "", "comma-separated columns regressed out first (numeric, or categorical as indicators)")
+	fs.IntVar(&opt.Permutations, "permutations", 1000, "label permutations for permutation p-values (0: none)")
+	fs.Uint64Var(&opt.Seed, "seed", 1, "seed of the permutations")
+	fs.Float64Var(&opt.Alpha, "alpha", 0.05, "false discovery rate for the nodes listed in compare_nodes.tsv")
+	mapsFlag := fs.String("maps", "degree", "nodal maps to compare, comma-separated (degree, strength, clustering, hub_z, …)")
+	fs.StringVar(&opt.Out, "out", "", "output folder (default DERIV/compare)")
+	pos, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || opt.GroupColumn == "" {
+		fmt.Fprintln(stderr, "compare: give one derivatives folder and --group-column COLUMN")
+		fs.Usage()
+		return errUsage
+	}
+	opt.Deriv = pos[0]
+	split := func(s string) []string {
+		var out []string
+		for _, f := range strings.Split(s, ",") {
+			if f = strings.TrimSpace(f); f != "" {
+				out = append(out, f)
+			}
+		}
+		return out
+	}
+	opt.Groups, opt.Covariates, opt.Maps = split(*groups), split(*covs), split(*mapsFlag)
+	res, err := cohort.Compare(ctx, opt)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "groups      %s: %s (%d runs) vs %s (%d runs); Welch t, %d permutations, FDR (Benjamini–Hochberg) %g\n",
+		opt.GroupColumn, res.Groups[0], res.N[0], res.Groups[1], res.N[1], opt.Permutations, opt.Alpha)
+	for _, n := range res.Notes {
+		fmt.Fprintf(stdout, "            %s\n", n)
+	}
+	for _, g := range res.Global {
+		if g.Q <= opt.Alpha {
+			fmt.Fprintf(stdout, "global      %s: %.4g vs %.4g, t %.2f, p %.2g, q %.2g\n", g.Measure, g.MeanA, g.MeanB, g.T, g.P, g.Q)
+		}
+	}
+	for _, n := range res.Nodal {
+		fmt.Fprintf(stdout, "nodes       %s: %d of %d nodes differ at FDR %g (t/p/q maps in %s)\n", n.Map, n.Significant, n.Nodes, opt.Alpha, res.Out)
+	}
 	return nil
 }

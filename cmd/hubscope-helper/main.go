@@ -25,6 +25,8 @@ commands:
                        the group-mean network of several subjects on one grid (mean Fisher z
                        or mean r, then any threshold or sweep, then the metrics); --bids DIR
   cohort BIDS --out D  every run of a BIDS dataset (resumable), then a subjects × measures table
+  compare DERIV --group-column C
+                       two groups of a cohort: Welch t and permutations per measure and node, FDR
   synth --out F        write a phantom scan with planted modules and hubs (+ its ground truth)
   bench                time HubScope's workloads, side by side with the peer pipelines
   serve                run the helper daemon for the desktop app (local IPC)
@@ -52,6 +54,7 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		"synth":   cmdSynth,
 		"group":   cmdGroup,
 		"cohort":  cmdCohort,
+		"compare": cmdCompare,
 		"bench":   cmdBench,
 		"serve":   cmdServe,
 		"version": cmdVersion,

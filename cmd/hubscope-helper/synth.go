@@ -29,6 +29,7 @@ func cmdSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	dtype := fs.String("dtype", "int16", "stored datatype: int16 or float32")
 	subjects := fs.Int("subjects", 0, "write a phantom cohort of S subjects (individual signals and noise on one layout) as a BIDS folder at --out")
 	lesion := fs.Bool("lesion", false, "with --subjects: also write a patient (sub-patient01) whose planted hubs in one module are removed (truth/lesion.tsv)")
+	patients := fs.Int("patients", 1, "with --lesion: how many patients (sub-patient01 …), e.g. for a two-group comparison")
 	lesionModule := fs.Int("lesion-module", 0, "with --lesion: the module whose hubs are removed (default: the one with the most planted hubs)")
 	motion := fs.Float64("motion", 0, "write a moving head: every volume moved rigidly by up to this many mm and degrees (e.g. 3), soft-edged head on a padded grid; the true motion goes to <base>_truth_motion.tsv")
 	if _, err := parse(fs, args); err != nil {
@@ -59,7 +60,7 @@ func cmdSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if *subjects > 0 {
 		disp := progress.NewDisplay(stderr)
-		ct, err := synth.WriteCohort(ctx, m, affine, p, synth.CohortOptions{Subjects: *subjects, Lesion: *lesion, LesionModule: *lesionModule}, *out, disp)
+		ct, err := synth.WriteCohort(ctx, m, affine, p, synth.CohortOptions{Subjects: *subjects, Lesion: *lesion, LesionModule: *lesionModule, Patients: *patients}, *out, disp)
 		disp.Close(err == nil)
 		if err != nil {
 			return err
@@ -67,7 +68,7 @@ func cmdSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "phantom cohort: %s (%d subjects, %d brain voxels, %d volumes, TR %g s, %d modules, %d hubs)\n",
 			*out, len(ct.Subjects), m.Count(), p.Length, p.TR, p.Modules, len(ct.Layout.Hubs))
 		if ct.Patient != "" {
-			fmt.Fprintf(stdout, "patient: sub-%s, %d planted hubs removed (truth/lesion.tsv)\n", ct.Patient, len(ct.Lesioned))
+			fmt.Fprintf(stdout, "patients: %d (sub-patient01 …), each without the %d planted hubs of one module (truth/lesion.tsv)\n", max(1, *patients), len(ct.Lesioned))
 		}
 		return nil
 	}

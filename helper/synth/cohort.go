@@ -47,6 +47,7 @@ type CohortOptions struct {
 	Subjects     int
 	Lesion       bool
 	LesionModule int
+	Patients     int // with Lesion: how many patients (sub-patient01 …; default 1)
 }
 
 // CohortTruth is what WriteCohort planted: the subjects' labels in participants.tsv order,
@@ -130,7 +131,7 @@ func WriteCohort(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Pa
 			os.Remove(mod)
 			os.Remove(hub)
 		}
-		if sp.LesionModule != 0 {
+		if sp.LesionModule != 0 && ct.Patient == "" {
 			ct.Patient, ct.Lesioned = label, truth.Lesioned
 		}
 		ct.Subjects = append(ct.Subjects, label)
@@ -138,7 +139,7 @@ func WriteCohort(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Pa
 		if k%2 == 1 {
 			sex = "M"
 		}
-		rows = append(rows, fmt.Sprintf("sub-%s\t%s\t%d\t%s", label, diagnosis, 20+(k*7)%50, sex))
+		rows = append(rows, fmt.Sprintf("sub-%s\t%s\t%d\t%s", label, diagnosis, 20+(k*17)%50, sex)) // ages not ordered by group
 		return nil
 	}
 	for s := 1; s <= o.Subjects; s++ {
@@ -149,11 +150,13 @@ func WriteCohort(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Pa
 		}
 	}
 	if o.Lesion {
-		sp := p
-		sp.SubjectSeed = p.Seed*1_000_003 + int64(o.Subjects) + 1
-		sp.LesionModule = o.LesionModule
-		if err := write("patient01", sp, "patient", o.Subjects+1); err != nil {
-			return nil, err
+		for k := 1; k <= max(1, o.Patients); k++ {
+			sp := p
+			sp.SubjectSeed = p.Seed*1_000_003 + int64(o.Subjects+k)
+			sp.LesionModule = o.LesionModule
+			if err := write(fmt.Sprintf("patient%02d", k), sp, "patient", o.Subjects+k); err != nil {
+				return nil, err
+			}
 		}
 		var b strings.Builder
 		b.WriteString("node\ti\tj\tk\n")

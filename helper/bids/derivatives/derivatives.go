@@ -71,6 +71,16 @@ func (r Run) Name(desc, suffix, ext string) (string, error) {
 	return n + "_" + suffix + ext, nil
 }
 
+// ParseID reads a run's entities back from its ID ("sub-01_ses-a_task-rest_run-1"),
+// validating every label.
+func ParseID(id string) (Run, error) {
+	r, ok, err := parseName(id + "_bold.nii.gz")
+	if !ok || err != nil {
+		return Run{}, fmt.Errorf("run %q: %v", id, err)
+	}
+	return r, nil
+}
+
 // parseName reads the entities of a BOLD file name; ok is false for names that are not
 // <entities>_bold.nii[.gz].
 func parseName(base string) (Run, bool, error) {
