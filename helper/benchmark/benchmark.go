@@ -7,6 +7,8 @@
 //	c2    graph metrics of the 10,000-node, 1 %-density network beside igraph_metrics.py
 //	w1…w5 GPU network construction beside torch_fc.py (needs the cuda build and a GPU)
 //	w6    sliding-window DFC, N=30,000, T=257, w=150, s=1, r > 0.3, beside torch_fc.py --window
+//	c4    denoising 58,523 voxels × 200 volumes (detrend, Butterworth 0.01–0.08 Hz at TR 2 s,
+//	      27 confounds, z-score) beside nilearn's signal.clean
 //	c6    the same windows at N=5,000 on the CPU beside numpy
 package benchmark
 
@@ -64,8 +66,10 @@ func Run(ctx context.Context, o Options, rep progress.Reporter, emit func(Row)) 
 			err = gpuWorkload(ctx, strings.ToLower(w), o, rep, emit)
 		case "w6", "c6":
 			err = dfcWorkload(ctx, strings.ToLower(w), o, rep, emit)
+		case "c4":
+			err = c4Workload(ctx, o, rep, emit)
 		default:
-			return fmt.Errorf("unknown workload %q (want load, c1, c2, c6, w1…w6)", w)
+			return fmt.Errorf("unknown workload %q (want load, c1, c2, c4, c6, w1…w6)", w)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", w, err)
