@@ -77,26 +77,25 @@ func moduleWords(mod pipeline.ModuleInfo) string {
 	return line
 }
 
-// powerLawFailed says why the pure power law's fit is no fit: its exponent ran to a bound of
-// the search (1, 20], i.e. the tail falls faster than any power law or not at all.
+// powerLawFailed says why the pure power law's fit is no fit (graph.PowerLawFit.NoFit).
 func powerLawFailed(pl graph.PowerLawFit) string {
 	switch {
-	case pl.Alpha >= 19.99:
+	case !pl.NoFit():
+		return ""
+	case pl.Alpha >= 10:
 		return fmt.Sprintf("no fit: the exponent runs to the search limit of 20 — the degrees ≥ %d fall off faster than any power law", pl.Xmin)
-	case pl.Alpha <= 1.001:
-		return fmt.Sprintf("no fit: the exponent runs to its lower limit of 1 — the degrees ≥ %d do not fall off like a power law", pl.Xmin)
 	}
-	return ""
+	return fmt.Sprintf("no fit: the exponent runs to its lower limit of 1 — the degrees ≥ %d do not fall off like a power law", pl.Xmin)
 }
 
-// truncatedFailed says why the truncated power law's fit describes no heavy tail: a negative
-// exponent makes k^(−α) rise with k, so the fitted law is a bump around a typical degree held
-// down by the exponential cut-off, not a power law with a cut-off.
+// truncatedFailed says why the truncated power law's fit describes no heavy tail
+// (graph.TruncatedPowerLawFit.NoFit).
 func truncatedFailed(tp graph.TruncatedPowerLawFit) string {
-	if tp.Alpha < 0 {
-		return fmt.Sprintf("no power-law fit: the best exponent is negative (%.2f), so the fitted curve rises with k until the cut-off near k ≈ %.0f — the degrees are peaked around a typical value, not heavy-tailed", tp.Alpha, 1/tp.Lambda)
+	if !tp.NoFit() {
+		return ""
 	}
-	return ""
+	return fmt.Sprintf("no power-law fit: its best exponent is negative (α = %.2f with cut-off k_c ≈ %.0f), a curve that rises to a peak near k ≈ %.0f and falls after it — the degrees are peaked around a typical value, not heavy-tailed",
+		tp.Alpha, 1/tp.Lambda, -tp.Alpha/tp.Lambda)
 }
 
 // pWords formats a p-value for reading.
@@ -128,7 +127,7 @@ func degreeWords(dd *graph.DegreeDistribution, kmax int, undefined string) []str
 	switch {
 	case tpBad != "":
 		out = append(out, "truncated power law: "+tpBad)
-	case tp.Lambda*float64(kmax) < 1e-3:
+	case tp.NoCutOff(kmax):
 		out = append(out, fmt.Sprintf("truncated power law P(k) ∝ k^−α e^(−k/k_c): α = %.2f with no cut-off within the degrees (it coincides with the pure power law)", tp.Alpha))
 	default:
 		out = append(out, fmt.Sprintf("truncated power law P(k) ∝ k^−α e^(−k/k_c): α = %.2f, cut-off k_c ≈ %.0f", tp.Alpha, 1/tp.Lambda))

@@ -18,10 +18,18 @@ import (
 // Curve is a fitted degree distribution drawn over the data: F(k) must be in the plot's units,
 // the probability P(k) that a node has degree k (a probability mass, so a continuous density
 // fitted to the degrees is evaluated as is, and a discrete one as its mass at k).
+//
+// A Curve without F is a legend line only: a fit that failed is named ("no fit") rather than
+// drawn.
 type Curve struct {
 	Label string // legend, e.g. "power law, γ = 2.31"
 	F     func(k float64) float64
 }
+
+// textOnly is the legend thumbnail of a Curve without F: nothing beside its label.
+type textOnly struct{}
+
+func (textOnly) Thumbnail(*draw.Canvas) {}
 
 // Size of degree_distribution.png in pixels.
 const (
@@ -98,7 +106,8 @@ func PlotDegreeDistribution(w io.Writer, degrees []int, fits []Curve) error {
 	palette := []color.RGBA{{R: 214, G: 39, B: 40, A: 255}, {R: 44, G: 160, B: 44, A: 255}, {R: 148, G: 103, B: 189, A: 255}, {R: 255, G: 127, B: 14, A: 255}}
 	for c, fit := range fits {
 		if fit.F == nil {
-			return fmt.Errorf("degree distribution plot: fit %q has no function", fit.Label)
+			p.Legend.Add(fit.Label, textOnly{})
+			continue
 		}
 		// Sample evenly in log k; a log axis cannot show values ≤ 0, and values below the axis
 		// would only be clipped, so a line is broken where the fit leaves the visible range.
@@ -111,10 +120,13 @@ func PlotDegreeDistribution(w io.Writer, degrees []int, fits []Curve) error {
 				if err != nil {
 					return err
 				}
-				l.LineStyle.Width = vg.Points(1.5)
+				// The first fit solid and wide, the others dashed and narrower on top of it,
+				// so that two fits that nearly coincide still both show.
+				l.LineStyle.Width = vg.Points(2.5)
 				l.LineStyle.Color = palette[c%len(palette)]
-				if c >= len(palette) {
-					l.LineStyle.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
+				if c > 0 {
+					l.LineStyle.Width = vg.Points(1.5)
+					l.LineStyle.Dashes = []vg.Length{vg.Points(6), vg.Points(4)}
 				}
 				p.Add(l)
 				if !legended {

@@ -79,6 +79,23 @@ func TestPlotDegreeDistribution(t *testing.T) {
 		if n := countColor(img, 214, 39, 40); (n > 50) != c.wantFit {
 			t.Errorf("%s: %d pixels of the first fit's colour", c.name, n)
 		}
+		if n := countColor(img, 44, 160, 44); (n > 50) != c.wantFit {
+			t.Errorf("%s: %d pixels of the second fit's colour", c.name, n)
+		}
+	}
+	// Two fits on the same curve both show (the second dashed over the first), and a fit
+	// without a function is a legend line, not an error.
+	var buf bytes.Buffer
+	same := Curve{Label: "same", F: fit.F}
+	if err := PlotDegreeDistribution(&buf, degrees, []Curve{fit, same, {Label: "no fit"}}); err != nil {
+		t.Fatal(err)
+	}
+	img, err := png.Decode(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, g := countColor(img, 214, 39, 40), countColor(img, 44, 160, 44); r < 50 || g < 50 {
+		t.Errorf("coinciding fits: %d pixels of the first fit's colour and %d of the second's; both must show", r, g)
 	}
 	for name, d := range map[string][]int{"empty": nil, "isolated": {0, 0}, "negative": {1, -1}} {
 		if err := PlotDegreeDistribution(&bytes.Buffer{}, d, nil); err == nil || !strings.Contains(err.Error(), "degree distribution") {

@@ -99,6 +99,21 @@ type DegreeDistribution struct {
 	PValue             float64              `json:"p_value"`
 }
 
+// NoFit reports whether the fitted exponent ran to a bound of FitPowerLaw's search (1, 20]:
+// the tail falls off faster than any power law (α → 20) or not at all (α → 1), so the "fit" is
+// no description of the degrees.
+func (f PowerLawFit) NoFit() bool { return f.Alpha >= 19.99 || f.Alpha <= 1.001 }
+
+// NoFit reports whether the truncated law describes no heavy tail: with α < 0, k^(−α) rises
+// with k and the fitted law is a bump peaking at k = −α/λ, held down by the cut-off — the
+// degrees are peaked around a typical value.
+func (f TruncatedPowerLawFit) NoFit() bool { return f.Alpha < 0 }
+
+// NoCutOff reports whether the cut-off lies far beyond the largest degree kmax (λ·kmax < 10⁻³,
+// so e^(−λk) stays within 0.1 % of 1 over the data): the truncated law then coincides with a
+// pure power law.
+func (f TruncatedPowerLawFit) NoCutOff(kmax int) bool { return f.Lambda*float64(kmax) < 1e-3 }
+
 // FitError is a degree distribution a law cannot be fitted to (a property of the network, not
 // a failure of the program); Why says so in words.
 type FitError struct{ Fit, Why string }

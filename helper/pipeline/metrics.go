@@ -279,12 +279,24 @@ func degreeCurves(dd *graph.DegreeDistribution, degree []int) []bundle.Curve {
 		}
 	}
 	pl, tp := dd.PowerLaw, dd.Truncated
-	return []bundle.Curve{
-		{Label: fmt.Sprintf("power law, α = %.2f (k ≥ %d)", pl.Alpha, pl.Xmin),
-			F: law(pl.Xmin, func(k float64) float64 { return math.Pow(k, -pl.Alpha) })},
-		{Label: truncatedLabel(tp, kmax),
-			F: law(tp.Xmin, func(k float64) float64 { return math.Pow(k, -tp.Alpha) * math.Exp(-tp.Lambda*k) })},
+	plCurve := bundle.Curve{Label: fmt.Sprintf("power law, α = %.2f (k ≥ %d)", pl.Alpha, pl.Xmin),
+		F: law(pl.Xmin, func(k float64) float64 { return math.Pow(k, -pl.Alpha) })}
+	tpCurve := bundle.Curve{Label: truncatedLabel(tp, kmax),
+		F: law(tp.Xmin, func(k float64) float64 { return math.Pow(k, -tp.Alpha) * math.Exp(-tp.Lambda*k) })}
+	// Fits that describe nothing are named, not drawn (graph's NoFit); a truncated law with
+	// no cut-off within the degrees is the power law itself, drawn once and said so.
+	switch {
+	case pl.NoFit() && tp.NoFit():
+		return []bundle.Curve{{Label: "power law: no fit (exponent at its search limit)"}, {Label: "truncated power law: no power-law fit (negative exponent)"}}
+	case pl.NoFit():
+		return []bundle.Curve{tpCurve, {Label: "power law: no fit (exponent at its search limit)"}}
+	case tp.NoFit():
+		return []bundle.Curve{plCurve, {Label: fmt.Sprintf("truncated power law: no power-law fit (exponent %.2f < 0: a peaked distribution)", tp.Alpha)}}
+	case tp.NoCutOff(kmax):
+		plCurve.Label = fmt.Sprintf("power law, α = %.2f (k ≥ %d); the truncated power law coincides (no cut-off within the degrees)", pl.Alpha, pl.Xmin)
+		return []bundle.Curve{plCurve}
 	}
+	return []bundle.Curve{plCurve, tpCurve}
 }
 
 // hubsByDegree applies the hub rule of Wang et al.: degree > mean + k·SD (population SD over
@@ -359,7 +371,7 @@ func hubMask(n int, hubs []int) []float32 {
 }
 
 func truncatedLabel(tp graph.TruncatedPowerLawFit, kmax int) string {
-	if tp.Lambda*float64(kmax) < 1e-3 {
+	if tp.NoCutOff(kmax) {
 		return fmt.Sprintf("truncated power law, α = %.2f, no cut-off within the degrees", tp.Alpha)
 	}
 	return fmt.Sprintf("truncated power law, α = %.2f, cut-off k ≈ %.0f", tp.Alpha, 1/tp.Lambda)
