@@ -170,3 +170,38 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	return nil
 }
+
+func cmdNorm(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] != "build" {
+		fmt.Fprintln(stderr, "usage: hubscope-helper norm build DERIV --out NORM [--group-column diagnosis --group control]\n\nthen: hubscope-helper run PATIENT --norm NORM (with the cohort's settings)")
+		return errUsage
+	}
+	var opt cohort.NormOptions
+	fs := newFlags("norm build", "norm build DERIV --out NORM [--group-column C --group VALUE] [--maps degree,strength]", stderr)
+	fs.StringVar(&opt.Out, "out", "", "normative folder to write")
+	fs.StringVar(&opt.GroupColumn, "group-column", "diagnosis", "with --group: the participants.tsv column selecting the normative runs")
+	fs.StringVar(&opt.Group, "group", "", "only runs whose participant has this value in --group-column (e.g. control)")
+	mapsFlag := fs.String("maps", "", "nodal maps to model (default degree, strength and clustering where present)")
+	pos, err := parse(fs, args[1:])
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || opt.Out == "" {
+		fmt.Fprintln(stderr, "norm build: give one derivatives folder and --out NORM")
+		fs.Usage()
+		return errUsage
+	}
+	opt.Deriv = pos[0]
+	for _, f := range strings.Split(*mapsFlag, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			opt.Maps = append(opt.Maps, f)
+		}
+	}
+	info, err := cohort.BuildNorm(opt)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "norm        %s: %d runs, %d nodes on a %d×%d×%d grid, maps %s, %d cohort hubs (%s)\n",
+		opt.Out, len(info.Subjects), info.Nodes, info.Dims[0], info.Dims[1], info.Dims[2], strings.Join(info.Maps, ", "), info.Hubs, info.HubRule)
+	return nil
+}

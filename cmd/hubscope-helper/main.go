@@ -27,6 +27,8 @@ commands:
   cohort BIDS --out D  every run of a BIDS dataset (resumable), then a subjects × measures table
   compare DERIV --group-column C
                        two groups of a cohort: Welch t and permutations per measure and node, FDR
+  norm build DERIV --out N
+                       a normative cohort (per-voxel mean and SD, cohort hubs); run … --norm N
   synth --out F        write a phantom scan with planted modules and hubs (+ its ground truth)
   bench                time HubScope's workloads, side by side with the peer pipelines
   serve                run the helper daemon for the desktop app (local IPC)
@@ -55,6 +57,7 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		"group":   cmdGroup,
 		"cohort":  cmdCohort,
 		"compare": cmdCompare,
+		"norm":    cmdNorm,
 		"bench":   cmdBench,
 		"serve":   cmdServe,
 		"version": cmdVersion,

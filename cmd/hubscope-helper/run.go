@@ -28,6 +28,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	alpha := fs.Float64("alpha", 0, "keep pairs significant at this level (two-sided; see --correction)")
 	fs.StringVar(&cfg.Correction, "correction", "bonferroni", "with --alpha: bonferroni or fdr")
 	knn := fs.Int("knn", 0, "keep each node's K strongest links (union)")
+	fs.StringVar(&cfg.Norm, "norm", "", "compare with a normative folder (norm build): z-maps, hubs lost and gained, abnormal clusters; the run must use the cohort's settings")
 	fs.StringVar(&cfg.Sweep, "sweep", "", "threshold sweep: r=LO:HI:STEP, density=LO:HI:STEP or a list (r=0.45,0.5,0.6); one correlation pass at the loosest, measures at every threshold (sweep.tsv, hub_stability.nii.gz)")
 	fs.StringVar(&cfg.Metrics, "metrics", cfg.Metrics, "none, basic or full")
 	fs.IntVar(&cfg.Random, "random", cfg.Random, "degree-preserving random networks for small-world and modularity baselines (full metrics)")
@@ -157,6 +158,18 @@ func printSummary(w io.Writer, res *pipeline.Result) {
 			len(sw.Points), sw.Spec.Kind, sw.Spec.Values[0], sw.Spec.Values[len(sw.Spec.Values)-1])
 		for _, p := range sw.Points {
 			fmt.Fprintf(w, "            %-8g %9d edges, density %.4g %%, C_p %.4f, %d hubs\n", p.Threshold, p.Edges, 100*p.Density, p.ClusteringCoefficient, p.Hubs)
+		}
+	}
+	if nr := m.Norm; nr != nil {
+		fmt.Fprintf(w, "norm        %d nodes compared; %d of %d cohort hubs lost (z < −%d), %d hubs gained; %d clusters of |z| > %d\n",
+			nr.Compared, nr.LostCount, nr.CohortHubs, pipeline.NormZ, nr.GainedCount, len(nr.Clusters), pipeline.NormZ)
+		for c, cl := range nr.Clusters[:min(5, len(nr.Clusters))] {
+			where := ""
+			if cl.Region != "" {
+				where = ", " + cl.Region
+			}
+			fmt.Fprintf(w, "            cluster %d: %d voxels %s the cohort, peak z %.1f at (%.0f, %.0f, %.0f) mm%s\n", c+1, cl.Voxels,
+				map[bool]string{true: "above", false: "below"}[cl.Sign > 0], cl.PeakZ, cl.PeakMM[0], cl.PeakMM[1], cl.PeakMM[2], where)
 		}
 	}
 	for _, t := range res.Timings {

@@ -16,12 +16,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 
 	"github.com/hubscope/hubscope/helper/bids/derivatives"
 	"github.com/hubscope/hubscope/helper/bundle"
+	"github.com/hubscope/hubscope/helper/norm"
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/ipc"
@@ -67,54 +67,11 @@ type Digest struct {
 	SHA256 string `json:"sha256"`
 }
 
-// Settings is the part of a configuration that decides a bundle's content, as a flat map of
-// its JSON keys (the scan and output paths left out).
-func Settings(cfg pipeline.Config) map[string]any {
-	cfg.Scan, cfg.Out, cfg.Overwrite = "", "", false
-	b, _ := json.Marshal(cfg)
-	var m map[string]any
-	json.Unmarshal(b, &m)
-	flat := map[string]any{}
-	var walk func(prefix string, v any)
-	walk = func(prefix string, v any) {
-		if mm, ok := v.(map[string]any); ok {
-			for k, x := range mm {
-				walk(prefix+k+".", x)
-			}
-			return
-		}
-		flat[strings.TrimSuffix(prefix, ".")] = v
-	}
-	walk("", m)
-	return flat
-}
+// Settings is the part of a configuration that decides a bundle's content (pipeline.Config.Settings).
+func Settings(cfg pipeline.Config) map[string]any { return cfg.Settings() }
 
 // Diff names the settings that differ between a and b, "key: a → b", sorted.
-func Diff(a, b map[string]any) []string {
-	keys := map[string]bool{}
-	for k := range a {
-		keys[k] = true
-	}
-	for k := range b {
-		keys[k] = true
-	}
-	var d []string
-	for k := range keys {
-		x, okx := a[k]
-		y, oky := b[k]
-		if fmt.Sprint(x) != fmt.Sprint(y) || okx != oky {
-			show := func(v any, ok bool) string {
-				if !ok {
-					return "(unset)"
-				}
-				return fmt.Sprint(v)
-			}
-			d = append(d, fmt.Sprintf("%s: %s → %s", k, show(x, okx), show(y, oky)))
-		}
-	}
-	sort.Strings(d)
-	return d
-}
+func Diff(a, b map[string]any) []string { return norm.Diff(a, b) }
 
 // BundleDir is the run's results bundle inside the derivatives folder.
 func BundleDir(out string, r derivatives.Run) string {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/helper/norm"
 	"github.com/hubscope/hubscope/helper/sweep"
 )
 
@@ -84,6 +85,19 @@ type Config struct {
 	// Group, when set, builds the group-mean network of several subjects instead of one
 	// scan's network (group.go); Scan is then unused and Mask is the mask rule's file.
 	Group *GroupConfig `json:"group,omitempty"`
+
+	// Norm, when set, compares this run with the normative folder built by "norm build"
+	// (package norm): z-maps, hubs lost and gained, clusters of abnormal voxels. The folder
+	// must have been built with the same Settings.
+	Norm string `json:"norm,omitempty"`
+}
+
+// Settings is the part of the configuration that decides a bundle's content, as a flat map
+// of JSON keys: the paths of the scan, the output and the normative folder left out. Cohort
+// markers and normative folders record it; a run is compared with them through it.
+func (c Config) Settings() map[string]any {
+	c.Scan, c.Out, c.Overwrite, c.Norm = "", "", false, ""
+	return norm.Flatten(c)
 }
 
 // Defaults are what a clinician gets without choosing: Pearson, exact density 1 %, automatic

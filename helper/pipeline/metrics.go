@@ -17,6 +17,7 @@ import (
 	"github.com/hubscope/hubscope/helper/graph/community"
 	"github.com/hubscope/hubscope/helper/network"
 	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/helper/norm"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
 	"github.com/hubscope/hubscope/helper/sweep"
@@ -33,6 +34,8 @@ type Metrics struct {
 	Modules     []ModuleInfo `json:"modules,omitempty"`
 	// Sweep is the threshold sweep, when one was asked for (written as sweep.json).
 	Sweep *sweep.Result `json:"-"`
+	// Norm is the comparison with a normative cohort (norm.json in the bundle).
+	Norm *norm.Result `json:"-"`
 	// Demo compares the result with the demo phantom's planted modules and hubs (demo only).
 	Demo *TruthCheck `json:"demo_truth_check,omitempty"`
 

@@ -15,6 +15,7 @@ import (
 	"github.com/hubscope/hubscope/helper/group"
 	"github.com/hubscope/hubscope/helper/network"
 	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/helper/norm"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
 	"github.com/hubscope/hubscope/helper/sweep"
@@ -82,6 +83,17 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 	var atl *atlas.Atlas
 	if cfg.Atlas != "" {
 		if atl, err = atlas.Load(cfg.Atlas, cfg.AtlasNames); err != nil {
+			return nil, err
+		}
+	}
+
+	// A normative folder is read and its settings checked before any long work.
+	var nm *norm.Norm
+	if cfg.Norm != "" {
+		if nm, err = norm.Load(cfg.Norm); err != nil {
+			return nil, err
+		}
+		if err := nm.CheckSettings(cfg.Settings()); err != nil {
 			return nil, err
 		}
 	}
@@ -169,7 +181,16 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 		r.stage("sweep", t0)
 	}
 
-	// 3b. Dynamic connectivity, when windows were asked for: written into the bundle's dfc/.
+	// 3b. Against the normative cohort: z-maps, hubs lost and gained, abnormal clusters.
+	var nres *norm.Result
+	if nm != nil {
+		if nres, err = compareWithNorm(nm, s, m, maps, atl); err != nil {
+			return nil, err
+		}
+		m.Norm = nres
+	}
+
+	// 3c. Dynamic connectivity, when windows were asked for: written into the bundle's dfc/.
 	if cfg.DFCWindow > 0 {
 		t0 = time.Now()
 		notes, err := runDFC(ctx, cfg, be, s, fcc, w, fcrep.Notes, rep)
@@ -214,6 +235,11 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 	}
 	if sw != nil {
 		if err := writeSweep(w, s, sw); err != nil {
+			return nil, err
+		}
+	}
+	if nres != nil {
+		if err := writeNorm(w, s, nres); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,76 @@
+package cohort
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/helper/pipeline"
+	"github.com/hubscope/hubscope/helper/synth"
+)
+
+// synth --subjects 20 --lesion: the patient's lost hubs recover the lesion (recall and
+// precision ≥ 0.8); a run with other settings is refused with the differences named.
+func TestNormRecoversLesion(t *testing.T) {
+	n := 20
+	if testing.Short() {
+		n = 12
+	}
+	bids, deriv, lesion := lesionCohort(t, n, 1, 14, 100)
+	normDir := filepath.Join(t.TempDir(), "norm")
+	info, err := BuildNorm(NormOptions{Deriv: deriv, Out: normDir, GroupColumn: "diagnosis", Group: "control"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.Subjects) != n || info.Hubs == 0 {
+		t.Fatalf("norm of %d runs, %d hubs", len(info.Subjects), info.Hubs)
+	}
+	cfg := pipeline.Defaults()
+	cfg.Backend, cfg.Metrics = "cpu", pipeline.MetricsNone
+	cfg.Mask = filepath.Join(bids, "truth", "modules.nii.gz")
+	cfg.Scan = synth.CohortScan(bids, "patient01")
+	cfg.Out = filepath.Join(t.TempDir(), "patient")
+	cfg.Norm = normDir
+	res, err := pipeline.Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, lost, err := nifti.ReadImage(filepath.Join(res.Dir, "hubs_lost.nii.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hit, found := 0, 0
+	for f, v := range lost {
+		if v == 0 {
+			continue
+		}
+		found++
+		if lesion[[3]int{f % h.Nx(), f / h.Nx() % h.Ny(), f / (h.Nx() * h.Ny())}] {
+			hit++
+		}
+	}
+	recall, precision := float64(hit)/float64(len(lesion)), float64(hit)/float64(max(found, 1))
+	t.Logf("%d cohort hubs; %d lost, %d of the %d lesioned: recall %.2f, precision %.2f; %d clusters", info.Hubs, found, hit, len(lesion), recall, precision, len(res.Metrics.Norm.Clusters))
+	if recall < 0.8 || precision < 0.8 {
+		t.Errorf("lost hubs: recall %.2f, precision %.2f (want ≥ 0.8 each)", recall, precision)
+	}
+	for _, f := range []string{"z_degree.nii.gz", "z_strength.nii.gz", "hubs_gained.nii.gz", "norm_clusters.tsv", "norm.json"} {
+		if _, err := os.Stat(filepath.Join(res.Dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	// Other settings are refused before any work, naming the differences.
+	other := cfg
+	other.Out, other.Density, other.HubSD = filepath.Join(t.TempDir(), "other"), 0.02, 1.5
+	_, err = pipeline.Run(context.Background(), other, nil)
+	if err == nil || !strings.Contains(err.Error(), "density: 0.01 → 0.02") || !strings.Contains(err.Error(), "hub_sd: 1 → 1.5") {
+		t.Errorf("other settings: %v", err)
+	}
+	// Too few runs, and runs made with mixed settings, are refused.
+	if _, err := BuildNorm(NormOptions{Deriv: deriv, Out: t.TempDir(), GroupColumn: "diagnosis", Group: "patient"}); err == nil || !strings.Contains(err.Error(), "at least 3") {
+		t.Errorf("one-run norm: %v", err)
+	}
+}

@@ -1,0 +1,379 @@
+// Package norm compares one person's network with a normative cohort's: per voxel the
+// cohort's mean and SD of degree and other nodal measures (built by Build from the cohort's
+// bundles, made with one set of settings), the person's z-maps, the cohort hubs the person
+// lost (z < −2 at a cohort hub) or gained, and clusters of abnormal voxels.
+package norm
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/hubscope/hubscope/helper/nifti"
+)
+
+// Flatten turns a settings value into a flat map of its JSON keys ("group.mean": "r").
+func Flatten(v any) map[string]any {
+	b, _ := json.Marshal(v)
+	var m any
+	json.Unmarshal(b, &m)
+	flat := map[string]any{}
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		if mm, ok := v.(map[string]any); ok {
+			for k, x := range mm {
+				walk(prefix+k+".", x)
+			}
+			return
+		}
+		flat[strings.TrimSuffix(prefix, ".")] = v
+	}
+	walk("", m)
+	return flat
+}
+
+// Diff names the settings that differ, "key: a → b", sorted.
+func Diff(a, b map[string]any) []string {
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	show := func(v any, ok bool) string {
+		if !ok || v == nil {
+			return "(unset)"
+		}
+		return fmt.Sprint(v)
+	}
+	var d []string
+	for k := range keys {
+		x, okx := a[k]
+		y, oky := b[k]
+		if show(x, okx) != show(y, oky) {
+			d = append(d, fmt.Sprintf("%s: %s → %s", k, show(x, okx), show(y, oky)))
+		}
+	}
+	sort.Strings(d)
+	return d
+}
+
+// Info is norm.json.
+type Info struct {
+	Software string         `json:"software"`
+	Version  string         `json:"version"`
+	Subjects []string       `json:"subjects"`
+	Dims     [3]int         `json:"grid"`
+	Affine   [4][4]float64  `json:"affine"`
+	Nodes    int            `json:"nodes"`
+	Maps     []string       `json:"maps"`
+	HubRule  string         `json:"hub_rule"`
+	Hubs     int            `json:"hubs"`
+	Settings map[string]any `json:"settings"`
+}
+
+// Input is the cohort's nodal maps on common nodes.
+type Input struct {
+	Dims     [3]int
+	Affine   [4][4]float64
+	IJK      [][3]int
+	Values   map[string][][]float64 // map → node → subject
+	Subjects []string
+	Settings map[string]any
+	HubSD    float64
+	Software string
+	Version  string
+}
+
+// MinSubjects is the smallest normative cohort Build accepts.
+const MinSubjects = 3
+
+// Build writes the normative folder dir: mean_<map>.nii.gz and sd_<map>.nii.gz (sample SD) per
+// voxel, hubs.nii.gz (cohort hubs: mean degree > mean + HubSD·SD of the mean-degree map, the
+// hub rule of Wang et al. applied to the cohort's mean), nodes.nii.gz and norm.json.
+func Build(dir string, in Input) (*Info, error) {
+	if len(in.Subjects) < MinSubjects {
+		return nil, fmt.Errorf("norm: %d subjects; a normative cohort needs at least %d", len(in.Subjects), MinSubjects)
+	}
+	if _, ok := in.Values["degree"]; !ok {
+		return nil, fmt.Errorf("norm: the cohort's degree maps are needed")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	info := &Info{Software: in.Software, Version: in.Version, Subjects: in.Subjects, Dims: in.Dims, Affine: in.Affine,
+		Nodes: len(in.IJK), Settings: in.Settings, HubRule: fmt.Sprintf("cohort mean degree > mean + %g SD", in.HubSD)}
+	grid := in.Dims[0] * in.Dims[1] * in.Dims[2]
+	flat := func(v [3]int) int { return v[0] + in.Dims[0]*(v[1]+in.Dims[1]*v[2]) }
+	hdr := nifti.NewHeader([]int{in.Dims[0], in.Dims[1], in.Dims[2]}, nifti.Float32, in.Affine, 0)
+	var names []string
+	for name := range in.Values {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	info.Maps = names
+	var meanDeg []float64
+	for _, name := range names {
+		mean, sd := make([]float32, grid), make([]float32, grid)
+		md := make([]float64, len(in.IJK))
+		for k, v := range in.IJK {
+			m, s := meanSD(in.Values[name][k])
+			mean[flat(v)], sd[flat(v)] = float32(m), float32(s)
+			md[k] = m
+		}
+		if name == "degree" {
+			meanDeg = md
+		}
+		if err := nifti.WriteImage(filepath.Join(dir, "mean_"+name+".nii.gz"), hdr, mean); err != nil {
+			return nil, err
+		}
+		if err := nifti.WriteImage(filepath.Join(dir, "sd_"+name+".nii.gz"), hdr, sd); err != nil {
+			return nil, err
+		}
+	}
+	mu, sd := meanSDPop(meanDeg)
+	hubs, nodes := make([]float32, grid), make([]float32, grid)
+	for k, v := range in.IJK {
+		nodes[flat(v)] = 1
+		if meanDeg[k] > mu+in.HubSD*sd {
+			hubs[flat(v)] = 1
+			info.Hubs++
+		}
+	}
+	if err := nifti.WriteImage(filepath.Join(dir, "hubs.nii.gz"), hdr, hubs); err != nil {
+		return nil, err
+	}
+	if err := nifti.WriteImage(filepath.Join(dir, "nodes.nii.gz"), hdr, nodes); err != nil {
+		return nil, err
+	}
+	b, _ := json.MarshalIndent(info, "", "  ")
+	return info, os.WriteFile(filepath.Join(dir, "norm.json"), append(b, '\n'), 0o644)
+}
+
+func meanSD(x []float64) (m, sd float64) {
+	for _, v := range x {
+		m += v
+	}
+	m /= float64(len(x))
+	for _, v := range x {
+		sd += (v - m) * (v - m)
+	}
+	return m, math.Sqrt(sd / float64(len(x)-1))
+}
+
+// meanSDPop is the population SD, the hub rule's (as graph.DegreeMoments).
+func meanSDPop(x []float64) (m, sd float64) {
+	for _, v := range x {
+		m += v
+	}
+	m /= float64(len(x))
+	for _, v := range x {
+		sd += (v - m) * (v - m)
+	}
+	return m, math.Sqrt(sd / float64(len(x)))
+}
+
+// Norm is a normative folder read back.
+type Norm struct {
+	Dir   string
+	Info  Info
+	Mean  map[string][]float32 // grid-sized
+	SD    map[string][]float32
+	Hub   []bool
+	Nodes []bool
+}
+
+// Load reads a normative folder.
+func Load(dir string) (*Norm, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "norm.json"))
+	if err != nil {
+		return nil, fmt.Errorf("normative folder %s: %w (build it with: norm build DERIV --out %s)", dir, err, dir)
+	}
+	n := &Norm{Dir: dir, Mean: map[string][]float32{}, SD: map[string][]float32{}}
+	if err := json.Unmarshal(b, &n.Info); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "norm.json"), err)
+	}
+	read := func(name string) ([]float32, error) {
+		_, v, err := nifti.ReadImage(filepath.Join(dir, name))
+		if err == nil && len(v) != n.Info.Dims[0]*n.Info.Dims[1]*n.Info.Dims[2] {
+			err = fmt.Errorf("%s: %d voxels, norm.json says %v", filepath.Join(dir, name), len(v), n.Info.Dims)
+		}
+		return v, err
+	}
+	for _, m := range n.Info.Maps {
+		if n.Mean[m], err = read("mean_" + m + ".nii.gz"); err != nil {
+			return nil, err
+		}
+		if n.SD[m], err = read("sd_" + m + ".nii.gz"); err != nil {
+			return nil, err
+		}
+	}
+	h, err := read("hubs.nii.gz")
+	if err != nil {
+		return nil, err
+	}
+	nd, err := read("nodes.nii.gz")
+	if err != nil {
+		return nil, err
+	}
+	n.Hub, n.Nodes = make([]bool, len(h)), make([]bool, len(nd))
+	for i := range h {
+		n.Hub[i], n.Nodes[i] = h[i] != 0, nd[i] != 0
+	}
+	return n, nil
+}
+
+// CheckSettings refuses a run whose settings differ from the cohort's, naming the differences.
+func (n *Norm) CheckSettings(settings map[string]any) error {
+	if d := Diff(n.Info.Settings, settings); len(d) > 0 {
+		return fmt.Errorf("normative folder %s was built with other settings than this run: %s (norm → this run)", n.Dir, strings.Join(d, "; "))
+	}
+	return nil
+}
+
+// CheckGrid refuses a scan on another grid than the norm's.
+func (n *Norm) CheckGrid(dims [3]int, affine [4][4]float64) error {
+	if dims != n.Info.Dims {
+		return fmt.Errorf("normative folder %s is on a %d×%d×%d grid, this scan on %d×%d×%d: bring the scan to the cohort's space first", n.Dir,
+			n.Info.Dims[0], n.Info.Dims[1], n.Info.Dims[2], dims[0], dims[1], dims[2])
+	}
+	for i := 0; i < 3; i++ {
+		for j := 0; j < 4; j++ {
+			if math.Abs(affine[i][j]-n.Info.Affine[i][j]) > 1e-3 {
+				return fmt.Errorf("normative folder %s has another voxel-to-world affine than this scan", n.Dir)
+			}
+		}
+	}
+	return nil
+}
+
+// Cluster is a face-connected set of abnormal voxels (|z| > the cut, one sign).
+type Cluster struct {
+	Sign   int        `json:"sign"` // −1 below the cohort, +1 above
+	Voxels int        `json:"voxels"`
+	PeakZ  float64    `json:"peak_z"`
+	Peak   [3]int     `json:"peak_ijk"`
+	PeakMM [3]float64 `json:"peak_mm"`
+	Region string     `json:"region,omitempty"`
+}
+
+// Result is the comparison of one scan with the norm.
+type Result struct {
+	ZCut     float64              `json:"z_cut"`
+	Compared int                  `json:"nodes_compared"`
+	Z        map[string][]float64 `json:"-"` // per scan node; NaN where not compared
+	Lost     []int                `json:"-"` // scan nodes
+	Gained   []int                `json:"-"`
+	Clusters []Cluster            `json:"clusters"`
+	// LostCount and GainedCount are len(Lost) and len(Gained), for the JSON.
+	LostCount   int `json:"hubs_lost"`
+	GainedCount int `json:"hubs_gained"`
+	CohortHubs  int `json:"cohort_hubs"`
+}
+
+// Compare computes z = (x − mean)/SD of every map the norm holds at every node of the scan
+// that is a node of the norm (SD > 0); hubs lost are cohort hubs with degree z < −zCut, hubs
+// gained are scan hubs (isHub) that are no cohort hub and have degree z > zCut; clusters
+// group the nodes with |degree z| > zCut by sign and face adjacency; region names the peak.
+func (n *Norm) Compare(ijk [][3]int32, affine [4][4]float64, maps map[string][]float64, isHub []bool, zCut float64, region func([3]float64) string) (*Result, error) {
+	d := n.Info.Dims
+	flat := func(v [3]int32) int { return int(v[0]) + d[0]*(int(v[1])+d[1]*int(v[2])) }
+	res := &Result{ZCut: zCut, Z: map[string][]float64{}}
+	for name, vals := range maps {
+		mean, ok := n.Mean[name]
+		if !ok {
+			continue
+		}
+		sd := n.SD[name]
+		z := make([]float64, len(ijk))
+		for k, v := range ijk {
+			f := flat(v)
+			z[k] = math.NaN()
+			if n.Nodes[f] && sd[f] > 0 {
+				z[k] = (vals[k] - float64(mean[f])) / float64(sd[f])
+			}
+		}
+		res.Z[name] = z
+	}
+	zd, ok := res.Z["degree"]
+	if !ok {
+		return nil, fmt.Errorf("norm: this run has no degree map to compare")
+	}
+	node := map[int]int{}
+	for k, v := range ijk {
+		if !math.IsNaN(zd[k]) {
+			res.Compared++
+			node[flat(v)] = k
+		}
+	}
+	for f, h := range n.Hub {
+		if h {
+			res.CohortHubs++
+			if k, ok := node[f]; ok && zd[k] < -zCut {
+				res.Lost = append(res.Lost, k)
+			}
+		}
+	}
+	sort.Ints(res.Lost)
+	for k, v := range ijk {
+		if isHub != nil && isHub[k] && !n.Hub[flat(v)] && zd[k] > zCut {
+			res.Gained = append(res.Gained, k)
+		}
+	}
+	res.LostCount, res.GainedCount = len(res.Lost), len(res.Gained)
+	// Clusters: flood fill over face neighbours of the same sign.
+	seen := map[int]bool{}
+	for k := range ijk {
+		if math.IsNaN(zd[k]) || math.Abs(zd[k]) <= zCut || seen[k] {
+			continue
+		}
+		sign := 1
+		if zd[k] < 0 {
+			sign = -1
+		}
+		c := Cluster{Sign: sign}
+		stack := []int{k}
+		seen[k] = true
+		for len(stack) > 0 {
+			cur := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			c.Voxels++
+			if math.Abs(zd[cur]) > math.Abs(c.PeakZ) {
+				c.PeakZ = zd[cur]
+				c.Peak = [3]int{int(ijk[cur][0]), int(ijk[cur][1]), int(ijk[cur][2])}
+			}
+			p := ijk[cur]
+			for _, o := range [6][3]int32{{1, 0, 0}, {-1, 0, 0}, {0, 1, 0}, {0, -1, 0}, {0, 0, 1}, {0, 0, -1}} {
+				q := [3]int32{p[0] + o[0], p[1] + o[1], p[2] + o[2]}
+				if q[0] < 0 || q[1] < 0 || q[2] < 0 || int(q[0]) >= d[0] || int(q[1]) >= d[1] || int(q[2]) >= d[2] {
+					continue
+				}
+				nk, ok := node[flat(q)]
+				if !ok || seen[nk] || math.Abs(zd[nk]) <= zCut || (zd[nk] < 0) != (sign < 0) {
+					continue
+				}
+				seen[nk] = true
+				stack = append(stack, nk)
+			}
+		}
+		for r := 0; r < 3; r++ {
+			c.PeakMM[r] = affine[r][0]*float64(c.Peak[0]) + affine[r][1]*float64(c.Peak[1]) + affine[r][2]*float64(c.Peak[2]) + affine[r][3]
+		}
+		if region != nil {
+			c.Region = region(c.PeakMM)
+		}
+		res.Clusters = append(res.Clusters, c)
+	}
+	sort.Slice(res.Clusters, func(a, b int) bool {
+		if res.Clusters[a].Voxels != res.Clusters[b].Voxels {
+			return res.Clusters[a].Voxels > res.Clusters[b].Voxels
+		}
+		return math.Abs(res.Clusters[a].PeakZ) > math.Abs(res.Clusters[b].PeakZ)
+	})
+	return res, nil
+}
