@@ -23,6 +23,8 @@ import (
 	"sync"
 
 	"github.com/hubscope/hubscope/helper/fc"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 )
 
 // ZClamp bounds |r| before atanh: a subject's r of exactly ±1 (two identical voxels) would
@@ -39,6 +41,8 @@ type FisherZ struct {
 	rows    int
 	n, l    int         // nodes, time points per subject
 	u       [][]float32 // per subject: N×l unit rows
+	acc     []float64   // a block's Σ_s atanh r_s
+	prod    []float32   // a block's r of one subject
 }
 
 // NewFisherZ returns a backend for the mean Fisher z of s subjects.
@@ -136,60 +140,38 @@ func parallel(w, n int, f func(i0, i1 int)) {
 	wg.Wait()
 }
 
-// values fills vals (h×w) with the block's mean-z values on the r scale: rows of the block
-// over the workers; for every row, the subjects in turn, each a row of dot products.
+// values fills vals (h×w) with the block's mean-z values on the r scale: for every subject
+// one product of the block's row panel with its column panel (float32 GEMM), then atanh of
+// every value accumulated in float64, in parallel over the block's rows (subjects inner).
 func (b *FisherZ) values(ctx context.Context, blk fc.Block, vals []float32) {
 	h, w, l, S := blk.I1-blk.I0, blk.J1-blk.J0, b.l, b.S
+	if cap(b.acc) < h*w {
+		b.acc = make([]float64, h*w)
+		b.prod = make([]float32, h*w)
+	}
+	acc, prod := b.acc[:h*w], b.prod[:h*w]
+	clear(acc)
+	for s := 0; s < S; s++ {
+		if ctx.Err() != nil {
+			return
+		}
+		u := b.u[s]
+		blas32.Gemm(blas.NoTrans, blas.Trans, 1,
+			blas32.General{Rows: h, Cols: l, Stride: l, Data: u[blk.I0*l : blk.I1*l]},
+			blas32.General{Rows: w, Cols: l, Stride: l, Data: u[blk.J0*l : blk.J1*l]},
+			0, blas32.General{Rows: h, Cols: w, Stride: w, Data: prod})
+		parallel(b.workers, h, func(r0, r1 int) {
+			for k := r0 * w; k < r1*w; k++ {
+				rv := math.Max(-ZClamp, math.Min(ZClamp, float64(prod[k])))
+				acc[k] += math.Atanh(rv)
+			}
+		})
+	}
 	parallel(b.workers, h, func(r0, r1 int) {
-		acc := make([]float64, w)
-		for r := r0; r < r1; r++ {
-			if ctx.Err() != nil {
-				return
-			}
-			i := blk.I0 + r
-			clear(acc)
-			for s := 0; s < S; s++ {
-				u := b.u[s]
-				ui := u[i*l : (i+1)*l]
-				for c := 0; c < w; c++ {
-					j := blk.J0 + c
-					if j <= i {
-						continue
-					}
-					rv := float64(dot(ui, u[j*l:(j+1)*l]))
-					rv = math.Max(-ZClamp, math.Min(ZClamp, rv))
-					acc[c] += math.Atanh(rv)
-				}
-			}
-			row := vals[r*w : (r+1)*w]
-			for c := range row {
-				row[c] = float32(math.Tanh(acc[c] / float64(S)))
-			}
+		for k := r0 * w; k < r1*w; k++ {
+			vals[k] = float32(math.Tanh(acc[k] / float64(S)))
 		}
 	})
-}
-
-// dot is the float32 dot product with eight partial sums (the order is fixed, so every call
-// with the same rows gives the same value).
-func dot(a, b []float32) float32 {
-	var s [8]float32
-	n := len(a)
-	b = b[:n]
-	k := 0
-	for ; k+8 <= n; k += 8 {
-		s[0] += a[k] * b[k]
-		s[1] += a[k+1] * b[k+1]
-		s[2] += a[k+2] * b[k+2]
-		s[3] += a[k+3] * b[k+3]
-		s[4] += a[k+4] * b[k+4]
-		s[5] += a[k+5] * b[k+5]
-		s[6] += a[k+6] * b[k+6]
-		s[7] += a[k+7] * b[k+7]
-	}
-	for ; k < n; k++ {
-		s[k&7] += a[k] * b[k]
-	}
-	return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))
 }
 
 // Run computes each block's values and applies op to them (fc.Backend's contract).
