@@ -7,7 +7,7 @@ GO ?= go
 BIN := bin
 OUT ?= out
 
-.PHONY: demo test helper gui deps-demo deps-test deps-gui vet fmt-check cuda-vet wasm-vet bench clean
+.PHONY: demo test check helper gui deps-demo deps-test deps-gui vet fmt-check cuda-vet wasm-vet bench clean
 
 # Runs the whole pipeline on the built-in phantom and writes the bundle to $(OUT)/demo.
 demo: deps-demo helper
@@ -26,6 +26,13 @@ test: deps-test fmt-check vet cuda-vet wasm-vet
 	scripts/cuda-smoke.sh
 	scripts/gui-smoke.sh
 	scripts/web-smoke.sh
+
+# The quick check for contributors: formatting, vet and the Go tests, without the race detector
+# and without the CUDA, GUI and browser smoke tests. It installs only what the desktop app needs
+# to compile (the gui profile); Python cross-checks run when Debian's python3 packages are
+# present and are skipped otherwise.
+check: deps-gui fmt-check vet
+	$(GO) test -count=1 ./...
 
 helper:
 	$(GO) build -o $(BIN)/hubscope-helper ./cmd/hubscope-helper

@@ -19,30 +19,66 @@
 // its voxel and 0 outside the mask; they overlay the input scan in any viewer (fsleyes, MRIcroGL,
 // nilearn).
 //
-// | file | contents | open with |
-// |---|---|---|
-// | `network.npz` | the thresholded network: N×N sparse matrix in CSR form holding the **strict upper triangle** (i < j) of the connectivity matrix; values are the connection weights (Pearson r, Spearman ρ or Kendall τ-b, or their absolute values when asked for), float32. Written exactly as `scipy.sparse.save_npz` writes a `csr_matrix`: `indices` and `indptr` int32 (int64 when N or the edge count reach 2³¹), `data` float32, `shape` int64, `format` b'csr'. | `A = scipy.sparse.load_npz("network.npz")`; the symmetric matrix is `A + A.T`; `networkx.from_scipy_sparse_array(A + A.T)`; `igraph.Graph.Weighted_Adjacency(A, mode="upper")` |
-// | `edges.tsv` | the same edges as a table, only when there are at most 10⁶ of them: columns `i`, `j` (node numbers, i < j), `weight` | `pandas.read_csv("edges.tsv", sep="\t")` |
-// | `nodes.tsv` | one row per node: `node`, voxel indices `i`, `j`, `k` (0-based) and world coordinates `x_mm`, `y_mm`, `z_mm` (mm, through the scan's affine); for a plain matrix `node` and `label` | `pandas.read_csv("nodes.tsv", sep="\t")` |
-// | `degree.nii.gz` | degree k_i: number of edges of each node | `nibabel.load("degree.nii.gz").get_fdata()` |
-// | `strength.nii.gz` | strength s_i: sum of the node's edge weights (same units as the weights) | nibabel |
-// | `hubs.nii.gz` | 1 at hub nodes, 0 elsewhere (uint8) | nibabel |
-// | `hub_z.nii.gz` | the hub score as a z-score over nodes (dimensionless) | nibabel |
-// | `hubs.tsv` | one row per hub: `node`, `i`, `j`, `k`, `x_mm`, `y_mm`, `z_mm`, `degree`, `strength`, `hub_z`, and `atlas_label` (region, "" outside every region) when an atlas was given; for a plain matrix `node`, `label`, `degree`, `strength`, `hub_z` | `pandas.read_csv("hubs.tsv", sep="\t")` |
-// | `modules.nii.gz` | module (community) number of each node, 1…M; 0 outside the mask | nibabel |
-// | `clustering.nii.gz` | clustering coefficient C_i ∈ [0, 1] | nibabel |
-// | `efficiency.nii.gz` | local efficiency E_loc,i ∈ [0, 1]: global efficiency of the subgraph of i's neighbours (Latora & Marchiori; full metrics) | nibabel |
-// | `eigenvector.nii.gz` | eigenvector centrality, scaled to a maximum of 1 (full metrics) | nibabel |
-// | `participation.nii.gz` | participation coefficient P_i ∈ [0, 1) of the node across modules | nibabel |
-// | `within_module_z.nii.gz` | within-module degree z-score (Guimerà & Amaral) | nibabel |
-// | `betweenness.nii.gz` | betweenness centrality (only when asked for: it is costly) | nibabel |
-// | `metrics.json` | whole-network measures: N, E, density, threshold, mean clustering C_p, characteristic path length L_p, global efficiency, modularity Q, small-world γ, λ, σ and their random-network references; `null` where a measure is undefined | `json.load(open("metrics.json"))` |
-// | `provenance.json` | what produced the bundle: input path and SHA-256 (same as `sha256sum`), every parameter, backend (cpu/cuda), CPU and GPU model, OS, timings per stage in seconds, HubScope version | `json` |
-// | `degree_distribution.png` | log–log plot of the degree distribution P(k) (fraction of nodes with degree k) with the fitted power-law and exponentially truncated power-law curves | any image viewer |
-// | `series.npy` | the cleaned N×L float32 series, one row per node in the order of nodes.tsv (only when the series are kept: `run --keep-series`, and every analysis started from the app) | `numpy.load("series.npy")` |
-// | `mean.nii.gz` | temporal mean of the scan on its whole grid, float32 (kept with the series): the background of slice views | nibabel |
-// | `dfc/…` | per-window results of dynamic connectivity, when windows were asked for | as above |
-// | `.hubscope-bundle` | marker: this directory is a HubScope bundle (may be replaced by a later run) | — |
+// The files (what each holds, then how to open it; every map also opens in FSLeyes, MRIcroGL
+// or NiiVue over the scan):
+//
+//   - network.npz: the thresholded network: N×N sparse matrix in CSR form holding the strict upper
+//     triangle (i < j) of the connectivity matrix; values are the connection weights (Pearson r,
+//     Spearman ρ or Kendall τ-b, or their absolute values when asked for), float32. Written
+//     exactly as scipy.sparse.save_npz writes a csr_matrix: indices and indptr int32 (int64 when N
+//     or the edge count reach 2³¹), data float32, shape int64, format b'csr'. Open with: A =
+//     scipy.sparse.load_npz("network.npz"); the symmetric matrix is A + A.T;
+//     networkx.from_scipy_sparse_array(A + A.T); igraph.Graph.Weighted_Adjacency(A, mode="upper").
+//   - edges.tsv: the same edges as a table, only when there are at most 10⁶ of them: columns i, j
+//     (node numbers, i < j), weight. Open with: pandas.read_csv("edges.tsv", sep="\t").
+//   - nodes.tsv: one row per node: node, voxel indices i, j, k (0-based) and world coordinates
+//     x_mm, y_mm, z_mm (mm, through the scan's affine); for a plain matrix node and label. Open
+//     with: pandas.read_csv("nodes.tsv", sep="\t").
+//   - degree.nii.gz: degree k_i: number of edges of each node. Open with:
+//     nibabel.load("degree.nii.gz").get_fdata().
+//   - strength.nii.gz: strength s_i: sum of the node's edge weights (same units as the weights).
+//     Open with: nibabel.
+//   - hubs.nii.gz: 1 at hub nodes, 0 elsewhere (uint8). Open with: nibabel.
+//   - hub_z.nii.gz: the hub score as a z-score over nodes (dimensionless). Open with: nibabel.
+//   - hubs.tsv: one row per hub: node, i, j, k, x_mm, y_mm, z_mm, degree, strength, hub_z, and
+//     atlas_label (region, "" outside every region) when an atlas was given; for a plain matrix
+//     node, label, degree, strength, hub_z. Open with: pandas.read_csv("hubs.tsv", sep="\t").
+//   - modules.nii.gz: module (community) number of each node, 1…M; 0 outside the mask. Open with:
+//     nibabel.
+//   - clustering.nii.gz: clustering coefficient C_i ∈ [0, 1]. Open with: nibabel.
+//   - efficiency.nii.gz: local efficiency E_loc,i ∈ [0, 1]: global efficiency of the subgraph of
+//     i's neighbours (Latora & Marchiori; full metrics). Open with: nibabel.
+//   - eigenvector.nii.gz: eigenvector centrality, scaled to a maximum of 1 (full metrics). Open
+//     with: nibabel.
+//   - participation.nii.gz: participation coefficient P_i ∈ [0, 1) of the node across modules.
+//     Open with: nibabel.
+//   - within_module_z.nii.gz: within-module degree z-score (Guimerà & Amaral). Open with: nibabel.
+//   - betweenness.nii.gz: betweenness centrality (only when asked for: it is costly). Open with:
+//     nibabel.
+//   - metrics.json: whole-network measures: N, E, density, threshold, mean clustering C_p,
+//     characteristic path length L_p, global efficiency, modularity Q, small-world γ, λ, σ and
+//     their random-network references; null where a measure is undefined. Open with:
+//     json.load(open("metrics.json")).
+//   - provenance.json: what produced the bundle: input path and SHA-256 (same as sha256sum), every
+//     parameter, backend (cpu/cuda), CPU and GPU model, OS, timings per stage in seconds, HubScope
+//     version. Open with: json.
+//   - degree_distribution.png: log–log plot of the degree distribution P(k) (fraction of nodes
+//     with degree k) with the fitted power-law and exponentially truncated power-law curves. Open
+//     with: any image viewer.
+//   - series.npy: the cleaned N×L float32 series, one row per node in the order of nodes.tsv (only
+//     when the series are kept: run --keep-series, and every analysis started from the app). Open
+//     with: numpy.load("series.npy").
+//   - mean.nii.gz: temporal mean of the scan on its whole grid, float32 (kept with the series):
+//     the background of slice views. Open with: nibabel.
+//   - dfc/…: per-window results of dynamic connectivity, when windows were asked for. Open with:
+//     as above.
+//   - .hubscope-bundle: marker: this directory is a HubScope bundle (may be replaced by a later
+//     run).
+//   - demo/: with run --demo, the phantom that was analysed (phantom.nii.gz), the mask it used
+//     (mask.nii.gz, the embedded MNI152 brain mask on the phantom's grid) and its ground truth:
+//     phantom_truth_modules.nii.gz (planted module of every voxel) and phantom_truth_hubs.tsv
+//     (planted hubs: node, i, j, k, x, y, z, modules they couple); metrics.json's demo_truth_check
+//     compares the result with them. Open with: nibabel, pandas.
 //
 // Tables are UTF-8, tab-separated, with one header line; numbers are plain decimals (weights
 // with the fewest digits that read back as the same float32, coordinates to 0.001 mm), so
