@@ -15,7 +15,8 @@ demo: deps-demo helper
 
 # Runs every check CI runs: formatting, vet (also of the CUDA build and of the browser build),
 # the race-checked test suite with the Python cross-checks required (HUBSCOPE_STRICT=1), the
-# pure-Go fallback kernels, the helper's command-line smoke test, the -tags cuda helper
+# pure-Go fallback kernels, the helper's command-line smoke test, 10 s of fuzzing per reader of
+# untrusted bytes (scripts/fuzz.sh), the -tags cuda helper
 # started without a GPU (it must fall back to the CPU), the desktop app's
 # real-window smoke test under Xvfb and the browser build's smoke test in headless Chromium.
 test: deps-test fmt-check vet cuda-vet wasm-vet
@@ -23,6 +24,7 @@ test: deps-test fmt-check vet cuda-vet wasm-vet
 	HUBSCOPE_STRICT=1 $(GO) test -count=1 -tags purego ./helper/backend/cpu/... ./helper/fc/...
 	$(GO) build -o $(BIN)/hubscope-helper ./cmd/hubscope-helper
 	scripts/cli-smoke.sh $(BIN)/hubscope-helper
+	scripts/fuzz.sh
 	scripts/cuda-smoke.sh
 	scripts/gui-smoke.sh
 	scripts/web-smoke.sh

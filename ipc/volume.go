@@ -130,16 +130,19 @@ func ReadVolume(r io.Reader) (*Volume, error) {
 	if err := v.Header.check(); err != nil {
 		return nil, err
 	}
-	v.Data = make([]float32, v.Header.Voxels())
+	// The slice grows with the values that arrive, so a 12-byte body whose header claims
+	// 2^28 voxels fails as truncated instead of costing 1 GiB first.
+	nv := v.Header.Voxels()
+	v.Data = make([]float32, 0, min(nv, 1<<20))
 	br := bufio.NewReaderSize(r, 1<<16)
 	var buf [4096]byte
-	for off := 0; off < len(v.Data); {
-		m := min(len(v.Data)-off, len(buf)/4)
+	for off := 0; off < nv; {
+		m := min(nv-off, len(buf)/4)
 		if _, err := io.ReadFull(br, buf[:4*m]); err != nil {
-			return nil, fmt.Errorf("volume %q: truncated data after %d of %d values: %w", v.Header.Name, off, len(v.Data), err)
+			return nil, fmt.Errorf("volume %q: truncated data after %d of %d values: %w", v.Header.Name, off, nv, err)
 		}
 		for k := 0; k < m; k++ {
-			v.Data[off+k] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*k:]))
+			v.Data = append(v.Data, math.Float32frombits(binary.LittleEndian.Uint32(buf[4*k:])))
 		}
 		off += m
 	}

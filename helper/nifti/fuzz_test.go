@@ -61,6 +61,14 @@ func FuzzHeader(f *testing.F) {
 		_ = h.Affine()
 		_ = h.QformAffine()
 		_ = h.TR()
+		if h.TRSource() == "" {
+			t.Fatal("no TR statement")
+		}
+		for _, w := range h.Check() {
+			if w.Field == "" || w.Problem == "" || w.Fix == "" || w.Level < LevelInfo || w.Level > LevelError {
+				t.Fatalf("incomplete warning %+v", w)
+			}
+		}
 		enc, err := encodeNifti1(&h)
 		if err != nil {
 			return // NIfTI-2 sizes beyond int16
