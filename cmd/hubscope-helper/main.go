@@ -19,8 +19,11 @@ const usage = `usage: hubscope-helper <command> [flags]
 
 commands:
   run SCAN --out DIR   build the functional network of a scan (.nii, .nii.gz, .hdr/.img,
-                       or a time-series matrix .csv/.tsv/.npy) and write a results bundle;
+                       a DICOM folder, .zip or DICOMDIR, or a time-series matrix
+                       .csv/.tsv/.npy) and write a results bundle;
                        "run --demo" analyses the built-in phantom
+  series DICOM         list the series of a DICOM folder, .zip or DICOMDIR and say which
+                       one run would analyse
   group SCANS… --out DIR
                        the group-mean network of several subjects on one grid (mean Fisher z
                        or mean r, then any threshold or sweep, then the metrics); --bids DIR
@@ -53,6 +56,7 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	cmds := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
 		"run":     cmdRun,
+		"series":  cmdSeries,
 		"synth":   cmdSynth,
 		"group":   cmdGroup,
 		"cohort":  cmdCohort,

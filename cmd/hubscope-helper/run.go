@@ -19,6 +19,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&cfg.Out, "out", "", "results bundle directory (written complete or not at all)")
 	fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace an existing results bundle at --out")
 	fs.StringVar(&cfg.Mask, "mask", "", "brain mask on the scan's grid (default: automatic EPI mask)")
+	fs.IntVar(&cfg.DICOMSeries, "series", 0, "DICOM input: the series number to analyse (default: the BOLD time series; see \"hubscope-helper series\")")
 	fs.IntVar(&cfg.TimeAxis, "time-axis", 0, "the NIfTI axis (4 to 7) holding the time series, for 5D+ images whose other extra axes have length 1 (default 4)")
 	fs.StringVar(&cfg.Backend, "backend", cfg.Backend, "auto, cuda or cpu")
 	fs.StringVar(&cfg.Measure, "measure", cfg.Measure, "pearson, spearman or kendall")

@@ -45,6 +45,28 @@ type Provenance struct {
 	// InputChecks say which TR was used and why, and what the reader found odd in the
 	// scan's header and worked around (nil for runs that did not record them).
 	InputChecks *InputChecks `json:"input_checks,omitempty"`
+	// Conversion records how a DICOM input became the analysed NIfTI (nil for NIfTI input).
+	Conversion *Conversion `json:"conversion,omitempty"`
+}
+
+// Conversion is a DICOM input's conversion (docs/dicom.md): what was given, which series was
+// analysed and why, and the converter. The converted NIfTI and its anonymised BIDS sidecar
+// are in the bundle (NIfTI, Sidecar: paths inside it), so the run can be repeated without
+// the DICOM; Input then describes that NIfTI.
+type Conversion struct {
+	Source      string   `json:"source"` // the folder, .zip or DICOMDIR as given
+	Kind        string   `json:"kind"`   // folder, zip, DICOMDIR or file
+	Files       int      `json:"files"`  // files looked at
+	Series      int      `json:"series"`
+	Description string   `json:"description"`
+	Reason      string   `json:"reason"` // the picking rule, or "chosen with --series"
+	Volumes     int      `json:"volumes"`
+	Tool        string   `json:"tool"` // "dcm2niix"
+	ToolVersion string   `json:"tool_version"`
+	Warnings    []string `json:"warnings"`     // the converter's, in its words
+	Removed     []string `json:"removed_keys"` // identity keys taken out of the sidecar
+	NIfTI       string   `json:"nifti"`        // e.g. "input/series_6.nii"
+	Sidecar     string   `json:"sidecar"`      // e.g. "input/series_6.json"
 }
 
 // InputChecks are the input's header findings for provenance.json.

@@ -28,6 +28,10 @@ func (p *Prepared) Remove() {
 	}
 }
 
+// Redact returns s with every identity value the series' files hold replaced (a folder
+// named after the patient, say), for what HubScope writes or logs about the input.
+func (p *Prepared) Redact(s string) string { return redact(s, identityValues(p.Series)) }
+
 // Options steer Prepare.
 type Options struct {
 	Series     int          // 0: pick the BOLD series by the rule (Listing.Pick)

@@ -82,6 +82,10 @@ type Config struct {
 	// sweep.png/.svg and hub_stability.nii.gz in the bundle.
 	Sweep string `json:"sweep,omitempty"`
 
+	// DICOMSeries chooses the series of a DICOM input (a folder, .zip or DICOMDIR given as
+	// Scan; dicom.go); 0 picks the BOLD time series by the rule of docs/dicom.md.
+	DICOMSeries int `json:"dicom_series,omitempty"`
+
 	// Group, when set, builds the group-mean network of several subjects instead of one
 	// scan's network (group.go); Scan is then unused and Mask is the mask rule's file.
 	Group *GroupConfig `json:"group,omitempty"`

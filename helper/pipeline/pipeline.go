@@ -11,6 +11,7 @@ import (
 	"github.com/hubscope/hubscope/helper/atlas"
 	"github.com/hubscope/hubscope/helper/backend/cuda"
 	"github.com/hubscope/hubscope/helper/bundle"
+	"github.com/hubscope/hubscope/helper/dicom"
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/group"
 	"github.com/hubscope/hubscope/helper/network"
@@ -42,6 +43,17 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 		return nil, err
 	}
 	fcc, _ := cfg.FC()
+	// 0. DICOM input (a folder, .zip or DICOMDIR): its series converted by dcm2niix into a
+	// private temporary folder first (dicom.go); the run analyses the converted NIfTI.
+	given := cfg.Scan
+	dcm, err := prepareDICOM(ctx, cfg, rep)
+	if err != nil {
+		return nil, err
+	}
+	if dcm != nil {
+		defer dcm.Remove()
+		cfg.Scan = dcm.NIfTI
+	}
 	if cfg.Group != nil || cfg.Demo {
 		// A group-mean network (group.go): the subjects' files are checked as they load;
 		// the demo writes its phantom into the bundle below.
@@ -54,6 +66,9 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 		}
 	}
 	r := &runner{cfg: cfg, rep: rep, start: time.Now()}
+	if dcm != nil { // provenance names what was given, without identity; input/ holds the NIfTI
+		r.cfg.Scan, r.dicom = dcm.Redact(given), dcm
+	}
 
 	// Create the bundle first: an existing output directory is refused before any work.
 	w, err := bundle.Create(cfg.Out, cfg.Overwrite)
@@ -112,6 +127,10 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 	}
 	if err != nil {
 		return nil, err
+	}
+	if dcm != nil {
+		dicomTR(s, dcm, rep)
+		s.Source = r.cfg.Scan
 	}
 	r.stage("load", t0)
 	if cfg.Demo {
@@ -249,6 +268,11 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 		}
 		fcrep.Notes = append(fcrep.Notes, coh.Notes...)
 	}
+	if dcm != nil {
+		if r.conversion, err = writeDICOMInput(w, dcm); err != nil {
+			return nil, err
+		}
+	}
 	if err := writeHubTable(w, s, m, atl); err != nil {
 		return nil, err
 	}
@@ -300,6 +324,9 @@ type runner struct {
 	rep     progress.Reporter
 	start   time.Time
 	timings []bundle.StageTiming
+
+	dicom      *dicom.Prepared    // a DICOM input's conversion (nil for NIfTI input)
+	conversion *bundle.Conversion // its record, once input/ is written
 }
 
 func (r *runner) stage(name string, since time.Time) {
@@ -328,9 +355,15 @@ func (r *runner) provenance(be fc.Backend, fcrep *fc.Report, digests []scan.File
 	if r.cfg.Group != nil && len(digests) > 0 { // the first subject; group.json lists them all
 		scanPath = digests[0].Path
 	}
+	if r.dicom != nil {
+		scanPath = r.dicom.NIfTI // digested while loading
+	}
 	in, err := inputOf(scanPath, digests)
 	if err != nil {
 		return nil, err
+	}
+	if r.conversion != nil {
+		in.Path = r.conversion.NIfTI // inside the bundle; the temporary copy is gone
 	}
 	p := &bundle.Provenance{
 		Software:   ipc.AppName,
@@ -346,6 +379,7 @@ func (r *runner) provenance(be fc.Backend, fcrep *fc.Report, digests []scan.File
 	if be.Name() == "cuda" {
 		p.Device = be.Device()
 	}
+	p.Conversion = r.conversion
 	if r.cfg.Mask != "" {
 		mi, err := inputOf(r.cfg.Mask, digests)
 		if err != nil {

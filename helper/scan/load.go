@@ -45,8 +45,8 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 	if h.Dim[0] < 4 || L < 2 {
 		return nil, fmt.Errorf("%s: 3D image (%d×%d×%d, one volume) where a 4D time series is needed", path, h.Nx(), h.Ny(), h.Nz())
 	}
-	if L < 3 {
-		return nil, fmt.Errorf("%s: %d volumes; at least 3 time points are needed for a correlation", path, L)
+	if L < MinTimePoints {
+		return nil, fmt.Errorf("%s: %d volumes; at least %d time points are needed for a correlation", path, L, MinTimePoints)
 	}
 	dims := [3]int{h.Nx(), h.Ny(), h.Nz()}
 	if h.VoxelsPerVolume() > math.MaxInt32 {

@@ -8,6 +8,10 @@ import (
 	"github.com/hubscope/hubscope/helper/nifti"
 )
 
+// MinTimePoints is the shortest series a network can be built from: a correlation of two
+// points is always ±1 (fc refuses L < 3 too).
+const MinTimePoints = 3
+
 // Scan is a masked resting-state scan: N nodes (voxels or regions) × L time points.
 type Scan struct {
 	Data   []float32     // N×L row-major: series of node v is Data[v*L:(v+1)*L]

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"archive/zip"
+	"bytes"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/hubscope/hubscope/helper/dicom"
+)
+
+// dicomData is the real scanner DICOM; skipped without it or dcm2niix (failed under
+// HUBSCOPE_STRICT).
+func dicomData(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("HUBSCOPE_DATA")
+	if dir == "" {
+		_, file, _, _ := runtime.Caller(0)
+		dir = filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "data")
+	}
+	dir = filepath.Join(dir, "dicom")
+	_, err := os.Stat(filepath.Join(dir, "ax_asc_35sl"))
+	if err == nil {
+		_, err = dicom.FindTool(t.Context())
+	}
+	if err != nil {
+		if os.Getenv("HUBSCOPE_STRICT") == "1" {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	return dir
+}
+
+// TestRunDICOMTooShort: run on each shipped DICOM folder, and on a zip of one, converts and
+// stops with the too-few-volumes line: exit 1, one line, no bundle, no temporary folder.
+func TestRunDICOMTooShort(t *testing.T) {
+	data := dicomData(t)
+	zipped := filepath.Join(t.TempDir(), "export.zip")
+	f, _ := os.Create(zipped)
+	zw := zip.NewWriter(f)
+	files, _ := filepath.Glob(filepath.Join(data, "mb_jpeg_lossless", "*.dcm"))
+	for _, p := range files {
+		b, _ := os.ReadFile(p)
+		w, _ := zw.Create("DICOM/" + filepath.Base(p))
+		w.Write(b)
+	}
+	zw.Close()
+	f.Close()
+	for _, c := range []struct{ in, series string }{
+		{filepath.Join(data, "ax_asc_35sl"), `series 6 "ax_asc_35sl"`},
+		{filepath.Join(data, "sag_int_36sl"), `series 21 "sag_int_36sl"`},
+		{filepath.Join(data, "mb_jpeg_lossless"), `series 25 "fMRI_MB_asc"`},
+		{zipped, `series 25 "fMRI_MB_asc"`},
+	} {
+		tmp := t.TempDir()
+		t.Setenv("TMPDIR", tmp)
+		out := filepath.Join(t.TempDir(), "b")
+		var stdout, stderr bytes.Buffer
+		code := realMain(t.Context(), []string{"run", c.in, "--out", out}, &stdout, &stderr)
+		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+		want := "hubscope-helper run: " + c.in + ": " + c.series + ": 2 volumes; a network needs at least 3"
+		if code != 1 || lines[len(lines)-1] != want {
+			t.Errorf("%s: exit %d, last line %q, want %q", c.in, code, lines[len(lines)-1], want)
+		}
+		if _, err := os.Stat(out); err == nil {
+			t.Errorf("%s: a bundle was left", c.in)
+		}
+		if left, _ := os.ReadDir(tmp); len(left) != 0 {
+			t.Errorf("%s: %d entries left in the temporary folder", c.in, len(left))
+		}
+	}
+}
+
+func TestSeriesCommand(t *testing.T) {
+	data := dicomData(t)
+	var stdout, stderr bytes.Buffer
+	if code := realMain(t.Context(), []string{"series", filepath.Join(data, "sag_int_36sl")}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "run would analyse series 21 \"sag_int_36sl\": the EPI time series with the most volumes (2)") ||
+		!strings.Contains(stdout.String(), "64×64×36") {
+		t.Errorf("series output:\n%s", stdout.String())
+	}
+	stdout.Reset()
+	stderr.Reset()
+	code := realMain(t.Context(), []string{"series", data}, &stdout, &stderr)
+	if code != 1 || !strings.Contains(stderr.String(), "mixed series: 3 EPI time series have 2 volumes each (series 6, 21, 25)") {
+		t.Errorf("whole folder: exit %d, %s", code, stderr.String())
+	}
+}

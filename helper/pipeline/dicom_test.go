@@ -1,0 +1,190 @@
+package pipeline
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/hubscope/hubscope/helper/bundle"
+	"github.com/hubscope/hubscope/helper/dicom"
+	"github.com/hubscope/hubscope/helper/dicom/dicomtest"
+	"github.com/hubscope/hubscope/helper/internal/pyref"
+	"github.com/hubscope/hubscope/helper/nifti"
+)
+
+// dicomData is the real scanner DICOM (HUBSCOPE_DATA/dicom, else the shared data beside the
+// repository); skipped without it or without dcm2niix, failed under HUBSCOPE_STRICT.
+func dicomData(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("HUBSCOPE_DATA")
+	if dir == "" {
+		_, file, _, _ := runtime.Caller(0)
+		dir = filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "data")
+	}
+	dir = filepath.Join(dir, "dicom")
+	_, err := os.Stat(filepath.Join(dir, "ax_asc_35sl"))
+	if err == nil {
+		_, err = dicom.FindTool(t.Context())
+	}
+	if err != nil {
+		if pyref.Strict() {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	return dir
+}
+
+// TestDICOMRunsToBundle: a DICOM series long enough for a network (made from the real
+// Siemens mosaic: 12 volumes, new instance UIDs, numbers, times and per-voxel noise) goes
+// from the folder to a complete bundle holding the converted NIfTI and its sidecar in
+// input/, with the conversion in provenance.json, and no file of the bundle or of the
+// temporary folder holds the patient's or institution's identity.
+func TestDICOMRunsToBundle(t *testing.T) {
+	data := dicomData(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp) // the conversion's private folder lands here: it must be gone after
+	src := t.TempDir()
+	first, _ := filepath.Glob(filepath.Join(data, "ax_asc_35sl", "MR.*"))
+	if _, err := dicomtest.Series(first[0], src, 12, 3, 0.05, 7); err != nil {
+		t.Fatal(err)
+	}
+	ds, err := dicom.Open(src, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lst, err := dicom.List(t.Context(), ds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var identity []string
+	for _, id := range lst.Series[0].Identities() {
+		identity = append(identity, id.Values()...)
+	}
+	// A 16×16×10 box in the brain as the mask keeps the test quick (the race detector slows
+	// the correlation of the automatic mask's 31,000 voxels 20-fold); the reference NIfTI has
+	// the conversion's exact grid.
+	ref, err := nifti.Open(filepath.Join(data, "ref", "ax_asc_35sl_6.nii"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mh := nifti.NewHeader([]int{64, 64, 35}, nifti.Uint8, ref.Header.Affine(), 0)
+	ref.Close()
+	box := make([]float32, 64*64*35)
+	for k := 12; k < 22; k++ {
+		for j := 24; j < 40; j++ {
+			for i := 24; i < 40; i++ {
+				box[i+64*(j+64*k)] = 1
+			}
+		}
+	}
+	mask := filepath.Join(t.TempDir(), "box.nii.gz")
+	if err := nifti.WriteImage(mask, mh, box); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "bundle")
+	cfg := Defaults()
+	cfg.Scan, cfg.Out, cfg.Backend, cfg.Mask, cfg.Metrics = src, out, "cpu", mask, MetricsBasic
+	rec := &noteRecorder{}
+	res, err := Run(t.Context(), cfg, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Metrics.Scan.Nodes < 2000 || res.Metrics.Scan.TimePoints != 12 || res.Metrics.Scan.TR != 3 || res.Metrics.Scan.Path != src {
+		t.Errorf("scan: %+v", res.Metrics.Scan)
+	}
+	var prov struct {
+		Input      bundle.Input
+		Parameters struct{ Scan string }
+		Conversion *bundle.Conversion
+	}
+	raw, err := os.ReadFile(filepath.Join(out, "provenance.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(raw, &prov); err != nil {
+		t.Fatal(err)
+	}
+	c := prov.Conversion
+	if c == nil || c.Series != 6 || c.Volumes != 12 || c.Tool != "dcm2niix" || !strings.HasPrefix(c.ToolVersion, "v1.0.") ||
+		c.NIfTI != "input/series_6.nii" || c.Sidecar != "input/series_6.json" || c.Source != src || prov.Parameters.Scan != src ||
+		prov.Input.Path != "input/series_6.nii" || !strings.Contains(c.Reason, "most volumes (12)") {
+		t.Errorf("provenance: input %+v, parameters.scan %q, conversion %+v", prov.Input, prov.Parameters.Scan, c)
+	}
+	if sum, err := bundle.SHA256File(filepath.Join(out, "input", "series_6.nii")); err != nil || sum != prov.Input.SHA256 {
+		t.Errorf("input/series_6.nii sha256 %s, provenance says %s (%v)", sum, prov.Input.SHA256, err)
+	}
+	var side struct {
+		RepetitionTime float64
+		SliceTiming    []float64
+	}
+	raw, _ = os.ReadFile(filepath.Join(out, "input", "series_6.json"))
+	if err := json.Unmarshal(raw, &side); err != nil || side.RepetitionTime != 3 || len(side.SliceTiming) != 35 {
+		t.Errorf("sidecar: %+v %v", side, err)
+	}
+	if !strings.Contains(strings.Join(rec.notes, "\n"), `converting series 6 "ax_asc_35sl"`) {
+		t.Errorf("notes %q", rec.notes)
+	}
+	// Privacy: every file written (bundle, sidecar, provenance) and every note.
+	files := 0
+	filepath.WalkDir(out, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		files++
+		b, _ := os.ReadFile(p)
+		for _, v := range identity {
+			if bytes.Contains(b, []byte(v)) {
+				t.Errorf("%s holds identity value %q", p, v)
+			}
+		}
+		return nil
+	})
+	for _, v := range identity {
+		if strings.Contains(strings.Join(rec.notes, "\n"), v) {
+			t.Errorf("a note holds identity value %q", v)
+		}
+	}
+	if files < 6 || len(identity) < 4 {
+		t.Errorf("checked %d files for %d identity values", files, len(identity))
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("temporary folder holds %d entries after the run", len(left))
+	}
+}
+
+// TestDICOMTooShort: the shipped 2-volume series converts and stops with the too-few-volumes
+// line, leaving neither a bundle nor a temporary folder.
+func TestDICOMTooShort(t *testing.T) {
+	data := dicomData(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	out := filepath.Join(t.TempDir(), "bundle")
+	cfg := Defaults()
+	cfg.Scan, cfg.Out = filepath.Join(data, "sag_int_36sl"), out
+	_, err := Run(t.Context(), cfg, nil)
+	if err == nil || !strings.HasSuffix(err.Error(), `series 21 "sag_int_36sl": 2 volumes; a network needs at least 3`) {
+		t.Fatalf("got %v", err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a bundle was left")
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("temporary folder holds %d entries", len(left))
+	}
+	cfg.Scan, cfg.DICOMSeries = filepath.Join(data, "ref", "ax_asc_35sl_6.nii"), 6
+	if _, err := Run(t.Context(), cfg, nil); err == nil || !strings.Contains(err.Error(), "--series chooses a series of DICOM input") {
+		t.Errorf("--series with a NIfTI: %v", err)
+	}
+}
+
+type noteRecorder struct{ notes []string }
+
+func (r *noteRecorder) Start(string, int64) {}
+func (r *noteRecorder) Add(int64)           {}
+func (r *noteRecorder) Note(m string)       { r.notes = append(r.notes, m) }
