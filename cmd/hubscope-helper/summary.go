@@ -39,12 +39,10 @@ func networkWarnings(m *pipeline.Metrics) []string {
 	var out []string
 	n := m.Network
 	nodes := m.Scan.Nodes
-	if nodes < smallNetworkNodes {
-		what := "give a brain mask (--mask) that covers the brain"
-		if m.Scan.MaskRule == "" {
-			what = "use more regions"
-		}
-		out = append(out, fmt.Sprintf("only %d nodes: too few for hubs, modules and small-world measures to mean much (brain networks have thousands of voxels); %s, or a scan with more voxels", nodes, what))
+	// Voxel networks only: a region-level network (a time-series matrix) of a few dozen
+	// regions is an ordinary atlas analysis.
+	if nodes < smallNetworkNodes && m.Scan.MaskRule != "" {
+		out = append(out, fmt.Sprintf("only %d nodes: too few for hubs, modules and small-world measures to mean much (voxel networks have thousands of nodes); give a brain mask (--mask) that covers the brain, or a scan with more voxels", nodes))
 	}
 	if nodes > 0 && 2*n.Isolated > nodes {
 		out = append(out, fmt.Sprintf("%d of the %d nodes have no edge at all: the threshold keeps too few connections; lower it (a higher --density, e.g. 0.05, or a lower --r)", n.Isolated, nodes))

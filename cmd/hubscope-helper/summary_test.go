@@ -41,6 +41,8 @@ func TestSummaryWords(t *testing.T) {
 			[]string{"2 modules of ≥ 2 nodes, modularity Q 0.5000; its z-score is undefined (all 15 random networks"}, []string{"community:", "on their own"}},
 		{"small network", networkWarnings(&pipeline.Metrics{Scan: pipeline.ScanInfo{Nodes: 99, MaskRule: "automatic"}, Network: pipeline.NetworkInfo{Isolated: 64}}),
 			[]string{"only 99 nodes", "--mask", "64 of the 99 nodes have no edge", "--density"}, nil},
+		{"region network", networkWarnings(&pipeline.Metrics{Scan: pipeline.ScanInfo{Nodes: 90}, Network: pipeline.NetworkInfo{Isolated: 2}}),
+			nil, []string{"only", "no edge"}},
 		{"large network", networkWarnings(&pipeline.Metrics{Scan: pipeline.ScanInfo{Nodes: 8000, MaskRule: "automatic"}, Network: pipeline.NetworkInfo{Isolated: 11}}),
 			nil, []string{"only", "no edge"}},
 	}
