@@ -16,7 +16,7 @@ import (
 // precision ≥ 0.8); a run with other settings is refused with the differences named.
 func TestNormRecoversLesion(t *testing.T) {
 	n := 20
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		n = 12
 	}
 	bids, deriv, lesion := lesionCohort(t, n, 1, 14, 100)

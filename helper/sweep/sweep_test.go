@@ -96,8 +96,8 @@ func sameNetwork(a, b *network.Network) error {
 // Each threshold's filtered network equals the network built at that threshold alone.
 func TestFilterEqualsSingleBuild(t *testing.T) {
 	n, l := 180, 60
-	if testing.Short() {
-		n = 120
+	if testing.Short() || raceEnabled {
+		n = 80
 	}
 	x := series(n, l, 3)
 	for _, spec := range []string{"r=0.1:0.5:0.05", "density=0.01:0.10:0.01", "density=0.02,0.2,0.33"} {

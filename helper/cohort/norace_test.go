@@ -1,0 +1,5 @@
+//go:build !race
+
+package cohort
+
+const raceEnabled = false
