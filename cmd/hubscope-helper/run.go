@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -44,9 +45,35 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	step := fs.Int("step", 1, "with --window: volumes between window starts")
 	fs.BoolVar(&cfg.DFCNetworks, "dfc-networks", false, "with --window: write every window's network as dfc/network_WWW.npz (large)")
 	fs.IntVar(&cfg.DFCRank, "dfc-rank", 0, "with --window: write each window matrix's rank-L factor (dfc/lowrank_WWW.npy, S ≈ F·Fᵀ) and its error against GPU-DFC's randomized one")
+	// Cleaning before correlation (pipeline.CleanConfig).
+	fs.StringVar(&cfg.Clean.Denoise, "denoise", cfg.Clean.Denoise, "cleaning: auto (fMRIPrep's simple strategy when a confounds table is found, else detrend + band-pass 0.01–0.08 Hz + 5 tCompCor), simple, scrubbing, compcor or none")
+	fs.StringVar(&cfg.Clean.Confounds, "confounds", "", "confounds table (fMRIPrep TSV) for the scan (default: found beside a *_desc-preproc_bold.nii.gz)")
+	fs.Float64Var(&cfg.Clean.TR, "tr", 0, "repetition time in seconds (default: the BIDS sidecar's RepetitionTime, else the header's)")
+	fs.BoolVar(&cfg.Clean.Detrend, "detrend", false, "remove mean and linear trend (on with every preset)")
+	band := fs.String("band", "", "band-pass LOW,HIGH in Hz, e.g. 0.01,0.08 (0 leaves an edge open)")
+	fs.IntVar(&cfg.Clean.DropVolumes, "drop-volumes", 0, "drop the first N volumes (non-steady state)")
+	fs.Float64Var(&cfg.Clean.FD, "fd", 0, "censor volumes with framewise displacement above MM (and segments shorter than 5)")
+	fs.Float64Var(&cfg.Clean.DVARS, "dvars", 0, "censor volumes with standardised DVARS above Z")
+	fs.BoolVar(&cfg.Clean.GlobalSignal, "global-signal", false, "regress the global signal too")
+	confCols := fs.String("confound-columns", "", "regress these columns of the confounds table (a,b,c) instead of a preset")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	if *band != "" {
+		lo, hi, ok := strings.Cut(strings.ReplaceAll(*band, " ", ","), ",")
+		var e1, e2 error
+		if ok {
+			cfg.Clean.Band[0], e1 = strconv.ParseFloat(lo, 64)
+			cfg.Clean.Band[1], e2 = strconv.ParseFloat(hi, 64)
+		}
+		if !ok || e1 != nil || e2 != nil {
+			fmt.Fprintf(stderr, "run: --band %q: want LOW,HIGH in Hz, e.g. 0.01,0.08\n", *band)
+			return errUsage
+		}
+	}
+	if *confCols != "" {
+		cfg.Clean.ConfoundColumns = strings.Split(*confCols, ",")
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
@@ -116,6 +143,10 @@ func printSummary(w io.Writer, res *pipeline.Result) {
 		fmt.Fprintf(w, "mask        %s\n", mw)
 	}
 	fmt.Fprintf(w, "nodes       %d × %d time points, %s\n", s.Nodes, s.TimePoints, tr)
+	if d := m.Denoise; d != nil {
+		fmt.Fprintf(w, "cleaning    %s; %d of %d volumes kept, %d confound directions, %.0f %% of the variance removed\n",
+			d.Strategy, d.VolumesKept, d.VolumesIn, d.ConfoundRank, 100*d.VarianceRemoved)
+	}
 	if c := res.InputChecks; c != nil {
 		for _, h := range c.Warnings {
 			fmt.Fprintf(w, "header      %s: %s (%s)\n", h.Field, h.Problem, h.Fix)

@@ -86,6 +86,10 @@ type Config struct {
 	// Scan; dicom.go); 0 picks the BOLD time series by the rule of docs/dicom.md.
 	DICOMSeries int `json:"dicom_series,omitempty"`
 
+	// Clean is the cleaning of the series before correlation (clean.go): --denoise and its
+	// explicit options. The cleaned series feed the static network, DFC and series.npy.
+	Clean CleanConfig `json:"clean"`
+
 	// Group, when set, builds the group-mean network of several subjects instead of one
 	// scan's network (group.go); Scan is then unused and Mask is the mask rule's file.
 	Group *GroupConfig `json:"group,omitempty"`
@@ -116,6 +120,7 @@ func Defaults() Config {
 		Random:  15,
 		Seed:    1,
 		HubSD:   1,
+		Clean:   CleanConfig{Denoise: CleanNone},
 	}
 }
 
@@ -206,6 +211,12 @@ func (c *Config) Validate() error {
 	}
 	if _, err := c.FC(); err != nil {
 		return err
+	}
+	if err := c.Clean.validate(); err != nil {
+		return err
+	}
+	if c.Group != nil && c.Clean.active() {
+		return fmt.Errorf("group networks take each subject's series as they are: clean them per subject (--denoise none here)")
 	}
 	switch c.Backend {
 	case "auto", "cpu", "cuda":

@@ -38,6 +38,8 @@ type Metrics struct {
 	Norm *norm.Result `json:"-"`
 	// Demo compares the result with the demo phantom's planted modules and hubs (demo only).
 	Demo *TruthCheck `json:"demo_truth_check,omitempty"`
+	// Denoise is what the cleaning did (clean.go); absent when the series were used as loaded.
+	Denoise *CleanReport `json:"denoise,omitempty"`
 
 	// Per-node results the bundle's tables need; not part of metrics.json.
 	membership []int // Leiden module of every node (nil without modules)

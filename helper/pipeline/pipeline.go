@@ -10,6 +10,7 @@ import (
 
 	"github.com/hubscope/hubscope/helper/atlas"
 	"github.com/hubscope/hubscope/helper/backend/cuda"
+	"github.com/hubscope/hubscope/helper/bids"
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/dicom"
 	"github.com/hubscope/hubscope/helper/fc"
@@ -113,6 +114,14 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 		}
 	}
 
+	// An fMRIPrep image brings its brain mask (found by BIDS naming) when none is given.
+	if cfg.Mask == "" && cfg.Group == nil && !cfg.Demo && bids.IsPreprocBold(cfg.Scan) {
+		if m := bids.Mask(cfg.Scan); m != "" {
+			cfg.Mask, r.cfg.Mask = m, m
+			rep.Note("mask: fMRIPrep's brain mask " + m)
+		}
+	}
+
 	// 1. Scan → masked series.
 	t0 := time.Now()
 	var s *scan.Scan
@@ -142,6 +151,21 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 			}
 		}
 		r.cfg.Scan, r.cfg.Mask = final[cfg.Scan], final[cfg.Mask]
+	}
+	// 1b. Cleaning (clean.go): the series every later stage sees.
+	var crep *CleanReport
+	if coh == nil {
+		t0 = time.Now()
+		if crep, err = clean(cfg.Clean, cfg.Scan, s); err != nil {
+			return nil, err
+		}
+		if crep != nil {
+			r.stage("denoise", t0)
+			rep.Note(fmt.Sprintf("cleaning: %s; %d of %d volumes kept", crep.Strategy, crep.VolumesKept, crep.VolumesIn))
+			if cfg.DFCWindow > 0 && len(crep.Censored) > 0 {
+				return nil, fmt.Errorf("%s: dynamic connectivity with censored volumes is not supported yet: drop --window or the censoring (--fd/--dvars, scrubbing)", cfg.Scan)
+			}
+		}
 	}
 	if err := checkDFCLength(cfg, s.L); err != nil {
 		return nil, err
@@ -180,6 +204,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 	if err != nil {
 		return nil, err
 	}
+	m.Denoise = crep
 	if truth != nil {
 		if m.Demo, err = checkTruth(s, m, truth); err != nil {
 			return nil, err

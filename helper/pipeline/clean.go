@@ -1,0 +1,314 @@
+package pipeline
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/hubscope/hubscope/helper/bids"
+	"github.com/hubscope/hubscope/helper/confounds"
+	"github.com/hubscope/hubscope/helper/denoise"
+	"github.com/hubscope/hubscope/helper/scan"
+)
+
+// Cleaning presets (--denoise).
+const (
+	CleanAuto      = "auto"      // fMRIPrep's "simple" when a confounds file is found, else RawRecipe
+	CleanSimple    = "simple"    // load_confounds_strategy("simple") + signal.clean(detrend, zscore_sample)
+	CleanScrubbing = "scrubbing" // likewise with "scrubbing"
+	CleanCompcor   = "compcor"   // likewise with "compcor"
+	CleanNone      = "none"      // the series as loaded (explicit options below still apply)
+)
+
+// CleanConfig chooses how the series are cleaned before correlation (helper/denoise,
+// helper/confounds). Explicit options add to the preset.
+type CleanConfig struct {
+	Denoise   string  `json:"denoise"`             // auto | simple | scrubbing | compcor | none
+	Confounds string  `json:"confounds,omitempty"` // confounds table; "" = found beside an fMRIPrep image
+	TR        float64 `json:"tr,omitempty"`        // seconds; 0 = the JSON sidecar's or the header's
+	Detrend   bool    `json:"detrend,omitempty"`
+	// Band is the band-pass in Hz (Band[0] = high-pass edge, Band[1] = low-pass edge; 0 =
+	// that edge absent).
+	Band            [2]float64 `json:"band,omitempty"`
+	DropVolumes     int        `json:"drop_volumes,omitempty"`
+	FD              float64    `json:"fd_mm,omitempty"`            // scrub volumes with framewise displacement above
+	DVARS           float64    `json:"std_dvars,omitempty"`        // scrub volumes with standardised DVARS above
+	GlobalSignal    bool       `json:"global_signal,omitempty"`    // regress the global signal too
+	ConfoundColumns []string   `json:"confound_columns,omitempty"` // these columns of the table instead of a preset
+}
+
+// RawRecipe is auto's cleaning for a scan without a confounds table (ALGORITHMS' recipe for
+// raw scans, Wang et al.'s band): detrend, Butterworth 0.01–0.08 Hz, 5 tCompCor components.
+const rawCompCor = 5
+
+var rawBand = [2]float64{0.01, 0.08}
+
+// CleanReport is what the cleaning did (metrics.json "denoise").
+type CleanReport struct {
+	Strategy        string          `json:"strategy"` // in words
+	ConfoundsFile   string          `json:"confounds_file,omitempty"`
+	Confounds       []string        `json:"confounds,omitempty"`
+	ConfoundRank    int             `json:"confound_rank"`
+	TR              float64         `json:"tr_seconds,omitempty"`
+	TRSource        string          `json:"tr_source,omitempty"`
+	Options         denoise.Options `json:"options"`
+	VolumesIn       int             `json:"volumes_in"`
+	VolumesKept     int             `json:"volumes_kept"`
+	Censored        []int           `json:"censored_volumes"`
+	VarianceRemoved float64         `json:"variance_removed"` // share of the detrended series' variance the cleaning removed
+}
+
+func (c CleanConfig) active() bool {
+	return (c.Denoise != "" && c.Denoise != CleanNone) || c.Detrend || c.Band != [2]float64{} || c.DropVolumes > 0 ||
+		c.FD > 0 || c.DVARS > 0 || c.GlobalSignal || len(c.ConfoundColumns) > 0 || c.Confounds != ""
+}
+
+func (c CleanConfig) validate() error {
+	switch c.Denoise {
+	case "", CleanAuto, CleanSimple, CleanScrubbing, CleanCompcor, CleanNone:
+	default:
+		return fmt.Errorf("unknown --denoise %q (auto, simple, scrubbing, compcor or none)", c.Denoise)
+	}
+	if c.Band[0] < 0 || c.Band[1] < 0 || (c.Band[0] > 0 && c.Band[1] > 0 && c.Band[0] >= c.Band[1]) {
+		return fmt.Errorf("--band %g %g: want 0 ≤ LOW < HIGH in Hz (0 leaves that edge open)", c.Band[0], c.Band[1])
+	}
+	if c.DropVolumes < 0 || c.FD < 0 || c.DVARS < 0 || c.TR < 0 {
+		return fmt.Errorf("--drop-volumes, --fd, --dvars and --tr must not be negative")
+	}
+	return nil
+}
+
+// clean applies the configured cleaning to the scan's series in place (Data, L) and
+// reports what it did; nil when nothing was asked for.
+func clean(cfg CleanConfig, scanPath string, s *scan.Scan) (*CleanReport, error) {
+	if !cfg.active() {
+		return nil, nil
+	}
+	mode := cfg.Denoise
+	if mode == "" {
+		mode = CleanNone
+	}
+	rep := &CleanReport{VolumesIn: s.L}
+	// Confounds table: named, or beside an fMRIPrep image.
+	file := cfg.Confounds
+	if file == "" && mode != CleanNone {
+		var err error
+		if file, err = bids.Confounds(scanPath); err != nil {
+			return nil, err
+		}
+	}
+	var tab *confounds.Table
+	if file != "" {
+		var err error
+		if tab, err = confounds.Read(file); err != nil {
+			return nil, err
+		}
+		if tab.Rows() != s.L {
+			return nil, fmt.Errorf("%s: %d rows of confounds but the scan has %d volumes", file, tab.Rows(), s.L)
+		}
+		rep.ConfoundsFile = file
+	}
+	preset := mode
+	if mode == CleanAuto {
+		preset = CleanSimple
+		if tab == nil {
+			preset = "raw"
+		}
+	}
+	if tab == nil && (preset == CleanSimple || preset == CleanScrubbing || preset == CleanCompcor) {
+		return nil, fmt.Errorf("%s: --denoise %s needs fMRIPrep's confounds table (none found beside the scan: give --confounds FILE)", scanPath, mode)
+	}
+	if tab == nil && (cfg.FD > 0 || cfg.DVARS > 0 || len(cfg.ConfoundColumns) > 0) {
+		return nil, fmt.Errorf("%s: --fd, --dvars and --confound-columns need a confounds table (--confounds FILE)", scanPath)
+	}
+	o := denoise.Options{Drop: cfg.DropVolumes, Detrend: true, Standardize: denoise.ZScoreSample, StandardizeConfounds: true}
+	band := cfg.Band
+	var names []string
+	var cols [][]float64
+	var mask []int
+	switch {
+	case len(cfg.ConfoundColumns) > 0:
+		var missing []string
+		for _, n := range cfg.ConfoundColumns {
+			c := tab.Col(n)
+			if c == nil {
+				missing = append(missing, n)
+				continue
+			}
+			c = slices.Clone(c)
+			if math.IsNaN(c[0]) && len(c) > 1 {
+				c[0] = c[1]
+			}
+			names, cols = append(names, n), append(cols, c)
+		}
+		if len(missing) > 0 {
+			return nil, fmt.Errorf("%s: no column %s", file, strings.Join(missing, ", "))
+		}
+		rep.Strategy = "the confounds " + strings.Join(names, ", ")
+	case preset == CleanSimple || preset == CleanScrubbing || preset == CleanCompcor:
+		st, _ := confounds.Preset(preset)
+		if cfg.GlobalSignal {
+			st = st.WithGlobalSignal("basic")
+		}
+		if cfg.FD > 0 || cfg.DVARS > 0 {
+			if !slices.Contains(st.Components, "scrub") {
+				st.Components = append(st.Components, "scrub")
+				st.Scrub, st.FD, st.DVARS = 5, 0.5, 1.5
+			}
+			if cfg.FD > 0 {
+				st.FD = cfg.FD
+			}
+			if cfg.DVARS > 0 {
+				st.DVARS = cfg.DVARS
+			}
+		}
+		sel, err := tab.Select(st)
+		if err != nil {
+			return nil, err
+		}
+		names, cols, mask = sel.Names, sel.Cols, sel.SampleMask
+		rep.Strategy = fmt.Sprintf("fMRIPrep confounds, nilearn's %q strategy", preset)
+		if mode == CleanAuto {
+			rep.Strategy = "auto: " + rep.Strategy + " (a confounds table was found)"
+		}
+	case preset == "raw":
+		if band == [2]float64{} {
+			band = rawBand
+		}
+		tc, err := confounds.HighVarianceConfounds(s.Data[:], s.N, s.L, rawCompCor, 2)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", scanPath, err)
+		}
+		for j, c := range tc {
+			names, cols = append(names, fmt.Sprintf("t_comp_cor_%02d", j)), append(cols, c)
+		}
+		rep.Strategy = fmt.Sprintf("auto: no confounds table, so detrend, band-pass %g–%g Hz and %d tCompCor components from the scan", band[0], band[1], rawCompCor)
+	default: // none with explicit options
+		o.Detrend = cfg.Detrend
+		rep.Strategy = "explicit options only"
+	}
+	if cfg.GlobalSignal && (tab == nil || len(cfg.ConfoundColumns) > 0) {
+		names, cols = append(names, "global_signal (from the scan)"), append(cols, confounds.Global(s.Data, s.N, s.L))
+	}
+	if band != [2]float64{} {
+		tr, src, err := repetitionTime(cfg, scanPath, s)
+		if err != nil {
+			return nil, err
+		}
+		o.Filter, o.HighPass, o.LowPass, o.TR = denoise.FilterButterworth, band[0], band[1], tr
+		rep.TR, rep.TRSource = tr, src
+	}
+	p, err := denoise.Compile(s.L, cols, mask, o)
+	if err != nil {
+		return nil, fmt.Errorf("%s: cleaning: %w", scanPath, err)
+	}
+	// Share of variance removed, on the detrended input (what correlation would have seen).
+	before := detrendedVariance(s.Data, s.N, s.L)
+	out := make([]float32, s.N*p.Out)
+	p.Apply(out, s.Data, s.N)
+	rep.Options, rep.Confounds, rep.ConfoundRank = o, names, p.ConfoundRank
+	rep.VolumesKept = p.Out
+	kept := map[int]bool{}
+	for _, k := range p.Kept {
+		kept[k] = true
+	}
+	rep.Censored = []int{}
+	for i := 0; i < s.L; i++ {
+		if !kept[i] {
+			rep.Censored = append(rep.Censored, i)
+		}
+	}
+	if o.Standardize != "" && before > 0 {
+		rep.VarianceRemoved = residualShare(s.Data, out, s.N, s.L, p)
+	}
+	s.Data, s.L = out, p.Out
+	return rep, nil
+}
+
+// repetitionTime: --tr, else the BIDS sidecar's RepetitionTime, else the header's; a
+// missing or implausible value stops with a line naming --tr.
+func repetitionTime(cfg CleanConfig, scanPath string, s *scan.Scan) (float64, string, error) {
+	tr, src := cfg.TR, "--tr"
+	if tr == 0 {
+		side, file, err := bids.RepetitionTime(scanPath)
+		if err != nil {
+			return 0, "", err
+		}
+		tr, src = side, "RepetitionTime in "+file
+	}
+	if tr == 0 {
+		tr, src = s.TR, s.TRSource
+	}
+	if !(tr >= 0.1 && tr <= 30) {
+		why := fmt.Sprintf("TR %g s (%s) is implausible", tr, src)
+		if tr == 0 {
+			why = "the scan's TR is unknown (" + src + ")"
+		}
+		return 0, "", fmt.Errorf("%s: band-pass filtering needs the repetition time but %s: give it with --tr SECONDS", scanPath, why)
+	}
+	return tr, src, nil
+}
+
+func detrendedVariance(x []float32, n, t int) float64 {
+	total := 0.0
+	for i := 0; i < n; i++ {
+		row := x[i*t : (i+1)*t]
+		m := 0.0
+		for _, v := range row {
+			m += float64(v)
+		}
+		m /= float64(t)
+		for _, v := range row {
+			total += (float64(v) - m) * (float64(v) - m)
+		}
+	}
+	return total
+}
+
+// residualShare is the mean over voxels of 1 − (variance kept)/(variance before), computed
+// on the operator's output before standardisation (the plan's operator applied to the
+// kept volumes, no z-scoring).
+func residualShare(x, _ []float32, n, t int, p *denoise.Plan) float64 {
+	m := p.Operator()
+	sum, cnt := 0.0, 0
+	step := max(1, n/2000) // a sample of voxels is enough for one figure
+	y := make([]float64, p.Out)
+	for i := 0; i < n; i += step {
+		row := x[i*t : (i+1)*t]
+		mean := 0.0
+		for _, v := range row {
+			mean += float64(v)
+		}
+		mean /= float64(t)
+		vin := 0.0
+		for _, v := range row {
+			vin += (float64(v) - mean) * (float64(v) - mean)
+		}
+		vin /= float64(t)
+		for r := range y {
+			s := 0.0
+			for k, v := range row {
+				s += m[r*t+k] * (float64(v) - mean)
+			}
+			y[r] = s
+		}
+		ym, vout := 0.0, 0.0
+		for _, v := range y {
+			ym += v
+		}
+		ym /= float64(len(y))
+		for _, v := range y {
+			vout += (v - ym) * (v - ym)
+		}
+		vout /= float64(len(y))
+		if vin > 0 {
+			sum += 1 - vout/vin
+			cnt++
+		}
+	}
+	if cnt == 0 {
+		return 0
+	}
+	return sum / float64(cnt)
+}

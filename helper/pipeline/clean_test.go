@@ -1,0 +1,158 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/binary"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hubscope/hubscope/helper/bundle"
+	"github.com/hubscope/hubscope/helper/internal/pyref"
+)
+
+// cleanFixture builds an fMRIPrep-layout run from a real scan (first vols volumes, written by
+// nibabel) and, with confounds, a real fMRIPrep confounds table with its sidecar (nilearn's
+// v21 test file: 30 rows, 3 non-steady-state volumes; its rows 1–29 appended once more with
+// the outlier flags cleared, so that 24 motion + 2 tissue + cosine regressors fit the run).
+func cleanFixture(t *testing.T, nilearn, scanFile string, vols int, withConfounds bool) string {
+	t.Helper()
+	data := os.Getenv("HUBSCOPE_DATA")
+	if data == "" {
+		data = filepath.Join(nilearn, "..", "..", "data")
+	}
+	src := filepath.Join(data, scanFile)
+	if _, err := os.Stat(src); err != nil {
+		if pyref.Strict() {
+			t.Fatalf("shared data missing: %v (set HUBSCOPE_DATA)", err)
+		}
+		t.Skipf("shared data missing: %v", err)
+	}
+	dir := filepath.Join(t.TempDir(), "sub-01", "func")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bold := filepath.Join(dir, "sub-01_task-rest_space-MNI152NLin2009cAsym_desc-preproc_bold.nii.gz")
+	pyref.Run(t, `
+import sys, nibabel as nib
+img = nib.load(sys.argv[1])
+nib.save(img.slicer[..., :int(sys.argv[3])], sys.argv[2])
+`, src, bold, strconv.Itoa(vols))
+	if withConfounds {
+		fm := filepath.Join(nilearn, "nilearn", "interfaces", "fmriprep", "data", "test-v21_desc-confounds_timeseries")
+		pyref.Run(t, `
+import sys, shutil, pandas as pd
+c = pd.read_csv(sys.argv[1] + ".tsv", sep="\t")
+more = c.iloc[1:].copy()
+for col in c.columns:
+    if "non_steady_state" in col or "motion_outlier" in col:
+        more[col] = 0.0
+c = pd.concat([c, more]).iloc[:int(sys.argv[3])]
+c.to_csv(sys.argv[2] + ".tsv", sep="\t", index=False, na_rep="n/a")
+shutil.copy(sys.argv[1] + ".json", sys.argv[2] + ".json")
+`, fm, filepath.Join(dir, "sub-01_task-rest_desc-confounds_timeseries"), strconv.Itoa(vols))
+	}
+	return bold
+}
+
+func readSeries(t *testing.T, dir string) ([]float32, int, int) {
+	t.Helper()
+	r, err := bundle.OpenSeries(filepath.Join(dir, bundle.SeriesFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	x, err := r.ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return x, r.N, r.L
+}
+
+// TestCleaningEqualsNilearn: `run --denoise simple` on an fMRIPrep-layout run (confounds and
+// TR found by naming) and `--denoise auto` on a raw scan give the series nilearn 0.10.4 gives
+// for the same masked series: load_confounds_strategy("simple") + signal.clean, and
+// high_variance_confounds + Butterworth 0.01–0.08 Hz.
+func TestCleaningEqualsNilearn(t *testing.T) {
+	nl := pyref.Nilearn(t)
+	for _, c := range []struct {
+		name, mode, ref string
+		scan            string
+		vols            int
+		conf            bool
+		wantStrategy    string
+	}{
+		{"simple on an fMRIPrep run", CleanSimple, "simple", "haxby2001_run001_bold_25mm.nii.gz", 59, true, `"simple" strategy`},
+		{"auto finds the table", CleanAuto, "simple", "haxby2001_run001_bold_25mm.nii.gz", 50, true, "a confounds table was found"},
+		{"auto on a raw scan", CleanAuto, "raw", "haxby2001_slice_bold.nii.gz", 200, false, "tCompCor"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			bold := cleanFixture(t, nl, c.scan, c.vols, c.conf)
+			run := func(mode string) (string, *Result) {
+				cfg := Defaults()
+				cfg.Scan, cfg.Backend, cfg.Metrics, cfg.KeepSeries = bold, "cpu", MetricsNone, true
+				cfg.Density = 0.05
+				cfg.Clean.Denoise = mode
+				cfg.Out = filepath.Join(t.TempDir(), "b")
+				res, err := Run(context.Background(), cfg, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res.Dir, res
+			}
+			rawDir, _ := run(CleanNone)
+			cleanDir, res := run(c.mode)
+			d := res.Metrics.Denoise
+			if d == nil || !strings.Contains(d.Strategy, c.wantStrategy) {
+				t.Fatalf("strategy %+v, want %q", d, c.wantStrategy)
+			}
+			raw, n, l := readSeries(t, rawDir)
+			got, n2, l2 := readSeries(t, cleanDir)
+			if n2 != n {
+				t.Fatalf("%d nodes cleaned, %d raw", n2, n)
+			}
+			f := filepath.Join(t.TempDir(), "x.f32")
+			b := make([]byte, 4*len(raw))
+			for i, v := range raw {
+				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+			}
+			if err := os.WriteFile(f, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			script, err := os.ReadFile("testdata/clean_ref.py")
+			if err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(t.TempDir(), "y")
+			pyref.Run(t, string(script), nl, c.ref, bold, f, strconv.Itoa(n), strconv.Itoa(l), "2.5", out)
+			yb, err := os.ReadFile(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(yb) != 8*n*l2 {
+				t.Fatalf("nilearn gave %d values, we %d×%d", len(yb)/8, n, l2)
+			}
+			worst := 0.0
+			for i := 0; i < n; i++ {
+				for k := 0; k < l2; k++ {
+					w := math.Float64frombits(binary.LittleEndian.Uint64(yb[8*(k*n+i):]))
+					worst = math.Max(worst, math.Abs(float64(got[i*l2+k])-w))
+				}
+			}
+			t.Logf("%d nodes × %d→%d volumes, %d confounds (rank %d), %.0f %% variance removed: max |Δ| %.2g (z-scores)",
+				n, l, l2, len(d.Confounds), d.ConfoundRank, 100*d.VarianceRemoved, worst)
+			// The raw recipe's tolerance is looser: its five tCompCor directions come from an
+			// eigendecomposition (gonum here, LAPACK's syevd in nilearn) and carry its rounding.
+			tol := 2e-5
+			if c.ref == "raw" {
+				tol = 2e-4
+			}
+			if worst > tol {
+				t.Errorf("cleaned series differ from nilearn's by %.3g", worst)
+			}
+		})
+	}
+}
