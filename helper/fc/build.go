@@ -260,7 +260,7 @@ func Build(ctx context.Context, b Backend, x []float32, n, l int, cfg Config, re
 		d.timing("components", 0, t1)
 	}
 	if !cfg.Abs && (cfg.Mode == Significance || cfg.Mode == Density) {
-		d.note("negative values are not kept; set Abs to rank pairs by |value|")
+		d.note("negative correlations are not kept as links; ask for absolute values (--abs) to rank pairs by |r| instead")
 	}
 	return nw, d.rpt, nil
 }
