@@ -131,6 +131,9 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.Float64Var(&opt.Alpha, "alpha", 0.05, "false discovery rate for the nodes listed in compare_nodes.tsv")
 	mapsFlag := fs.String("maps", "degree", "nodal maps to compare, comma-separated (degree, strength, clustering, hub_z, …)")
 	fs.StringVar(&opt.Out, "out", "", "output folder (default DERIV/compare)")
+	fs.StringVar(&opt.Atlas, "atlas", "", "label image: also the network-based statistic (Zalesky 2010) on the runs' region networks (nbs.tsv)")
+	fs.StringVar(&opt.AtlasNames, "atlas-names", "", "region names for --atlas, one \"index name\" per line")
+	fs.Float64Var(&opt.NBSThreshold, "nbs-t", 3, "network-based statistic: primary threshold on |t|")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -167,6 +170,11 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	for _, n := range res.Nodal {
 		fmt.Fprintf(stdout, "nodes       %s: %d of %d nodes differ at FDR %g (t/p/q maps in %s)\n", n.Map, n.Significant, n.Nodes, opt.Alpha, res.Out)
+	}
+	for c, comp := range res.NBS {
+		if c < 5 {
+			fmt.Fprintf(stdout, "NBS         component %d: %d edges among %d regions, p (FWE) %.3g\n", c+1, len(comp.Edges), len(comp.Regions), comp.P)
+		}
 	}
 	return nil
 }

@@ -170,6 +170,11 @@ type CompareOptions struct {
 	Alpha        float64
 	Maps         []string
 	Out          string // default DERIV/compare
+	// Atlas, when set, adds the network-based statistic at region scale (Zalesky et al. 2010)
+	// on the region networks of the runs (RegionNetworks), primary threshold |t| > NBSThreshold
+	// (default 3).
+	Atlas, AtlasNames string
+	NBSThreshold      float64
 }
 
 // GlobalTest is one global measure's comparison.
@@ -196,6 +201,7 @@ type CompareResult struct {
 	Nodal  []NodalTest
 	Out    string
 	Notes  []string
+	NBS    []stats.NBSComponent // with an atlas
 }
 
 // MinPerGroup is the smallest group Compare accepts.
@@ -407,6 +413,14 @@ func Compare(ctx context.Context, opt CompareOptions) (*CompareResult, error) {
 	}
 	if err := os.WriteFile(filepath.Join(opt.Out, "compare_nodes.tsv"), []byte(nb.String()), 0o644); err != nil {
 		return nil, err
+	}
+	if opt.Atlas != "" {
+		if len(opt.Covariates) > 0 {
+			res.Notes = append(res.Notes, "the network-based statistic does not regress covariates")
+		}
+		if res.NBS, err = runNBS(opt, ids, inA, nd); err != nil {
+			return nil, err
+		}
 	}
 	return res, nil
 }

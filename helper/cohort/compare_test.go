@@ -2,11 +2,13 @@ package cohort
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/synth"
 )
@@ -57,7 +59,7 @@ func lesionCohort(t *testing.T, controls, patients int, voxelMM float64, length 
 }
 
 func TestComparePlantedLesion(t *testing.T) {
-	_, deriv, lesion := lesionCohort(t, 6, 6, 14, 100)
+	bids, deriv, lesion := lesionCohort(t, 6, 6, 14, 100)
 	res, err := Compare(context.Background(), CompareOptions{Deriv: deriv, GroupColumn: "diagnosis", Groups: []string{"patient", "control"},
 		Permutations: 200, Seed: 1})
 	if err != nil {
@@ -86,6 +88,30 @@ func TestComparePlantedLesion(t *testing.T) {
 			t.Error(err)
 		}
 	}
+	// Region scale: the network-based statistic on the phantom's modules as the atlas finds a
+	// component through the lesioned module.
+	modules := filepath.Join(bids, "truth", "modules.nii.gz")
+	nbs, err := Compare(context.Background(), CompareOptions{Deriv: deriv, GroupColumn: "diagnosis", Atlas: modules,
+		Permutations: 200, Seed: 2, Out: filepath.Join(t.TempDir(), "nbs")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, labels, err := nifti.ReadImage(modules)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lesioned int
+	for v := range lesion {
+		lesioned = int(labels[v[0]+h.Nx()*(v[1]+h.Ny()*v[2])])
+	}
+	if len(nbs.NBS) == 0 || nbs.NBS[0].P > 0.05 {
+		t.Fatalf("NBS: no component at p ≤ 0.05: %+v", nbs.NBS)
+	}
+	b, _ = os.ReadFile(filepath.Join(nbs.Out, "nbs.tsv"))
+	if !strings.Contains(strings.Split(string(b), "\n")[1], fmt.Sprintf("region %d", lesioned)) {
+		t.Errorf("NBS component misses the lesioned module %d:\n%s", lesioned, b)
+	}
+	t.Logf("NBS: %d edges among %d modules, p %.3f", len(nbs.NBS[0].Edges), len(nbs.NBS[0].Regions), nbs.NBS[0].P)
 	// With a covariate regressed out the lesion is still found.
 	cov, err := Compare(context.Background(), CompareOptions{Deriv: deriv, GroupColumn: "diagnosis", Groups: []string{"patient", "control"},
 		Covariates: []string{"age", "sex"}, Out: filepath.Join(t.TempDir(), "cov")})
