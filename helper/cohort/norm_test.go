@@ -64,9 +64,10 @@ func TestNormRecoversLesion(t *testing.T) {
 	}
 	// Other settings are refused before any work, naming the differences.
 	other := cfg
-	other.Out, other.Density, other.HubSD = filepath.Join(t.TempDir(), "other"), 0.02, 1.5
+	other.Out, other.Density, other.HubSD, other.Backend, other.Metrics = filepath.Join(t.TempDir(), "other"), 0.02, 1.5, "auto", pipeline.MetricsBasic
 	_, err = pipeline.Run(context.Background(), other, nil)
-	if err == nil || !strings.Contains(err.Error(), "density: 0.01 → 0.02") || !strings.Contains(err.Error(), "hub_sd: 1 → 1.5") {
+	if err == nil || !strings.Contains(err.Error(), "density: 0.01 → 0.02") || !strings.Contains(err.Error(), "hub_sd: 1 → 1.5") ||
+		strings.Contains(err.Error(), "backend") || strings.Contains(err.Error(), "metrics") {
 		t.Errorf("other settings: %v", err)
 	}
 	// Too few runs, and runs made with mixed settings, are refused.

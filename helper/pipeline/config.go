@@ -108,6 +108,25 @@ func (c Config) Settings() map[string]any {
 	return norm.Flatten(c)
 }
 
+// nodalIrrelevant are the settings that leave a run's degree, strength and clustering maps
+// unchanged (the backends agree by the conformance suite; the others choose extra outputs or
+// labels), so a patient's run may differ from its normative cohort in them.
+var nodalIrrelevant = map[string]bool{"backend": true, "atlas": true, "atlas_names": true, "keep_series": true,
+	"metrics": true, "random": true, "betweenness": true, "seed": true,
+	"dfc_window": true, "dfc_step": true, "dfc_rank": true, "dfc_networks": true}
+
+// NodalSettings is Settings without the keys that leave the nodal maps unchanged: what a
+// normative comparison holds a run to.
+func NodalSettings(settings map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range settings {
+		if !nodalIrrelevant[k] {
+			out[k] = v
+		}
+	}
+	return out
+}
+
 // Defaults are what a clinician gets without choosing: Pearson, exact density 1 %, automatic
 // mask, full metrics against 15 random networks, CUDA when present.
 func Defaults() Config {

@@ -109,7 +109,8 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 		if nm, err = norm.Load(cfg.Norm); err != nil {
 			return nil, err
 		}
-		if err := nm.CheckSettings(cfg.Settings()); err != nil {
+		nm.Info.Settings = NodalSettings(nm.Info.Settings)
+		if err := nm.CheckSettings(NodalSettings(cfg.Settings())); err != nil {
 			return nil, err
 		}
 	}
