@@ -22,6 +22,7 @@
 //	GET  /jobs/{id}/series?voxel=i,j,k  Series
 //	GET  /jobs/{id}/files               []FileInfo of the results bundle
 //	GET  /jobs/{id}/files/{name}        one bundle file's bytes
+//	POST /dicom/series                  SeriesRequest → DICOMListing (Unix socket only)
 //
 // Errors come back with an HTTP status and an ErrorBody.
 //
@@ -88,6 +89,8 @@ type Settings struct {
 	// (0 = no dynamic analysis).
 	DFCWindow int `json:"dfc_window,omitempty"`
 	DFCStep   int `json:"dfc_step,omitempty"`
+	// DICOMSeries chooses the series of DICOM input (0: the BOLD series by the rule).
+	DICOMSeries int `json:"dicom_series,omitempty"`
 }
 
 // JobRequest submits one analysis. Exactly one of Scan (a path on the helper's machine; only

@@ -138,6 +138,7 @@ func NewHandler(svc Service, opts HandlerOptions) http.Handler {
 		{"GET", "/jobs/{id}/series", h.series},
 		{"GET", "/jobs/{id}/files", h.files},
 		{"GET", "/jobs/{id}/files/{name...}", h.file},
+		{"POST", "/dicom/series", h.dicomSeries},
 	}
 	seen := map[string]bool{}
 	for _, rt := range routes {

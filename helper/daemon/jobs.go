@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hubscope/hubscope/helper/dicom"
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/progress"
@@ -66,7 +67,7 @@ func (d *Daemon) Submit(ctx context.Context, req ipc.JobRequest) (ipc.Job, error
 
 	// Paths first (nothing to undo), then uploads, which move into the job's input/.
 	if req.Scan != "" {
-		if r.Scan, err = checkPath("scan", req.Scan); err != nil {
+		if r.Scan, err = checkScanPath(req.Scan); err != nil {
 			return ipc.Job{}, err
 		}
 		if name == "" {
@@ -103,7 +104,12 @@ func (d *Daemon) Submit(ctx context.Context, req ipc.JobRequest) (ipc.Job, error
 	}
 	// The header is read now, so that a file that is no 4D NIfTI fails at once, by name, and
 	// its space codes are kept for the atlas decision.
-	if err := checkScanHeader(&r, name); err != nil {
+	if dicom.IsInput(r.Scan) {
+		err = checkDICOM(ctx, &r, cfg.DICOMSeries, &name)
+	} else {
+		err = checkScanHeader(&r, name)
+	}
+	if err != nil {
 		undo()
 		return ipc.Job{}, err
 	}
@@ -194,6 +200,10 @@ func (d *Daemon) config(s ipc.Settings) (pipeline.Config, error) {
 		cfg.Backend = s.Backend
 	}
 	setDFC(&cfg, s.DFCWindow, s.DFCStep)
+	if s.DICOMSeries < 0 {
+		return bad("dicom_series", "%d: want a series number (0: the BOLD series by the rule)", s.DICOMSeries)
+	}
+	cfg.DICOMSeries = s.DICOMSeries
 	// Validate checks everything else; it needs a scan and an output to be named.
 	probe := cfg
 	probe.Scan, probe.Out = "scan", "out"
@@ -356,6 +366,7 @@ func (d *Daemon) run(ctx context.Context, j *job) {
 	}()
 	t0 := time.Now()
 	_, err := pipeline.Run(ctx, j.cfg, j.tracker)
+	dropDICOMUpload(j)
 	close(stopTicker)
 	<-tickerDone
 

@@ -35,10 +35,10 @@ type uploadMeta struct {
 	Time time.Time `json:"time"`
 }
 
-// uploadExt returns the NIfTI extension of a file name, or "".
+// uploadExt returns the extension of an uploadable file name (NIfTI, or a .zip of DICOM), or "".
 func uploadExt(name string) string {
 	lower := strings.ToLower(name)
-	for _, ext := range []string{".nii.gz", ".nii"} {
+	for _, ext := range []string{".nii.gz", ".nii", ".zip"} {
 		if strings.HasSuffix(lower, ext) {
 			return ext
 		}
@@ -84,7 +84,12 @@ func (d *Daemon) Upload(ctx context.Context, name string, body io.Reader) (ipc.U
 	if int64(n) > d.opt.MaxUpload {
 		return ipc.Upload{}, ipc.Errorf(ipc.CodeTooLarge, "upload %s exceeds the limit of %d bytes", name, d.opt.MaxUpload)
 	}
-	if err := d.probeHeader(head, ext); err != nil {
+	if ext == ".zip" {
+		// A DICOM export: read (safely, docs/dicom.md) and listed when the job is submitted.
+		if !bytes.HasPrefix(head, []byte("PK\x03\x04")) {
+			return ipc.Upload{}, ipc.Errorf(ipc.CodeBadRequest, "upload %s: not a zip archive", name)
+		}
+	} else if err := d.probeHeader(head, ext); err != nil {
 		return ipc.Upload{}, ipc.Errorf(ipc.CodeBadRequest, "upload %s: not a valid NIfTI image: %v", name, err)
 	}
 	if _, err := f.Write(head); err != nil {
@@ -165,7 +170,7 @@ func (d *Daemon) takeUpload(id, jobDir, role string) (string, uploadMeta, error)
 	if err == nil {
 		err = json.Unmarshal(b, &meta)
 	}
-	if err != nil || (meta.Ext != ".nii" && meta.Ext != ".nii.gz") {
+	if err != nil || (meta.Ext != ".nii" && meta.Ext != ".nii.gz" && (meta.Ext != ".zip" || role != "scan")) {
 		return "", meta, ipc.Errorf(ipc.CodeBadRequest, "%s_upload %q: no such upload", role, id)
 	}
 	in := filepath.Join(jobDir, "input")

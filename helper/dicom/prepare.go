@@ -2,6 +2,7 @@ package dicom
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -65,6 +66,13 @@ func Prepare(ctx context.Context, path string, opt Options) (p *Prepared, err er
 	if err != nil {
 		return nil, err
 	}
+	defer func() { // no message names the patient (a folder called after them, say)
+		if err != nil && ctx.Err() == nil {
+			if msg := lst.Redact(err.Error()); msg != err.Error() {
+				err = errors.New(msg)
+			}
+		}
+	}()
 	tool, toolErr := FindTool(ctx)
 	if toolErr == nil && tool.Guesses() && opt.Series == 0 {
 		for _, s := range lst.Series {

@@ -73,6 +73,9 @@ func (s *Series) TimeSeries() bool {
 	return s.EPI && s.Volumes > 1 && !s.derived && !s.diffuse
 }
 
+// Redact returns str with every identity value the series' files hold replaced.
+func (s *Series) Redact(str string) string { return redact(str, identityValues(s)) }
+
 // Identities are the patient identities the series' files hold (to check the conversion).
 func (s *Series) Identities() []Identity { return s.identity }
 
@@ -324,6 +327,15 @@ func (l *Listing) Pick(number int) (s *Series, reason string, err error) {
 			len(tied), cands[0].Volumes, strings.Join(tied, ", "), l.Brief())
 	}
 	return cands[0], fmt.Sprintf("%s (%d)", rule, cands[0].Volumes), nil
+}
+
+// Redact returns str with every identity value the listed files hold replaced.
+func (l *Listing) Redact(str string) string {
+	var vals []string
+	for _, s := range l.Series {
+		vals = append(vals, identityValues(s)...)
+	}
+	return redact(str, vals)
 }
 
 // Brief is the listing on one line: `series 6 "ax_asc_35sl" (EPI, 2 volumes), series 2 "t1" (1 volume)`.
