@@ -2,11 +2,14 @@ package cohort
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/synth"
 )
@@ -81,6 +84,41 @@ func TestCohortResumes(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(tab)), "\n")
 	if len(lines) != 4 || !strings.HasPrefix(lines[0], "participant_id\trun\tdiagnosis\tage\tsex\t") || !strings.Contains(lines[0], "network.edges") {
 		t.Errorf("table:\n%s", tab)
+	}
+	// With an atlas (the phantom's modules) the table gains each region's mean degree, which
+	// is the mean of the run's degree map over the region's nodes.
+	withAtlas := opt
+	withAtlas.Config.Atlas = filepath.Join(bids, "truth", "modules.nii.gz")
+	rows, _, err = Collect(withAtlas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := rows[0].Measures["region_degree.1"]; !ok {
+		t.Errorf("no region_degree.1 column: %v", rows[0].Measures)
+	}
+	h, mods, err := nifti.ReadImage(withAtlas.Config.Atlas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, degree, err := nifti.ReadImage(filepath.Join(rows[0].Bundle, "degree.nii.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ijk, err := readNodes(filepath.Join(rows[0].Bundle, "nodes.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, cnt := map[int]float64{}, map[int]float64{}
+	for _, v := range ijk {
+		f := v[0] + h.Nx()*(v[1]+h.Ny()*v[2])
+		sum[int(mods[f])] += float64(degree[f])
+		cnt[int(mods[f])]++
+	}
+	for l := 1; l <= 7; l++ {
+		got, ok := rows[0].Measures[fmt.Sprintf("region_degree.%d", l)]
+		if want := sum[l] / cnt[l]; cnt[l] > 0 && (!ok || math.Abs(got-want) > 1e-9*want) {
+			t.Errorf("region %d mean degree %g, want %g", l, got, want)
+		}
 	}
 	pt := filepath.Join(bids, "participants.tsv")
 	pb, _ := os.ReadFile(pt)

@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hubscope/hubscope/helper/atlas"
 	"github.com/hubscope/hubscope/helper/bids/derivatives"
+	"github.com/hubscope/hubscope/helper/nifti"
 )
 
 // TableFile is the subjects × measures table in the derivatives folder.
@@ -36,6 +38,12 @@ func Collect(opt Options) ([]Row, *derivatives.Participants, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	var atl *atlas.Atlas
+	if opt.Config.Atlas != "" {
+		if atl, err = atlas.Load(opt.Config.Atlas, opt.Config.AtlasNames); err != nil {
+			return nil, nil, err
+		}
+	}
 	var missing, unlisted []string
 	var rows []Row
 	for _, r := range runs {
@@ -60,6 +68,11 @@ func Collect(opt Options) ([]Row, *derivatives.Participants, error) {
 		}
 		meas := map[string]float64{}
 		flatten("", m, meas)
+		if atl != nil {
+			if err := regionMeans(dir, atl, meas); err != nil {
+				return nil, nil, err
+			}
+		}
 		rows = append(rows, Row{Participant: pid, Run: r, Bundle: dir, Columns: cols, Measures: meas})
 	}
 	if len(missing) > 0 {
@@ -69,6 +82,38 @@ func Collect(opt Options) ([]Row, *derivatives.Participants, error) {
 		return nil, nil, fmt.Errorf("%s does not list %s", parts.Path, strings.Join(unlisted, ", "))
 	}
 	return rows, parts, nil
+}
+
+// regionMeans adds the mean degree and strength of the run's nodes in every atlas region as
+// region_degree.<label> and region_strength.<label> (labels as in the atlas image).
+func regionMeans(dir string, atl *atlas.Atlas, meas map[string]float64) error {
+	ijk, err := readNodes(filepath.Join(dir, "nodes.tsv"))
+	if err != nil {
+		return err
+	}
+	for _, name := range []string{"degree", "strength"} {
+		h, vol, err := nifti.ReadImage(filepath.Join(dir, name+".nii.gz"))
+		if err != nil {
+			return err
+		}
+		dims := [3]int{h.Nx(), h.Ny(), h.Nz()}
+		labels, err := atl.Resample(dims, h.Affine())
+		if err != nil {
+			return err
+		}
+		sum, n := map[int]float64{}, map[int]int{}
+		for _, v := range ijk {
+			f := v[0] + dims[0]*(v[1]+dims[1]*v[2])
+			if l := int(labels[f]); l != 0 {
+				sum[l] += float64(vol[f])
+				n[l]++
+			}
+		}
+		for l, c := range n {
+			meas[fmt.Sprintf("region_%s.%d", name, l)] = sum[l] / float64(c)
+		}
+	}
+	return nil
 }
 
 // measureRoots are the parts of metrics.json that hold per-network numbers.
@@ -135,7 +180,12 @@ func WriteTable(opt Options, rows []Row, parts *derivatives.Participants) (strin
 	}
 	side := map[string]any{"run": map[string]string{"Description": "BIDS entities of the functional run"}}
 	for _, k := range ms {
-		side[k] = map[string]string{"Description": "metrics.json " + k + " of the run's results bundle"}
+		desc := "metrics.json " + k + " of the run's results bundle"
+		if rest, ok := strings.CutPrefix(k, "region_"); ok {
+			m, l, _ := strings.Cut(rest, ".")
+			desc = "mean nodal " + m + " of the run's nodes in atlas region " + l
+		}
+		side[k] = map[string]string{"Description": desc}
 	}
 	sj, _ := json.MarshalIndent(side, "", "  ")
 	return path, os.WriteFile(strings.TrimSuffix(path, ".tsv")+".json", append(sj, '\n'), 0o644)
