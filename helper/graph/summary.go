@@ -55,6 +55,8 @@ type GlobalOptions struct {
 	// Clustering, when set, holds every node's C_i as ClusteringCoefficients (or NodalMeasures)
 	// already computed them; C_p is their mean and the triangles are not counted again.
 	Clustering []float64
+	// WeightedClustering, likewise, holds every node's Onnela clustering when already computed.
+	WeightedClustering []float64
 }
 
 // GlobalMeasures computes the Global summary of g. Progress goes through rep stage by stage;
@@ -94,9 +96,12 @@ func GlobalMeasures(ctx context.Context, g *Graph, opt GlobalOptions, rep progre
 	}
 	s.ClusteringCoefficient = cp
 	if g.Weights != nil && g.N > 0 {
-		wc, err := WeightedClusteringCoefficients(ctx, g)
-		if err != nil {
-			return s, err
+		wc := opt.WeightedClustering
+		if len(wc) != g.N {
+			var err error
+			if wc, err = WeightedClusteringCoefficients(ctx, g); err != nil {
+				return s, err
+			}
 		}
 		m := mean(wc)
 		s.WeightedClusteringCoefficient = &m

@@ -204,7 +204,7 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		m.GlobalBasic = b
 		return m, maps, nil
 	}
-	gopt := graph.GlobalOptions{DegreeDistribution: true, Clustering: nd.Clustering}
+	gopt := graph.GlobalOptions{DegreeDistribution: true, Clustering: nd.Clustering, WeightedClustering: nd.WeightedClustering}
 	var randomQ []float64
 	if cfg.Random > 0 {
 		randomQ = make([]float64, cfg.Random)
