@@ -114,7 +114,11 @@ type BasicGlobal struct {
 
 func ptr[T any](v T) *T { return &v }
 
-func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.Network, fr *fc.Report, rep progress.Reporter) (*Metrics, []nodeMap, error) {
+// computeMetrics measures the network. Results first: stage receives the hub table's data and
+// each group of nodal maps as soon as they are computed (before the costly global measures
+// and random networks); the maps returned are those not staged yet.
+func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.Network, fr *fc.Report, rep progress.Reporter,
+	stage func(*Metrics, []nodeMap) error) (*Metrics, []nodeMap, error) {
 	g := graph.FromNetwork(nw)
 	m := &Metrics{
 		Scan: ScanInfo{Path: s.Source, MaskRule: s.MaskRule, Nodes: s.N, TimePoints: s.L, TR: s.TR, Grid: s.Dims,
@@ -143,6 +147,10 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 	if cfg.Metrics == MetricsNone {
 		return m, maps, nil
 	}
+	if err := stage(m, maps); err != nil {
+		return nil, nil, err
+	}
+	maps = nil
 
 	full := cfg.Metrics == MetricsFull
 	if g.Edges() == 0 {
@@ -195,6 +203,13 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		m.Modules = append(m.Modules, moduleInfo(le))
 	}
 
+	if err := stage(m, maps); err != nil {
+		return nil, nil, err
+	}
+	maps = nil
+	if full {
+		rep.Note("network, hubs and nodal maps are staged in the bundle; the global measures and the random-network baselines follow")
+	}
 	if !full {
 		b := &BasicGlobal{ClusteringCoefficient: mean(nd.Clustering)}
 		b.Components, b.LargestComponentSize, b.LargestComponentShare = graph.LargestComponent(g)

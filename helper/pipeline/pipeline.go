@@ -199,9 +199,44 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 	}
 	r.stage("network", t0)
 
+	// Results first: the network, the node table, the hub table and every nodal map are
+	// staged in the bundle as soon as they exist, before the costly random-network baselines;
+	// the bundle appears at cfg.Out only when it is complete (Commit).
+	t0 = time.Now()
+	if err := w.WriteNetwork(nw); err != nil {
+		return nil, err
+	}
+	if err := w.WriteNodes(s); err != nil {
+		return nil, err
+	}
+	hubsStaged := false
+	var staged []nodeMap // every map staged so far
+	stage := func(m *Metrics, maps []nodeMap) error {
+		staged = append(staged, maps...)
+		if !hubsStaged {
+			if err := writeHubTable(w, s, m, atl); err != nil {
+				return err
+			}
+			hubsStaged = true
+		}
+		if s.IJK == nil {
+			return nil
+		}
+		for _, mp := range maps {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := w.WriteNodeMap(mp.name+".nii.gz", s, mp.values, mp.dtype); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	r.stage("write network", t0)
+
 	// 3. Metrics.
 	t0 = time.Now()
-	m, maps, err := computeMetrics(ctx, cfg, s, nw, fcrep, rep)
+	m, maps, err := computeMetrics(ctx, cfg, s, nw, fcrep, rep, stage)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +264,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 	// 3b. Against the normative cohort: z-maps, hubs lost and gained, abnormal clusters.
 	var nres *norm.Result
 	if nm != nil {
-		if nres, err = compareWithNorm(nm, s, m, maps, atl); err != nil {
+		if nres, err = compareWithNorm(nm, s, m, append(staged[:len(staged):len(staged)], maps...), atl); err != nil {
 			return nil, err
 		}
 		m.Norm = nres
@@ -249,14 +284,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 	// 4. Bundle.
 	t0 = time.Now()
 	rep.Start("write bundle", int64(len(maps)+4))
-	if err := w.WriteNetwork(nw); err != nil {
-		return nil, err
-	}
-	rep.Add(1)
-	if err := w.WriteNodes(s); err != nil {
-		return nil, err
-	}
-	rep.Add(1)
+	rep.Add(2) // network and nodes: staged before the metrics
 	if cfg.KeepSeries {
 		if err := w.WriteSeries(s); err != nil {
 			return nil, err
@@ -265,17 +293,6 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 			if err := w.WriteGridImage(bundle.MeanFile, s, s.Mean); err != nil {
 				return nil, err
 			}
-		}
-	}
-	if s.IJK != nil {
-		for _, mp := range maps {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			if err := w.WriteNodeMap(mp.name+".nii.gz", s, mp.values, mp.dtype); err != nil {
-				return nil, err
-			}
-			rep.Add(1)
 		}
 	}
 	if sw != nil {
@@ -299,9 +316,10 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 			return nil, err
 		}
 	}
-	if err := writeHubTable(w, s, m, atl); err != nil {
+	if err := stage(m, maps); err != nil { // the hub table, if no map was staged yet, and the rest
 		return nil, err
 	}
+	rep.Add(int64(len(maps)))
 	if m.degreeFits != nil {
 		if err := w.WriteFile("degree_distribution.png", m.degreeFits); err != nil {
 			return nil, err
