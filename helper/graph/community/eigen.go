@@ -260,8 +260,9 @@ func leadingEigenpairLanczos(ctx context.Context, op operator, o eigenOptions) (
 	var res eigenResult
 	var normEst float64
 	for {
-		m := ld      // size of the projected problem this cycle
-		betaM := 0.0 // coupling of the last basis vector to the residual direction
+		m := ld        // size of the projected problem this cycle
+		betaM := 0.0   // coupling of the last basis vector to the residual direction
+		whole := false // the basis spans the whole space: H's eigenpairs are B's
 		for j := start; j < ld; j++ {
 			if err := ctx.Err(); err != nil {
 				return res, err
@@ -290,7 +291,7 @@ func leadingEigenpairLanczos(ctx context.Context, op operator, o eigenOptions) (
 				// basis, coupled by β = 0, so that eigenvalues outside the subspace stay reachable.
 				beta = 0
 				if !freshDirection(rnd, basis[:j+1], w) {
-					m = j + 1 // the basis spans the whole space: H's eigenpairs are exact
+					m, betaM, whole = j+1, 0, true
 					break
 				}
 			} else {
@@ -324,8 +325,14 @@ func leadingEigenpairLanczos(ctx context.Context, op operator, o eigenOptions) (
 		// ‖B V y − θ V y‖ = |β_m y_m| for a Ritz pair (V y, θ).
 		residual := math.Abs(betaM * vecs.At(m-1, top))
 		res.value, res.residual = theta, residual
-		// β_m = 0 at full capacity means a fresh direction was just added: not yet explored.
-		done := m < ld || (betaM > 0 && residual <= o.tol*normEst)
+		// Lanczos' relation B V = V H + β_m v_{m+1} e_mᵀ holds at the end of every cycle (full
+		// reorthogonalisation, thick restart included), so the residual above is the top Ritz
+		// pair's true one. β_m = 0 (the last step met an invariant subspace and took a fresh
+		// direction) makes V invariant: its Ritz pairs are exact, and V holds the Krylov space
+		// of the random start, which reaches the leading eigenvector. Requiring β_m > 0 there,
+		// as before, restarted low-rank groups (every step invariant) to the product cap, and
+		// groups of ≤ 40 nodes, whose basis spans the whole space at capacity, too.
+		done := whole || m < ld || residual <= o.tol*normEst
 		if done || res.products >= o.maxApply {
 			x := make([]float64, n)
 			for i := 0; i < m; i++ {
