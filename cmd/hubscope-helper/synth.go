@@ -32,6 +32,7 @@ func cmdSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	patients := fs.Int("patients", 1, "with --lesion: how many patients (sub-patient01 …), e.g. for a two-group comparison")
 	lesionModule := fs.Int("lesion-module", 0, "with --lesion: the module whose hubs are removed (default: the one with the most planted hubs)")
 	motion := fs.Float64("motion", 0, "write a moving head: every volume moved rigidly by up to this many mm and degrees (e.g. 3), soft-edged head on a padded grid; the true motion goes to <base>_truth_motion.tsv")
+	nuisance := fs.Float64("nuisance", 0, "add scanner drifts, head-motion effects and a global physiological signal of this SD relative to the fluctuation (e.g. 2) and write them as an fMRIPrep confounds table beside the scan")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -91,10 +92,18 @@ func cmdSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	disp := progress.NewDisplay(stderr)
-	truth, err := synth.Write(ctx, m, affine, p, *out, disp)
+	var truth *synth.Truth
+	if *nuisance > 0 {
+		truth, err = synth.WriteNuisance(ctx, m, affine, p, synth.Nuisance{Scale: *nuisance}, *out, disp)
+	} else {
+		truth, err = synth.Write(ctx, m, affine, p, *out, disp)
+	}
 	disp.Close(err == nil)
 	if err != nil {
 		return err
+	}
+	if *nuisance > 0 {
+		fmt.Fprintf(stdout, "confounds: %s\n", synth.ConfoundsPath(*out))
 	}
 	modPath, hubPath := synth.TruthPaths(*out)
 	fmt.Fprintf(stdout, "phantom: %s (%d×%d×%d grid, %d brain voxels, %d volumes, TR %g s, %d modules, %d hubs)\n",
