@@ -15,7 +15,7 @@ import (
 
 // lesionCohort writes controls and patients without one module's planted hubs, runs the
 // cohort and returns the derivatives folder and the lesioned voxels.
-func lesionCohort(t *testing.T, controls, patients int, voxelMM float64, length int) (string, string, map[[3]int]bool) {
+func lesionCohort(t *testing.T, controls, patients int, voxelMM float64, length int, sweepSpec ...string) (string, string, map[[3]int]bool) {
 	t.Helper()
 	m, a, err := synth.DemoMask()
 	if err != nil {
@@ -43,6 +43,9 @@ func lesionCohort(t *testing.T, controls, patients int, voxelMM float64, length 
 	cfg := pipeline.Defaults()
 	cfg.Backend, cfg.Metrics = "cpu", pipeline.MetricsNone
 	cfg.Mask = filepath.Join(bids, "truth", "modules.nii.gz") // the phantom's brain: every voxel a node in every run
+	if len(sweepSpec) > 0 {
+		cfg.Sweep = sweepSpec[0]
+	}
 	opt := Options{BIDS: bids, Out: filepath.Join(t.TempDir(), "deriv"), Config: cfg}
 	st, err := Run(context.Background(), opt, nil)
 	if err != nil || Failed(st) != nil {

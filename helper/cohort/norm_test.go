@@ -75,3 +75,43 @@ func TestNormRecoversLesion(t *testing.T) {
 		t.Errorf("one-run norm: %v", err)
 	}
 }
+
+// A cohort analysed with a sweep gives a norm per threshold: the patient's lost hubs at every
+// threshold.
+func TestNormPerThreshold(t *testing.T) {
+	bids, deriv, lesion := lesionCohort(t, 8, 1, 14, 100, "density=0.01,0.02,0.04")
+	normDir := filepath.Join(t.TempDir(), "norm")
+	info, err := BuildNorm(NormOptions{Deriv: deriv, Out: normDir, GroupColumn: "diagnosis", Group: "control"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(info.ThresholdHubs) != 3 {
+		t.Fatalf("threshold hubs %v", info.ThresholdHubs)
+	}
+	cfg := pipeline.Defaults()
+	cfg.Backend, cfg.Metrics, cfg.Sweep = "cpu", pipeline.MetricsNone, "density=0.01,0.02,0.04"
+	cfg.Mask = filepath.Join(bids, "truth", "modules.nii.gz")
+	cfg.Scan, cfg.Out, cfg.Norm = synth.CohortScan(bids, "patient01"), filepath.Join(t.TempDir(), "patient"), normDir
+	res, err := pipeline.Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	th := res.Metrics.Norm.Thresholds
+	if len(th) != 3 {
+		t.Fatalf("thresholds %+v", th)
+	}
+	for _, x := range th {
+		t.Logf("%s: %d of %d cohort hubs lost (%d lesioned)", x.Map, x.Lost, x.CohortHubs, len(lesion))
+		if x.Lost < len(lesion)*8/10 {
+			t.Errorf("%s: %d hubs lost, lesion has %d", x.Map, x.Lost, len(lesion))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(res.Dir, "z_sweep_degree_0.02.nii.gz")); err != nil {
+		t.Error(err)
+	}
+	// The same cohort without the sweep's third threshold is another setting.
+	cfg.Sweep, cfg.Out = "density=0.01,0.02", filepath.Join(t.TempDir(), "p2")
+	if _, err := pipeline.Run(context.Background(), cfg, nil); err == nil || !strings.Contains(err.Error(), "sweep: density=0.01:0.02:0.04 → density=0.01,0.02") && !strings.Contains(err.Error(), "sweep: density=0.01,0.02,0.04 → density=0.01,0.02") {
+		t.Errorf("other sweep: %v", err)
+	}
+}

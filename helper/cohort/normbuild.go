@@ -9,6 +9,7 @@ import (
 
 	"github.com/hubscope/hubscope/helper/bids/derivatives"
 	"github.com/hubscope/hubscope/helper/norm"
+	"github.com/hubscope/hubscope/helper/sweep"
 	"github.com/hubscope/hubscope/ipc"
 )
 
@@ -78,6 +79,15 @@ func BuildNorm(opt NormOptions) (*norm.Info, error) {
 		}
 		if all {
 			maps = append(maps, "clustering")
+		}
+		// A cohort analysed with a sweep (the same for every run: the settings agree) has
+		// every threshold's degree map.
+		run, _ := derivatives.ParseID(ids[0])
+		ents, _ := os.ReadDir(BundleDir(opt.Deriv, run))
+		for _, e := range ents {
+			if name, ok := strings.CutSuffix(e.Name(), ".nii.gz"); ok && strings.HasPrefix(name, sweep.DegreeMapPrefix) {
+				maps = append(maps, name)
+			}
 		}
 	}
 	nd, err := LoadNodal(opt.Deriv, ids, maps)

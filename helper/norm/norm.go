@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/helper/sweep"
 )
 
 // Flatten turns a settings value into a flat map of its JSON keys ("group.mean": "r").
@@ -74,6 +75,9 @@ type Info struct {
 	Maps     []string       `json:"maps"`
 	HubRule  string         `json:"hub_rule"`
 	Hubs     int            `json:"hubs"`
+	// ThresholdHubs counts the cohort hubs of every threshold of a sweep (degree map name →
+	// hubs), when the cohort was analysed with one.
+	ThresholdHubs map[string]int `json:"threshold_hubs,omitempty"`
 	Settings map[string]any `json:"settings"`
 }
 
@@ -117,17 +121,11 @@ func Build(dir string, in Input) (*Info, error) {
 	}
 	sort.Strings(names)
 	info.Maps = names
-	var meanDeg []float64
 	for _, name := range names {
 		mean, sd := make([]float32, grid), make([]float32, grid)
-		md := make([]float64, len(in.IJK))
 		for k, v := range in.IJK {
 			m, s := meanSD(in.Values[name][k])
 			mean[flat(v)], sd[flat(v)] = float32(m), float32(s)
-			md[k] = m
-		}
-		if name == "degree" {
-			meanDeg = md
 		}
 		if err := nifti.WriteImage(filepath.Join(dir, "mean_"+name+".nii.gz"), hdr, mean); err != nil {
 			return nil, err
@@ -136,23 +134,57 @@ func Build(dir string, in Input) (*Info, error) {
 			return nil, err
 		}
 	}
-	mu, sd := meanSDPop(meanDeg)
-	hubs, nodes := make([]float32, grid), make([]float32, grid)
-	for k, v := range in.IJK {
+	nodes := make([]float32, grid)
+	for _, v := range in.IJK {
 		nodes[flat(v)] = 1
-		if meanDeg[k] > mu+in.HubSD*sd {
-			hubs[flat(v)] = 1
-			info.Hubs++
-		}
 	}
-	if err := nifti.WriteImage(filepath.Join(dir, "hubs.nii.gz"), hdr, hubs); err != nil {
-		return nil, err
+	for _, name := range names {
+		if !isDegreeMap(name) {
+			continue
+		}
+		md := make([]float64, len(in.IJK))
+		for k := range in.IJK {
+			md[k], _ = meanSD(in.Values[name][k])
+		}
+		mu, sd := meanSDPop(md)
+		hubs, count := make([]float32, grid), 0
+		for k, v := range in.IJK {
+			if md[k] > mu+in.HubSD*sd {
+				hubs[flat(v)] = 1
+				count++
+			}
+		}
+		if err := nifti.WriteImage(filepath.Join(dir, hubFile(name)), hdr, hubs); err != nil {
+			return nil, err
+		}
+		if name == "degree" {
+			info.Hubs = count
+		} else {
+			if info.ThresholdHubs == nil {
+				info.ThresholdHubs = map[string]int{}
+			}
+			info.ThresholdHubs[name] = count
+		}
 	}
 	if err := nifti.WriteImage(filepath.Join(dir, "nodes.nii.gz"), hdr, nodes); err != nil {
 		return nil, err
 	}
 	b, _ := json.MarshalIndent(info, "", "  ")
 	return info, os.WriteFile(filepath.Join(dir, "norm.json"), append(b, '\n'), 0o644)
+}
+
+// isDegreeMap is true for the degree map and every sweep threshold's degree map: the maps
+// that carry a hub rule.
+func isDegreeMap(name string) bool {
+	return name == "degree" || strings.HasPrefix(name, sweep.DegreeMapPrefix)
+}
+
+// hubFile is the cohort hub map of a degree map: hubs.nii.gz, or hubs_<map>.nii.gz.
+func hubFile(name string) string {
+	if name == "degree" {
+		return "hubs.nii.gz"
+	}
+	return "hubs_" + name + ".nii.gz"
 }
 
 func meanSD(x []float64) (m, sd float64) {
@@ -186,6 +218,8 @@ type Norm struct {
 	SD    map[string][]float32
 	Hub   []bool
 	Nodes []bool
+	// ThresholdHub holds the cohort hubs of every sweep threshold's degree map.
+	ThresholdHub map[string][]bool
 }
 
 // Load reads a normative folder.
@@ -216,6 +250,17 @@ func Load(dir string) (*Norm, error) {
 	h, err := read("hubs.nii.gz")
 	if err != nil {
 		return nil, err
+	}
+	n.ThresholdHub = map[string][]bool{}
+	for name := range n.Info.ThresholdHubs {
+		th, err := read(hubFile(name))
+		if err != nil {
+			return nil, err
+		}
+		n.ThresholdHub[name] = make([]bool, len(th))
+		for i, v := range th {
+			n.ThresholdHub[name][i] = v != 0
+		}
 	}
 	nd, err := read("nodes.nii.gz")
 	if err != nil {
@@ -274,6 +319,15 @@ type Result struct {
 	LostCount   int `json:"hubs_lost"`
 	GainedCount int `json:"hubs_gained"`
 	CohortHubs  int `json:"cohort_hubs"`
+	// Thresholds are the hubs lost at every threshold of a sweep (cohort and run both swept).
+	Thresholds []ThresholdLoss `json:"thresholds,omitempty"`
+}
+
+// ThresholdLoss is one sweep threshold's comparison.
+type ThresholdLoss struct {
+	Map        string `json:"map"`
+	CohortHubs int    `json:"cohort_hubs"`
+	Lost       int    `json:"hubs_lost"`
 }
 
 // Compare computes z = (x − mean)/SD of every map the norm holds at every node of the scan
@@ -320,6 +374,27 @@ func (n *Norm) Compare(ijk [][3]int32, affine [4][4]float64, maps map[string][]f
 		}
 	}
 	sort.Ints(res.Lost)
+	var swept []string
+	for name := range n.ThresholdHub {
+		swept = append(swept, name)
+	}
+	sort.Strings(swept)
+	for _, name := range swept {
+		z, ok := res.Z[name]
+		if !ok {
+			continue // this run has no such threshold
+		}
+		tl := ThresholdLoss{Map: name}
+		for f, h := range n.ThresholdHub[name] {
+			if h {
+				tl.CohortHubs++
+				if k, ok := node[f]; ok && z[k] < -zCut {
+					tl.Lost++
+				}
+			}
+		}
+		res.Thresholds = append(res.Thresholds, tl)
+	}
 	for k, v := range ijk {
 		if isHub != nil && isHub[k] && !n.Hub[flat(v)] && zd[k] > zCut {
 			res.Gained = append(res.Gained, k)

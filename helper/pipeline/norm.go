@@ -10,6 +10,7 @@ import (
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/norm"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/helper/sweep"
 )
 
 // NormZ is the |z| beyond which a voxel is abnormal, and a cohort hub with z below −NormZ lost.
@@ -30,6 +31,15 @@ func compareWithNorm(nm *norm.Norm, s *scan.Scan, m *Metrics, maps []nodeMap, at
 			v[i] = float64(x)
 		}
 		vals[mp.name] = v
+	}
+	if sw := m.Sweep; sw != nil { // every threshold's degree, for a norm built from sweeps
+		for i, deg := range sw.Degrees {
+			v := make([]float64, len(deg))
+			for k, d := range deg {
+				v[k] = float64(d)
+			}
+			vals[sweep.DegreeMap(sw.Spec.Values[i])] = v
+		}
 	}
 	isHub := make([]bool, s.N)
 	for _, h := range m.hubs {

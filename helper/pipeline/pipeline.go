@@ -455,7 +455,14 @@ func writeSweep(w *bundle.Writer, s *scan.Scan, sw *sweep.Result) error {
 		}
 	}
 	if s.IJK != nil {
-		return w.WriteNodeMap("hub_stability.nii.gz", s, sw.HubStability, nifti.Float32)
+		if err := w.WriteNodeMap("hub_stability.nii.gz", s, sw.HubStability, nifti.Float32); err != nil {
+			return err
+		}
+		for i, deg := range sw.Degrees { // every threshold's degree, for normative comparisons per threshold
+			if err := w.WriteNodeMap(sweep.DegreeMap(sw.Spec.Values[i])+".nii.gz", s, toF32(deg), nifti.Float32); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strconv"
 
 	"github.com/hubscope/hubscope/helper/graph"
 	"github.com/hubscope/hubscope/helper/network"
@@ -158,6 +159,12 @@ func Analyse(ctx context.Context, loose *network.Network, spec Spec, opt Options
 	}
 	return res, nil
 }
+
+// DegreeMapPrefix starts the name of a threshold's degree map in a bundle (DegreeMap).
+const DegreeMapPrefix = "sweep_degree_"
+
+// DegreeMap names the degree map of threshold t: sweep_degree_<t> (t in shortest form).
+func DegreeMap(t float64) string { return DegreeMapPrefix + strconv.FormatFloat(t, 'g', -1, 64) }
 
 // Trapezoid is Σ (x_{i+1} − x_i)(y_i + y_{i+1})/2 over increasing x (numpy.trapezoid(y, x)).
 func Trapezoid(x, y []float64) float64 {
