@@ -66,19 +66,19 @@ func Diff(a, b map[string]any) []string {
 
 // Info is norm.json.
 type Info struct {
-	Software string         `json:"software"`
-	Version  string         `json:"version"`
-	Subjects []string       `json:"subjects"`
-	Dims     [3]int         `json:"grid"`
-	Affine   [4][4]float64  `json:"affine"`
-	Nodes    int            `json:"nodes"`
-	Maps     []string       `json:"maps"`
-	HubRule  string         `json:"hub_rule"`
-	Hubs     int            `json:"hubs"`
+	Software string        `json:"software"`
+	Version  string        `json:"version"`
+	Subjects []string      `json:"subjects"`
+	Dims     [3]int        `json:"grid"`
+	Affine   [4][4]float64 `json:"affine"`
+	Nodes    int           `json:"nodes"`
+	Maps     []string      `json:"maps"`
+	HubRule  string        `json:"hub_rule"`
+	Hubs     int           `json:"hubs"`
 	// ThresholdHubs counts the cohort hubs of every threshold of a sweep (degree map name →
 	// hubs), when the cohort was analysed with one.
 	ThresholdHubs map[string]int `json:"threshold_hubs,omitempty"`
-	Settings map[string]any `json:"settings"`
+	Settings      map[string]any `json:"settings"`
 }
 
 // Input is the cohort's nodal maps on common nodes.
