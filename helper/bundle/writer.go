@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hubscope/hubscope/helper/internal/diskfault"
 	"github.com/hubscope/hubscope/helper/network"
 	"github.com/hubscope/hubscope/helper/scan"
 )
@@ -81,13 +82,13 @@ func Create(dir string, overwrite bool) (*Writer, error) {
 		return nil, err
 	}
 	removeStalePartials(parent, base)
-	tmp, err := os.MkdirTemp(parent, "."+base+".partial-")
+	tmp, err := diskfault.MkdirTemp(parent, "."+base+".partial-")
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: create temporary directory: %w", dir, err)
 	}
 	host, _ := os.Hostname()
 	owner := fmt.Sprintf("%d %s\n", os.Getpid(), host)
-	if err := os.WriteFile(filepath.Join(tmp, ownerFile), []byte(owner), 0o644); err != nil {
+	if err := diskfault.WriteFile(filepath.Join(tmp, ownerFile), []byte(owner), 0o644); err != nil {
 		os.RemoveAll(tmp)
 		return nil, fmt.Errorf("bundle %s: %w", dir, err)
 	}
@@ -190,7 +191,7 @@ func (w *Writer) prepare(name string) (string, error) {
 		return "", fmt.Errorf("bundle %s: write %s after Commit or Abort", w.dir, name)
 	}
 	p := filepath.Join(w.tmp, filepath.FromSlash(name))
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if err := diskfault.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return "", fmt.Errorf("bundle %s: %w", w.dir, err)
 	}
 	return p, nil
@@ -213,7 +214,7 @@ func (w *Writer) WriteFile(name string, fill func(io.Writer) error) error {
 	if err != nil {
 		return w.fail(err)
 	}
-	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	f, err := diskfault.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return w.fail(fmt.Errorf("bundle %s: write %s: %w", w.dir, name, err))
 	}
@@ -390,7 +391,7 @@ func (w *Writer) Commit() (string, error) {
 		return "", err
 	}
 	marker := "HubScope results bundle, format 1\n"
-	if err := os.WriteFile(filepath.Join(w.tmp, Marker), []byte(marker), 0o644); err != nil {
+	if err := diskfault.WriteFile(filepath.Join(w.tmp, Marker), []byte(marker), 0o644); err != nil {
 		return fail(fmt.Errorf("bundle %s: %w", w.dir, err))
 	}
 	if err := os.Remove(filepath.Join(w.tmp, ownerFile)); err != nil {
@@ -407,11 +408,11 @@ func (w *Writer) Commit() (string, error) {
 	if _, err := os.Lstat(w.dir); err == nil {
 		// Move the earlier bundle aside first: rename cannot replace a non-empty directory.
 		old = w.tmp + ".replaced"
-		if err := os.Rename(w.dir, old); err != nil {
+		if err := diskfault.Rename(w.dir, old); err != nil {
 			return fail(fmt.Errorf("bundle %s: move earlier bundle aside: %w", w.dir, err))
 		}
 	}
-	if err := os.Rename(w.tmp, w.dir); err != nil {
+	if err := diskfault.Rename(w.tmp, w.dir); err != nil {
 		if old != "" {
 			os.Rename(old, w.dir)
 		}
@@ -450,15 +451,7 @@ func syncTree(root string) error {
 		if !d.Type().IsRegular() {
 			return nil
 		}
-		f, err := os.Open(p)
-		if err != nil {
-			return err
-		}
-		err = f.Sync()
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-		return err
+		return diskfault.SyncPath(p)
 	})
 }
 
@@ -468,13 +461,5 @@ func syncDir(p string) error {
 	if runtime.GOOS == "windows" {
 		return nil
 	}
-	f, err := os.Open(p)
-	if err != nil {
-		return err
-	}
-	err = f.Sync()
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return diskfault.SyncPath(p)
 }

@@ -8,12 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hubscope/hubscope/helper/internal/diskfault"
 )
 
 // Writer writes a single-file NIfTI-1 image volume by volume.
 type Writer struct {
 	path    string
-	tmp     *os.File
+	tmp     diskfault.File
 	tmpPath string
 	bw      *bufio.Writer
 	gz      gzipWriter
@@ -176,7 +178,7 @@ func Create(path string, h Header) (*Writer, error) {
 	if dir == "" {
 		dir = "."
 	}
-	f, err := os.CreateTemp(dir, "."+base+".*.tmp")
+	f, err := diskfault.CreateTemp(dir, "."+base+".*.tmp")
 	if err != nil {
 		return nil, &FileError{"create", path, err}
 	}
@@ -269,7 +271,7 @@ func (w *Writer) Close() error {
 		if err := w.tmp.Close(); err != nil {
 			return err
 		}
-		return os.Rename(w.tmpPath, w.path)
+		return diskfault.Rename(w.tmpPath, w.path)
 	}()
 	w.done = true
 	if err != nil {

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hubscope/hubscope/helper/bundle"
+)
+
+// bundleFiles lists a bundle's files (relative paths, sorted) and checks that every JSON file
+// in it parses.
+func bundleFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var names []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		names = append(names, rel)
+		if strings.HasSuffix(p, ".json") {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if !json.Valid(b) {
+				t.Errorf("%s is not complete JSON", p)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// TestKill9DuringRun kills `hubscope-helper run` (SIGKILL: no cleanup at all) at random
+// points of a run, 20 times (5 under -race), into the same output folder with --overwrite.
+// After every kill the output folder is either absent or a complete bundle (every file of a
+// finished run, its JSON whole); a rerun replaces it and removes the killed runs' partial
+// folders; nothing is left in the temporary folder (TMPDIR).
+func TestKill9DuringRun(t *testing.T) {
+	scanPath, maskPath := phantomScan(t, 8)
+	parent := t.TempDir()
+	tmp := t.TempDir()
+	out := filepath.Join(parent, "b")
+	args := []string{"run", scanPath, "--mask", maskPath, "--out", out, "--overwrite", "--backend", "cpu", "--metrics", "basic", "--keep-series"}
+	start := func() *exec.Cmd {
+		cmd := exec.Command(os.Args[0], args...)
+		cmd.Env = append(os.Environ(), helperEnv+"=1", "TMPDIR="+tmp)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		return cmd
+	}
+	// One complete run gives the file list and the time a run takes.
+	t0 := time.Now()
+	if err := start().Wait(); err != nil {
+		t.Fatalf("reference run: %v", err)
+	}
+	full := time.Since(t0)
+	want := bundleFiles(t, out)
+	os.RemoveAll(out)
+
+	kills := 20
+	if raceEnabled {
+		kills = 5
+	}
+	rng := rand.New(rand.NewPCG(17, 9))
+	completed := 0
+	for i := 0; i < kills; i++ {
+		cmd := start()
+		time.Sleep(time.Duration(rng.Int64N(int64(full))))
+		cmd.Process.Kill()
+		if err := cmd.Wait(); err == nil {
+			completed++ // finished before the kill
+		}
+		if _, err := os.Lstat(out); err == nil {
+			if got := bundleFiles(t, out); !slices.Equal(got, want) {
+				t.Fatalf("kill %d: %s looks like a bundle but holds %v, want %v", i, out, got, want)
+			}
+		} else if _, err := os.Stat(filepath.Join(out, bundle.Marker)); err == nil {
+			t.Fatalf("kill %d: marker without a bundle", i)
+		}
+	}
+	t.Logf("%d kills over a %v run (%d runs finished first)", kills, full.Round(time.Millisecond), completed)
+	if err := start().Wait(); err != nil {
+		t.Fatalf("rerun after the kills: %v", err)
+	}
+	if got := bundleFiles(t, out); !slices.Equal(got, want) {
+		t.Fatalf("rerun wrote %v, want %v", got, want)
+	}
+	if ents, _ := os.ReadDir(parent); len(ents) != 1 {
+		var names []string
+		for _, e := range ents {
+			names = append(names, e.Name())
+		}
+		t.Errorf("beside the bundle after the rerun: %v", names)
+	}
+	if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+		t.Errorf("left in TMPDIR: %v", ents)
+	}
+}
