@@ -76,6 +76,8 @@ type Metrics struct {
 		Method  string   `json:"method"`
 		Q       float64  `json:"q"`
 		Count   int      `json:"count"`
+		Modules int      `json:"modules_of_two_or_more"`
+		Single  int      `json:"single_node_modules"`
 		Sizes   []int    `json:"sizes"`
 		QZScore *float64 `json:"q_z_score"`
 	} `json:"modules"`
@@ -118,7 +120,11 @@ func (m *Metrics) GlobalMeasures() []Measure {
 	}
 	if len(m.Modules) > 0 {
 		mod := m.Modules[0]
-		add("Q (modularity, "+mod.Method+")", f3(mod.Q), fmt.Sprintf("%d modules", mod.Count))
+		count := fmt.Sprintf("%d modules of ≥ 2 nodes", mod.Modules)
+		if mod.Single > 0 {
+			count += fmt.Sprintf(" (and %d nodes on their own)", mod.Single)
+		}
+		add("Q (modularity, "+mod.Method+")", f3(mod.Q), count)
 		if mod.QZScore != nil {
 			add("Q z-score", fmt.Sprintf("%.1f", *mod.QZScore), "Q against the random networks' Q, in SDs")
 		}

@@ -93,8 +93,12 @@ type HubInfo struct {
 type ModuleInfo struct {
 	Method string  `json:"method"`
 	Q      float64 `json:"q"`
-	Count  int     `json:"count"`
-	Sizes  []int   `json:"sizes"`
+	Count  int     `json:"count"` // every module, single nodes included
+	// Modules of ≥ 2 nodes, and nodes alone in their module (isolated nodes, mostly): what a
+	// reader means by "modules" is the first.
+	Modules     int   `json:"modules_of_two_or_more"`
+	SingleNodes int   `json:"single_node_modules"`
+	Sizes       []int `json:"sizes"`
 	// Against the random networks (when any were asked for).
 	RandomQMean *float64 `json:"random_q_mean,omitempty"`
 	RandomQSD   *float64 `json:"random_q_sd,omitempty"`
@@ -352,7 +356,15 @@ func writeHubTable(w *bundle.Writer, s *scan.Scan, m *Metrics, atl *atlas.Atlas)
 }
 
 func moduleInfo(mod *community.Modules) ModuleInfo {
-	return ModuleInfo{Method: mod.Method, Q: mod.Q, Count: mod.Count(), Sizes: mod.Sizes}
+	info := ModuleInfo{Method: mod.Method, Q: mod.Q, Count: mod.Count(), Sizes: mod.Sizes}
+	for _, n := range mod.Sizes {
+		if n >= 2 {
+			info.Modules++
+		} else {
+			info.SingleNodes++
+		}
+	}
+	return info
 }
 
 func mean(x []float64) float64 {
