@@ -16,6 +16,7 @@ import (
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 	"github.com/hubscope/hubscope/helper/network"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/helper/sweep"
 )
 
 // cohortOf makes S subjects' N×L series sharing a block structure, concatenated as Load does.
@@ -299,5 +300,43 @@ print(" ".join(repr(float(v)) for v in r))
 	_, err := Load(context.Background(), append(subs[:2:2], short), Options{}, nil)
 	if err == nil || !strings.Contains(err.Error(), "sub-short 121 volumes (sub-01 has 40)") {
 		t.Errorf("different lengths: %v", err)
+	}
+}
+
+// A sweep over a group-mean network: each threshold's filter of the loosest group network
+// equals the group network built at that threshold alone.
+func TestGroupSweepNested(t *testing.T) {
+	n, s, l := 70, 3, 30
+	for _, spec := range []string{"density=0.02,0.05,0.1", "r=0.1,0.2,0.3"} {
+		sp, err := sweep.Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := fc.Config{Measure: fc.Pearson, BlockRows: 16}
+		sp.FC(&cfg)
+		loose, _, err := Network(context.Background(), cohortOf(n, s, l, 4), MeanFisherZ, cfg, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range sp.Values {
+			got, _, err := sweep.Filter(loose, sp.Kind, v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			one := fc.Config{Measure: fc.Pearson, BlockRows: 16}
+			sweep.Spec{Kind: sp.Kind, Values: []float64{v}}.FC(&one)
+			want, _, err := Network(context.Background(), cohortOf(n, s, l, 4), MeanFisherZ, one, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Edges() != want.Edges() {
+				t.Fatalf("%s at %g: %d edges filtered, %d built", spec, v, got.Edges(), want.Edges())
+			}
+			for p := range got.Indices {
+				if got.Indices[p] != want.Indices[p] || got.Weights[p] != want.Weights[p] {
+					t.Fatalf("%s at %g: edge %d differs", spec, v, p)
+				}
+			}
+		}
 	}
 }
