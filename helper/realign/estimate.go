@@ -143,8 +143,7 @@ type reference struct {
 
 // newReference builds the pyramid of the reference volume: levels are halved until the voxels
 // reach 6 mm or an axis would drop below 8 voxels (at most 4 levels). Samples are the voxels
-// brighter than an eighth of the volume's mean (SPM's rule for the head) with a non-zero
-// gradient; each carries the inverse-compositional Jacobian ∂R(W(x; p))/∂p at p = 0,
+// of the head (see makeLevel) with a non-zero gradient; each carries the inverse-compositional Jacobian ∂R(W(x; p))/∂p at p = 0,
 // [∇R, (x − c) × ∇R], with ∇R the central-difference gradient turned into world units.
 func newReference(g Grid, vol []float32, opt Options) *reference {
 	r := &reference{c: g.Center(), opt: opt, vs: voxelSizes(g.Affine)}
@@ -174,7 +173,21 @@ func makeLevel(vol []float32, dims [3]int, aff Affine, halve [3]int, c [3]float6
 		mean += float64(v)
 	}
 	mean /= float64(len(vol))
+	// The head: an eighth of the mean of the voxels above the global mean (SPM's mean/8 rule,
+	// taken over the bright voxels so that the ghosting and noise around a real EPI head —
+	// often a third of the field of view at a tenth of the brain's intensity — stay out).
+	var bright float64
+	var nb int
+	for _, v := range vol {
+		if float64(v) > mean {
+			bright += float64(v)
+			nb++
+		}
+	}
 	thr := mean / 8
+	if nb > 0 {
+		thr = bright / float64(nb) / 8
+	}
 	nx, ny, nz := dims[0], dims[1], dims[2]
 	st := [3]int{1, nx, nx * ny}
 	n := [3]int{nx, ny, nz}
@@ -303,11 +316,17 @@ func (r *reference) register(ctx context.Context, wk *worker, vol []float32, ini
 }
 
 // solveLevel runs Gauss–Newton steps on one level: with e = I(W(x; p)) − R(x) over the samples
-// inside the moving volume, Δp = H⁻¹ Σ Jᵀe, H = Σ JᵀJ, and W ← W ∘ W(Δp)⁻¹.
+// inside the moving volume, Δp = H⁻¹ Σ Jᵀe, H = Σ JᵀJ, and W ← W ∘ W(Δp)⁻¹. A step that raises
+// the mean squared difference is taken back and retried at half its length (a backtracking line
+// search): with noise and a field of view that cuts the head, plain Gauss–Newton can otherwise
+// cycle between a few points instead of converging.
 func (r *reference) solveLevel(ctx context.Context, lv *level, s *sampler, m Affine) (Affine, error) {
 	if len(lv.ijk) < 12 {
 		return m, nil // nothing to register on at this level (a tiny or empty volume)
 	}
+	prevM, prevMSE := m, math.Inf(1)
+	var prevDp [6]float64
+	prevMove, scale := math.Inf(1), 1.0
 	for it := 0; it < r.opt.MaxIterations; it++ {
 		if err := ctx.Err(); err != nil {
 			return m, err
@@ -315,6 +334,7 @@ func (r *reference) solveLevel(ctx context.Context, lv *level, s *sampler, m Aff
 		v := Mul(lv.inv, Mul(m, lv.affine)) // reference voxel → moving voxel
 		var h [21]float64
 		var b [6]float64
+		var sse float64
 		n := 0
 		for q, x := range lv.ijk {
 			y0 := v[0][0]*x[0] + v[0][1]*x[1] + v[0][2]*x[2] + v[0][3]
@@ -326,6 +346,7 @@ func (r *reference) solveLevel(ctx context.Context, lv *level, s *sampler, m Aff
 			}
 			n++
 			e := iv - lv.val[q]
+			sse += e * e
 			j := &lv.jac[q]
 			idx := 0
 			for a := 0; a < 6; a++ {
@@ -339,14 +360,27 @@ func (r *reference) solveLevel(ctx context.Context, lv *level, s *sampler, m Aff
 		if float64(n) < minOverlap*float64(len(lv.ijk)) {
 			return m, ErrNoOverlap
 		}
+		mse := sse / float64(n)
+		if mse > prevMSE {
+			// The last step made things worse: retry it from where it started, shorter — unless
+			// it was already small (the cost's floor: noise and interpolation), then stop there.
+			scale /= 2
+			if scale < 1.0/64 || prevMove*scale < 10*lv.tol {
+				return prevM, nil
+			}
+			m = stepFrom(prevM, prevDp, scale, r.c)
+			continue
+		}
+		prevM, prevMSE = m, mse
 		dp, ok := solve6(h, b)
 		if !ok {
 			return m, errors.New("registration is degenerate (the reference has no structure to align)")
 		}
-		step := Params(dp).Matrix(r.c)
-		inv, _ := Inverse(step)
-		m = Mul(m, inv)
-		move := math.Sqrt(dp[0]*dp[0]+dp[1]*dp[1]+dp[2]*dp[2]) + FDRadius*math.Sqrt(dp[3]*dp[3]+dp[4]*dp[4]+dp[5]*dp[5])
+		prevDp = dp
+		scale = math.Min(1, 2*scale)
+		m = stepFrom(m, dp, scale, r.c)
+		move := scale * (math.Sqrt(dp[0]*dp[0]+dp[1]*dp[1]+dp[2]*dp[2]) + FDRadius*math.Sqrt(dp[3]*dp[3]+dp[4]*dp[4]+dp[5]*dp[5]))
+		prevMove = move
 		if math.IsNaN(move) {
 			return m, errors.New("registration diverged")
 		}
@@ -355,6 +389,16 @@ func (r *reference) solveLevel(ctx context.Context, lv *level, s *sampler, m Aff
 		}
 	}
 	return m, nil
+}
+
+// stepFrom is the inverse-compositional update m ∘ W(scale·Δp)⁻¹.
+func stepFrom(m Affine, dp [6]float64, scale float64, c [3]float64) Affine {
+	var p Params
+	for k := range p {
+		p[k] = scale * dp[k]
+	}
+	inv, _ := Inverse(p.Matrix(c))
+	return Mul(m, inv)
 }
 
 // solve6 solves H·x = b for the symmetric positive definite H given by its upper triangle
