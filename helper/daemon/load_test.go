@@ -1,0 +1,472 @@
+package daemon
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hubscope/hubscope/ipc"
+)
+
+// serveDaemon serves d on a fresh Unix socket (loopback only) and shuts it down with the test.
+func serveDaemon(t *testing.T, d *Daemon) string {
+	t.Helper()
+	sock := filepath.Join(t.TempDir(), "run", "helper.sock")
+	srv, err := ipc.NewServer(d, ipc.ServerOptions{Socket: sock, Handler: ipc.HandlerOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve() }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		srv.Shutdown(ctx)
+		<-done
+	})
+	return sock
+}
+
+// openFDs counts this process's open file descriptors.
+func openFDs(t *testing.T) int {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	return len(ents)
+}
+
+// rssBytes is this process's resident set after a collection that returns freed memory.
+func rssBytes(t *testing.T) int64 {
+	runtime.GC()
+	debug.FreeOSMemory()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		t.Skipf("no /proc/self/status: %v", err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) == 3 && f[0] == "VmRSS:" {
+			kb, _ := strconv.ParseInt(f[1], 10, 64)
+			return kb << 10
+		}
+	}
+	t.Skip("no VmRSS")
+	return 0
+}
+
+// settle waits (bounded) until the goroutine and descriptor counts are back within slack of
+// their baselines, and fails naming what stayed.
+func settle(t *testing.T, goroutines, fds, slack int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		g, f := runtime.NumGoroutine(), openFDs(t)
+		if g <= goroutines+slack && f <= fds+slack {
+			return
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("goroutines %d (baseline %d), descriptors %d (baseline %d):\n%s", g, goroutines, f, fds, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// prober calls info every 25 ms until stopped and keeps the round-trip times.
+type prober struct {
+	c     *ipc.Client
+	mu    sync.Mutex
+	times []time.Duration
+	fails []error
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+func startProber(c *ipc.Client) *prober {
+	p := &prober{c: c, stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		tick := time.NewTicker(25 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-p.stop:
+				return
+			case <-tick.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			t0 := time.Now()
+			_, err := c.Info(ctx)
+			cancel()
+			p.mu.Lock()
+			if err != nil {
+				p.fails = append(p.fails, err)
+			} else {
+				p.times = append(p.times, time.Since(t0))
+			}
+			p.mu.Unlock()
+		}
+	}()
+	return p
+}
+
+// finish stops the prober and returns its p95 and maximum.
+func (p *prober) finish(t *testing.T, phase string) {
+	t.Helper()
+	close(p.stop)
+	<-p.done
+	// One more call as the phase ends, so that even a short phase is measured.
+	t0 := time.Now()
+	if _, err := p.c.Info(context.Background()); err != nil {
+		p.fails = append(p.fails, err)
+	} else {
+		p.times = append(p.times, time.Since(t0))
+	}
+	if len(p.fails) > 0 {
+		t.Errorf("%s: %d info calls failed, first: %v", phase, len(p.fails), p.fails[0])
+	}
+	if len(p.times) == 0 {
+		t.Errorf("%s: no info call answered", phase)
+		return
+	}
+	s := slices.Clone(p.times)
+	slices.Sort(s)
+	// Figures for RELIABILITY.md, not assertions: timings on a shared or -race machine
+	// say little (no timing assertions in tests).
+	t.Logf("%-28s info: %4d calls, p50 %6.1f ms, p95 %6.1f ms, max %6.1f ms", phase, len(s),
+		ms(s[len(s)/2]), ms(s[len(s)*95/100]), ms(s[len(s)-1]))
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// rawRequest sends one HTTP/1.1 request over the socket and returns the status code. The
+// request is written while the answer is read: a server that refuses an oversized body
+// answers and closes before the body is all sent.
+func rawRequest(sock, text string) (int, error) {
+	c, err := net.DialTimeout("unix", sock, 10*time.Second)
+	if err != nil {
+		return 0, err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(30 * time.Second))
+	go io.WriteString(c, text)
+	return readStatus(c)
+}
+
+func readStatus(c net.Conn) (int, error) {
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return 0, err
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, nil
+}
+
+// loadScale is how much of the issue's load a run applies: all of it normally, a tenth of
+// the connection counts under -race (whose goroutines cost ~10× more).
+func loadScale(n int) int {
+	if raceEnabled || testing.Short() {
+		return max(n/10, 5)
+	}
+	return n
+}
+
+// TestDaemonUnderLoad serves a real daemon on its socket and applies, in turn: 500
+// concurrent connections, 50 slow (slowloris) clients, 10 jobs submitted at once with half
+// cancelled, 1,000 event streams opened and dropped, and oversized and malformed bodies —
+// while a prober calls info every 25 ms. It asserts what must hold whatever the machine's
+// speed: every info call answers, every job ends done or cancelled (none lost), every hostile
+// request gets its error status, and goroutines and descriptors return to their baseline.
+// The info latencies are logged (for RELIABILITY.md), not asserted.
+func TestDaemonUnderLoad(t *testing.T) {
+	scanPath, maskPath := phantom(t, 12)
+	d := newDaemon(t, filepath.Join(t.TempDir(), "results"))
+	sock := serveDaemon(t, d)
+	c := ipc.NewUnixClient(sock)
+	defer c.Close()
+	ctx := context.Background()
+	if _, err := c.Info(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.Close() // idle keep-alive connections are not part of the baseline
+	baseG, baseFD := stableGoroutinesCount(), openFDs(t)
+	const slack = 8
+
+	// The same prober on the idle daemon: the reference for the phases' figures.
+	idle := startProber(c)
+	time.Sleep(500 * time.Millisecond)
+	idle.finish(t, "idle")
+
+	t.Run("concurrent connections", func(t *testing.T) {
+		// Every connection is opened first, then all ask for info at once and stay open
+		// (keep-alive) while the prober measures, then all close.
+		p := startProber(c)
+		n := loadScale(500)
+		conns := make([]net.Conn, 0, n)
+		for i := 0; i < n; i++ {
+			conn, err := net.DialTimeout("unix", sock, 10*time.Second)
+			if err != nil {
+				t.Fatalf("connection %d: %v", i, err)
+			}
+			defer conn.Close()
+			conns = append(conns, conn)
+		}
+		var wg sync.WaitGroup
+		var bad atomic.Int64
+		for _, conn := range conns {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				conn.SetDeadline(time.Now().Add(60 * time.Second))
+				io.WriteString(conn, "GET /v1/info HTTP/1.1\r\nHost: localhost\r\n\r\n")
+				if code, err := readStatus(conn); err != nil || code != 200 {
+					bad.Add(1)
+				}
+			}()
+		}
+		wg.Wait()
+		time.Sleep(500 * time.Millisecond) // all n held open
+		for _, conn := range conns {
+			conn.Close()
+		}
+		p.finish(t, fmt.Sprintf("%d connections", n))
+		if bad.Load() > 0 {
+			t.Errorf("%d of %d concurrent info requests failed", bad.Load(), n)
+		}
+	})
+
+	t.Run("slowloris", func(t *testing.T) {
+		p := startProber(c)
+		n := loadScale(50)
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				conn, err := net.Dial("unix", sock)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				defer conn.Close()
+				io.WriteString(conn, "GET /v1/info HTTP/1.1\r\nHost: localhost\r\n")
+				for k := 0; k < 15; k++ { // a header line every 100 ms, never the blank line
+					time.Sleep(100 * time.Millisecond)
+					if _, err := fmt.Fprintf(conn, "X-Slow-%d: x\r\n", k); err != nil {
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		p.finish(t, fmt.Sprintf("%d slowloris clients", n))
+	})
+
+	t.Run("jobs with half cancelled", func(t *testing.T) {
+		p := startProber(c)
+		var jobs []ipc.Job
+		for i := 0; i < 10; i++ {
+			j, err := c.Submit(ctx, ipc.JobRequest{Scan: scanPath, Mask: maskPath, Settings: ipc.Settings{Metrics: "none"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			jobs = append(jobs, j)
+		}
+		for i := 0; i < 10; i += 2 {
+			if _, err := c.Cancel(ctx, jobs[i].ID); err != nil {
+				t.Fatalf("cancel %s: %v", jobs[i].ID, err)
+			}
+		}
+		waitTerminal(t, c, jobs)
+		p.finish(t, "10 jobs, 5 cancelled")
+		for i, j := range jobs {
+			got, err := c.Job(ctx, j.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := ipc.JobDone
+			if i%2 == 0 {
+				want = ipc.JobCancelled
+			}
+			// A job may finish before its cancel arrives; it must never be lost or fail.
+			if got.State != want && !(want == ipc.JobCancelled && got.State == ipc.JobDone) {
+				t.Errorf("job %d (%s): %s %q, want %s", i, j.ID, got.State, got.Error, want)
+			}
+		}
+		all, err := c.Jobs(ctx)
+		if err != nil || len(all) != 10 {
+			t.Errorf("job list: %d jobs (%v), want 10", len(all), err)
+		}
+	})
+
+	t.Run("event streams dropped", func(t *testing.T) {
+		p := startProber(c)
+		// A long job whose streams are opened, read once and dropped while it runs.
+		long, err := c.Submit(ctx, ipc.JobRequest{Scan: scanPath, Mask: maskPath, Settings: ipc.Settings{Metrics: "full"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := loadScale(1000)
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, 100)
+		var opened atomic.Int64
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				sctx, cancel := context.WithCancel(ctx)
+				defer cancel()
+				ch, err := c.Events(sctx, long.ID)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				if _, ok := <-ch; ok {
+					opened.Add(1)
+				}
+				cancel() // drop the stream mid-way
+				for range ch {
+				}
+			}()
+		}
+		wg.Wait()
+		if _, err := c.Cancel(ctx, long.ID); err != nil {
+			t.Fatal(err)
+		}
+		waitTerminal(t, c, []ipc.Job{long})
+		p.finish(t, fmt.Sprintf("%d event streams dropped", n))
+		if opened.Load() != int64(n) {
+			t.Errorf("%d of %d streams delivered a first event", opened.Load(), n)
+		}
+	})
+
+	t.Run("oversized and malformed bodies", func(t *testing.T) {
+		p := startProber(c)
+		big := strings.Repeat(" ", 2<<20)
+		for _, r := range []struct {
+			name, body string
+			status     int
+		}{
+			{"2 MiB", `{"scan":"x"` + big + `}`, 413},
+			{"malformed", `{"scan":`, 400},
+			{"unknown field", `{"scna":"x"}`, 400},
+			{"two values", `{} {}`, 400},
+			{"not JSON", "\x00\x01\x02", 400},
+		} {
+			req := fmt.Sprintf("POST /v1/jobs HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s", len(r.body), r.body)
+			code, err := rawRequest(sock, req)
+			if err != nil || code != r.status {
+				t.Errorf("%s body: status %d (%v), want %d", r.name, code, err, r.status)
+			}
+		}
+		p.finish(t, "hostile bodies")
+	})
+
+	c.Close()
+	settle(t, baseG, baseFD, slack)
+}
+
+// stableGoroutinesCount is the goroutine count once it stops changing.
+func stableGoroutinesCount() int {
+	n, same := runtime.NumGoroutine(), 0
+	for same < 5 {
+		time.Sleep(10 * time.Millisecond)
+		if m := runtime.NumGoroutine(); m == n {
+			same++
+		} else {
+			n, same = m, 0
+		}
+	}
+	return n
+}
+
+// waitTerminal polls the jobs until every one has ended (bounded).
+func waitTerminal(t *testing.T, c *ipc.Client, jobs []ipc.Job) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Minute)
+	for _, j := range jobs {
+		for {
+			got, err := c.Job(context.Background(), j.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.State.Terminal() {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("job %s still %s", j.ID, got.State)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
+// TestDaemonSoak runs 100 small jobs (30 under -race) through one daemon over its socket:
+// every one ends done, and the process's descriptors and resident memory after the last
+// are no higher than after the first ten (beyond a small allowance for the allocator).
+func TestDaemonSoak(t *testing.T) {
+	dir := t.TempDir()
+	matrix := filepath.Join(dir, "regions.csv")
+	var sb strings.Builder
+	for r := 0; r < 40; r++ {
+		for c := 0; c < 60; c++ {
+			if c > 0 {
+				sb.WriteByte(',')
+			}
+			fmt.Fprintf(&sb, "%g", float64((r*7+c*13)%17)+0.1*float64(r%5)*float64(c))
+		}
+		sb.WriteByte('\n')
+	}
+	if err := os.WriteFile(matrix, []byte(sb.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d := newDaemon(t, filepath.Join(dir, "results"))
+	sock := serveDaemon(t, d)
+	c := ipc.NewUnixClient(sock)
+	defer c.Close()
+	ctx := context.Background()
+	n := 100
+	if raceEnabled || testing.Short() {
+		n = 30
+	}
+	var fd10, fdEnd int
+	var rss10, rssEnd int64
+	for i := 0; i < n; i++ {
+		j, err := c.Submit(ctx, ipc.JobRequest{Scan: matrix, Settings: ipc.Settings{Metrics: "basic"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitTerminal(t, c, []ipc.Job{j})
+		if got, _ := c.Job(ctx, j.ID); got.State != ipc.JobDone {
+			t.Fatalf("job %d: %s %q", i, got.State, got.Error)
+		}
+		if i == 9 {
+			fd10, rss10 = openFDs(t), rssBytes(t)
+		}
+	}
+	fdEnd, rssEnd = openFDs(t), rssBytes(t)
+	t.Logf("%d jobs: descriptors %d after 10, %d after %d; RSS %.1f MB after 10, %.1f MB after %d", n, fd10, fdEnd, n, float64(rss10)/1e6, float64(rssEnd)/1e6, n)
+	if fdEnd > fd10+4 {
+		t.Errorf("descriptors grew from %d to %d over %d jobs", fd10, fdEnd, n-10)
+	}
+	if rssEnd > rss10+32<<20 {
+		t.Errorf("resident memory grew from %.1f to %.1f MB over %d jobs", float64(rss10)/1e6, float64(rssEnd)/1e6, n-10)
+	}
+}
