@@ -16,7 +16,6 @@ import (
 
 func cmdGroup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := pipeline.Defaults()
-	cfg.Backend = "cpu"
 	g := &pipeline.GroupConfig{Mean: group.MeanFisherZ, MaskRule: group.MaskIntersect}
 	fs := newFlags("group", "group SCAN SCAN… --out DIR [flags]   (or: group --bids DIR --out DIR)", stderr)
 	bidsDir := fs.String("bids", "", "take every sub-*/func/*_bold.nii[.gz] run of this BIDS dataset as a subject")
@@ -27,6 +26,7 @@ func cmdGroup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace an existing results bundle at --out")
 	fs.StringVar(&cfg.Mask, "mask", "", "one brain mask for every subject (mask rule \"mask\")")
 	fs.StringVar(&cfg.Measure, "measure", cfg.Measure, "each subject's measure: pearson or spearman")
+	fs.StringVar(&cfg.Backend, "backend", cfg.Backend, "auto, cuda or cpu: the mean of r is one product on it; the mean Fisher z runs on the CPU group engine")
 	fs.BoolVar(&cfg.Abs, "abs", false, "use |r̄| as the connection value")
 	density := fs.Float64("density", 0, "keep exactly this fraction of all pairs, the strongest (default 0.01)")
 	r := fs.Float64("r", 0, "keep pairs with r̄ > T (Wang et al.: 0.45 … 0.70)")

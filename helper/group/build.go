@@ -16,17 +16,26 @@ const (
 	MeanR       = "r"        // the plain mean of r (Wang et al. 2009)
 )
 
+// NewFisherZBackend makes the backend of the mean Fisher z for s subjects. Its contract is
+// fc.Backend's with one addition: Prepare receives the subjects' series concatenated along
+// time (N × S·L) and every pair value is tanh((1/S) Σ_s atanh r_s). The CPU engine (FisherZ)
+// is the default; a device engine with the same blocking (row panel outer, subjects inner,
+// one product per subject per panel) can be put here.
+var NewFisherZBackend = func(s int) fc.Backend { return NewFisherZ(s) }
+
 // Network builds the group-mean network of c with fc.Build's threshold cfg (cfg.Measure is
-// each subject's measure: Pearson or Spearman). The mean of r consumes c.X (normalised in
-// place). The returned backend name and device are for provenance.
-func Network(ctx context.Context, c *Cohort, mean string, cfg fc.Config, rep progress.Reporter) (*network.Network, *fc.Report, error) {
+// each subject's measure: Pearson or Spearman). The mean of r is one Pearson build over the
+// concatenated normalised series on plain (any backend, the CUDA one included; nil: the CPU
+// backend) and consumes c.X (normalised in place); the mean Fisher z runs on
+// NewFisherZBackend.
+func Network(ctx context.Context, c *Cohort, mean string, cfg fc.Config, plain fc.Backend, rep progress.Reporter) (*network.Network, *fc.Report, error) {
 	if cfg.Mode == fc.Significance {
 		return nil, nil, fmt.Errorf("group: significance thresholds test one subject's r with L−2 degrees of freedom; a group mean has no such test: use --r, --density or --knn")
 	}
 	n, S, L := c.Scan.N, c.S, c.L
 	switch mean {
 	case MeanFisherZ, "":
-		be := NewFisherZ(S)
+		be := NewFisherZBackend(S)
 		defer be.Close()
 		nw, rpt, err := fc.Build(ctx, be, c.X, n, S*L, cfg, rep)
 		if rpt != nil {
@@ -37,8 +46,12 @@ func Network(ctx context.Context, c *Cohort, mean string, cfg fc.Config, rep pro
 		if err := Concatenate(c.X, n, S, L, cfg.Measure); err != nil {
 			return nil, nil, err
 		}
-		be := cpu.New(cpu.Options{})
-		defer be.Close()
+		be := plain
+		if be == nil {
+			cb := cpu.New(cpu.Options{})
+			defer cb.Close()
+			be = cb
+		}
 		m := cfg.Measure
 		cfg.Measure = fc.Pearson // ranks, if any, were taken per subject
 		nw, rpt, err := fc.Build(ctx, be, c.X, n, S*L, cfg, rep)

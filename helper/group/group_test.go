@@ -144,7 +144,7 @@ func TestGroupMeanMatchesFloat64(t *testing.T) {
 		} {
 			t.Run(fmt.Sprintf("%s/%v/%d", mean, cfg.Mode, cfg.BlockRows), func(t *testing.T) {
 				c := cohortOf(n, s, l, 1) // Network may consume X
-				nw, rpt, err := Network(context.Background(), c, mean, cfg, nil)
+				nw, rpt, err := Network(context.Background(), c, mean, cfg, nil, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -169,7 +169,7 @@ func TestGroupMeanMatchesFloat64(t *testing.T) {
 	// k nearest neighbours: every node keeps its 3 strongest partners (on the reference).
 	ref := reference(cohortOf(n, s, l, 1), true)
 	c := cohortOf(n, s, l, 1)
-	nw, _, err := Network(context.Background(), c, MeanFisherZ, fc.Config{Mode: fc.NearestNeighbours, K: 3, BlockRows: 16}, nil)
+	nw, _, err := Network(context.Background(), c, MeanFisherZ, fc.Config{Mode: fc.NearestNeighbours, K: 3, BlockRows: 16}, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,16 +202,16 @@ func TestGroupMeanMatchesFloat64(t *testing.T) {
 
 func TestGroupRefusals(t *testing.T) {
 	c := cohortOf(20, 2, 10, 2)
-	if _, _, err := Network(context.Background(), c, MeanFisherZ, fc.Config{Mode: fc.Significance, Alpha: 0.05}, nil); err == nil {
+	if _, _, err := Network(context.Background(), c, MeanFisherZ, fc.Config{Mode: fc.Significance, Alpha: 0.05}, nil, nil); err == nil {
 		t.Error("significance accepted")
 	}
-	if _, _, err := Network(context.Background(), c, "median", fc.Config{Mode: fc.Strength, Threshold: 0.5}, nil); err == nil {
+	if _, _, err := Network(context.Background(), c, "median", fc.Config{Mode: fc.Strength, Threshold: 0.5}, nil, nil); err == nil {
 		t.Error("unknown mean accepted")
 	}
 	for i := 0; i < 10; i++ { // node 3 constant in subject 2
 		c.X[3*20+10+i] = 1
 	}
-	if _, _, err := Network(context.Background(), c, MeanFisherZ, fc.Config{Mode: fc.Strength, Threshold: 0.5}, nil); err == nil || !strings.Contains(err.Error(), "subject 2") {
+	if _, _, err := Network(context.Background(), c, MeanFisherZ, fc.Config{Mode: fc.Strength, Threshold: 0.5}, nil, nil); err == nil || !strings.Contains(err.Error(), "subject 2") {
 		t.Errorf("constant node in one subject: %v", err)
 	}
 }
@@ -285,7 +285,7 @@ print(" ".join(repr(float(v)) for v in r))
 				p++
 			}
 		}
-		nw, _, err := Network(context.Background(), c, mean, fc.Config{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.3}, nil)
+		nw, _, err := Network(context.Background(), c, mean, fc.Config{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.3}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,7 +314,7 @@ func TestGroupSweepNested(t *testing.T) {
 		}
 		cfg := fc.Config{Measure: fc.Pearson, BlockRows: 16}
 		sp.FC(&cfg)
-		loose, _, err := Network(context.Background(), cohortOf(n, s, l, 4), MeanFisherZ, cfg, nil)
+		loose, _, err := Network(context.Background(), cohortOf(n, s, l, 4), MeanFisherZ, cfg, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -325,7 +325,7 @@ func TestGroupSweepNested(t *testing.T) {
 			}
 			one := fc.Config{Measure: fc.Pearson, BlockRows: 16}
 			sweep.Spec{Kind: sp.Kind, Values: []float64{v}}.FC(&one)
-			want, _, err := Network(context.Background(), cohortOf(n, s, l, 4), MeanFisherZ, one, nil)
+			want, _, err := Network(context.Background(), cohortOf(n, s, l, 4), MeanFisherZ, one, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

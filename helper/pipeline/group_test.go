@@ -48,7 +48,7 @@ func TestGroupBundle(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want, _, err := group.Network(context.Background(), c, group.MeanFisherZ, fc.Config{Mode: fc.Strength, Threshold: 0.2}, nil)
+		want, _, err := group.Network(context.Background(), c, group.MeanFisherZ, fc.Config{Mode: fc.Strength, Threshold: 0.2}, nil, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

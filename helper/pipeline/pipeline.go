@@ -179,10 +179,8 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 	}
 
 	// 2. Network.
-	var be fc.Backend
-	if coh != nil {
-		be = group.NewFisherZ(coh.S) // names the CPU group engine in the provenance
-	} else if be, err = OpenBackend(cfg.Backend, rep); err != nil {
+	be, err := OpenBackend(cfg.Backend, rep)
+	if err != nil {
 		return nil, err
 	}
 	defer be.Close()
@@ -190,7 +188,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 	var nw *network.Network
 	var fcrep *fc.Report
 	if coh != nil {
-		nw, fcrep, err = group.Network(ctx, coh, cfg.Group.Mean, fcc, rep)
+		nw, fcrep, err = group.Network(ctx, coh, cfg.Group.Mean, fcc, be, rep)
 	} else {
 		nw, fcrep, err = fc.Build(ctx, be, s.Data, s.N, s.L, fcc, rep)
 	}
@@ -330,7 +328,12 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 		return nil, err
 	}
 	r.stage("write bundle", t0)
-	prov, err := r.provenance(be, fcrep, s.Inputs)
+	provBe := be
+	if coh != nil && cfg.Group.Mean != group.MeanR { // the mean Fisher z ran on its own engine
+		provBe = group.NewFisherZBackend(coh.S)
+		defer provBe.Close()
+	}
+	prov, err := r.provenance(provBe, fcrep, s.Inputs)
 	if err != nil {
 		return nil, err
 	}
