@@ -32,6 +32,10 @@ func IsScan(name string) bool { return watch.Classify(name) == watch.Scan }
 // Pending is a scan waiting to be analysed, with the user's mask ("" = automatic mask).
 type Pending struct {
 	Path, Mask string
+	// DICOM input (IsDICOM): the series to analyse (0: the helper's BOLD rule) and the
+	// helper's listing of the series, once it answered (nil before).
+	Series  int
+	Listing *ipc.DICOMListing
 }
 
 // Scans is the list of scans the user has brought in (dropped or opened) and not yet sent to
@@ -49,7 +53,7 @@ func (s *Scans) Add(paths ...string) (rejected []string) {
 	added := false
 outer:
 	for _, p := range paths {
-		if !IsScan(p) {
+		if !IsScan(p) && !IsDICOM(p) {
 			rejected = append(rejected, p)
 			continue
 		}
@@ -82,6 +86,12 @@ func (s *Scans) put(p Pending) {
 	s.Add(p.Path)
 	if p.Mask != "" {
 		s.SetMask(p.Path, p.Mask)
+	}
+	if p.Listing != nil {
+		s.SetListing(p.Path, p.Listing)
+	}
+	if p.Series != 0 {
+		s.SetSeries(p.Path, p.Series)
 	}
 }
 
@@ -179,7 +189,8 @@ type UI struct {
 	left      fyne.CanvasObject // the left column, built by Content
 	split     *container.Split
 	watchUI   *folderWatch
-	toOpen    []string // scans to analyse as soon as the helper answers (--open)
+	toOpen    []string       // scans to analyse as soon as the helper answers (--open)
+	listing   sync.WaitGroup // DICOM series listings in flight (tests wait for them)
 	// openScan is what "Open scan…" does: Fyne's file dialog on the desktop; in the browser,
 	// where that dialog cannot read files, the page's own file chooser (EnableBrowserUpload).
 	openScan func()
@@ -218,6 +229,7 @@ func New(ctx context.Context, opts Options) *UI {
 }
 
 func (u *UI) scansChanged() {
+	u.sizeRows()
 	u.pending.Refresh()
 	u.updateAnalyse()
 }
@@ -319,6 +331,11 @@ func (u *UI) connected(svc ipc.Service, info ipc.Info, listed []ipc.Job) {
 	u.jobsBox.Refresh()
 	u.updateAnalyse()
 	u.Jobs.Show(listed)
+	for _, p := range u.Scans.Items() { // DICOM added before the helper answered
+		if p.Listing == nil && IsDICOM(p.Path) && !IsScan(p.Path) {
+			u.listSeries(p.Path)
+		}
+	}
 	if len(u.toOpen) > 0 {
 		paths := u.toOpen
 		u.toOpen = nil
@@ -337,13 +354,20 @@ func (u *UI) Dropped(_ fyne.Position, uris []fyne.URI) {
 
 func (u *UI) add(paths []string) {
 	rejected := u.Scans.Add(paths...)
+	if u.svc != nil {
+		for _, p := range paths {
+			if IsDICOM(p) && !IsScan(p) {
+				u.listSeries(p)
+			}
+		}
+	}
 	msg := fmt.Sprintf("%d scan(s) ready.", len(u.Scans.Items()))
 	if len(rejected) > 0 {
 		names := make([]string, len(rejected))
 		for i, r := range rejected {
 			names[i] = filepath.Base(r)
 		}
-		msg += " Not a NIfTI scan (.nii, .nii.gz): " + strings.Join(names, ", ")
+		msg += " Not a NIfTI scan (.nii, .nii.gz) or DICOM (folder, .zip, DICOMDIR): " + strings.Join(names, ", ")
 	}
 	fyne.Do(func() { u.Status.SetText(msg) })
 }
@@ -382,6 +406,7 @@ func (u *UI) submit(p Pending) {
 	}
 	l := u.Jobs
 	go func() {
+		s.DICOMSeries = p.Series
 		_, err := l.Submit(u.ctx, ipc.JobRequest{Scan: p.Path, Mask: p.Mask, Settings: s})
 		fyne.Do(func() {
 			if err != nil {
@@ -440,7 +465,7 @@ func (u *UI) OpenDialog() {
 		rc.Close()
 		u.add([]string{rc.URI().Path()})
 	}, u.opts.Window)
-	d.SetFilter(storage.NewExtensionFileFilter([]string{".nii", ".gz"}))
+	d.SetFilter(scanFilter{}) // NIfTI, and DICOM as .zip, .dcm or DICOMDIR (folders: drop them)
 	d.Show()
 }
 
@@ -471,11 +496,13 @@ type pendingRow struct {
 	widget.BaseWidget
 	name, mask   *widget.Label
 	setMask, del *widget.Button
+	series       *widget.Select // DICOM input: the series chooser
 	item         Pending
+	u            *UI
 }
 
 func newPendingRow(u *UI) *pendingRow {
-	r := &pendingRow{name: widget.NewLabel("sub-01_task-rest_bold.nii.gz"), mask: widget.NewLabel("automatic mask")}
+	r := &pendingRow{name: widget.NewLabel("sub-01_task-rest_bold.nii.gz"), mask: widget.NewLabel("automatic mask"), series: newSeriesSelect(), u: u}
 	r.name.Truncation = fyne.TextTruncateEllipsis
 	r.mask.Importance = widget.LowImportance
 	r.setMask = widget.NewButton("Mask…", func() { u.maskDialog(r.item.Path) })
@@ -485,7 +512,7 @@ func newPendingRow(u *UI) *pendingRow {
 }
 
 func (r *pendingRow) CreateRenderer() fyne.WidgetRenderer {
-	return widget.NewSimpleRenderer(container.NewBorder(nil, nil, nil, container.NewHBox(r.mask, r.setMask, r.del), r.name))
+	return widget.NewSimpleRenderer(container.NewBorder(nil, r.series, nil, container.NewHBox(r.mask, r.setMask, r.del), r.name))
 }
 
 func (r *pendingRow) show(p Pending) {
@@ -496,6 +523,7 @@ func (r *pendingRow) show(p Pending) {
 	} else {
 		r.mask.SetText("mask " + filepath.Base(p.Mask))
 	}
+	r.showSeries(p)
 }
 
 // header is the title, the helper's backend (or why it is unreachable), Retry and the button

@@ -196,7 +196,7 @@ func TestDropAcceptsNIfTIOnly(t *testing.T) {
 	if len(got) != 2 || got[0] != "/data/sub-01_bold.nii.gz" || got[1] != "/data/sub-02_bold.nii" {
 		t.Fatalf("scans %v", got)
 	}
-	if s := u.Status.Text; s != "2 scan(s) ready. Not a NIfTI scan (.nii, .nii.gz): notes.txt" {
+	if s := u.Status.Text; s != "2 scan(s) ready. Not a NIfTI scan (.nii, .nii.gz) or DICOM (folder, .zip, DICOMDIR): notes.txt" {
 		t.Fatalf("status %q", s)
 	}
 	if n := u.pending.Length(); n != 2 {

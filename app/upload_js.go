@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall/js"
 	"time"
@@ -61,12 +63,13 @@ func (u *UI) EnableBrowserUpload() {
 	input.Set("type", "file")
 	input.Set("id", UploadInputID)
 	input.Set("multiple", true)
-	// .gz as well: some browsers match only the last extension.
-	input.Set("accept", ".nii,.nii.gz,.gz")
+	// .gz as well: some browsers match only the last extension. A .zip of DICOM goes to the
+	// helper, which converts it with dcm2niix (docs/dicom.md).
+	input.Set("accept", ".nii,.nii.gz,.gz,.zip")
 	input.Set("style", "display:none")
 	note := doc.Call("createElement", "span")
 	note.Set("id", UploadStatusID)
-	note.Set("textContent", "or drop .nii / .nii.gz files anywhere on this page.")
+	note.Set("textContent", "or drop .nii / .nii.gz files, or a .zip of DICOM, anywhere on this page.")
 	panel.Call("appendChild", label)
 	panel.Call("appendChild", input)
 	panel.Call("appendChild", note)
@@ -117,7 +120,7 @@ func (u *UI) EnableBrowserUpload() {
 		go up.send(fileList(dt.Get("files")))
 		return nil
 	}))
-	u.Status.SetText("Upload resting-state scans (.nii or .nii.gz) with \"Upload scan…\" at the bottom left, or drop them on this page.")
+	u.Status.SetText("Upload resting-state scans (.nii, .nii.gz, or DICOM as a .zip) with \"Upload scan…\" at the bottom left, or drop them on this page.")
 }
 
 // fileList copies a JS FileList (live, and emptied when the input is reset) into a slice.
@@ -162,8 +165,8 @@ func (b *browserUpload) send(files []js.Value) {
 func (b *browserUpload) sendOne(file js.Value) {
 	name := file.Get("name").String()
 	size := int64(file.Get("size").Float())
-	if !IsScan(name) {
-		b.say(fmt.Sprintf("%s is not a NIfTI scan (.nii or .nii.gz); it was not uploaded.", name))
+	if !IsScan(name) && !strings.EqualFold(filepath.Ext(name), ".zip") {
+		b.say(fmt.Sprintf("%s is not a NIfTI scan (.nii or .nii.gz) or a .zip of DICOM; it was not uploaded.", name))
 		return
 	}
 	// What the UI goroutine owns is read there.
