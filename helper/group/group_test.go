@@ -17,6 +17,7 @@ import (
 	"github.com/hubscope/hubscope/helper/network"
 	"github.com/hubscope/hubscope/helper/scan"
 	"github.com/hubscope/hubscope/helper/sweep"
+	"github.com/hubscope/hubscope/helper/synth"
 )
 
 // cohortOf makes S subjects' N×L series sharing a block structure, concatenated as Load does.
@@ -233,25 +234,15 @@ func dataDir(t *testing.T, files ...string) string {
 	return dir
 }
 
-// A cohort of real scans: the Haxby run cut into three 40-volume "subjects", one of them a
-// resampled copy (every voxel scaled and offset, as another scanner's intensities would be).
-// Load with the mask file, then both means against numpy in float64 from the files.
-func TestRealCohortAgainstNumpy(t *testing.T) {
-	pyref.Require(t, "numpy", "nibabel")
-	data := dataDir(t, "haxby2001_run001_bold_25mm.nii.gz", "haxby2001_mask_25mm_brain.nii.gz")
-	dir := t.TempDir()
-	out := pyref.Run(t, `
+// numpyRef is the float64 numpy reference of both means (Fisher z, r) on the subjects' files
+// masked by mask, nodes in HubScope's order; the networks at r̄ > 0.3 must agree with it.
+const numpyRef = `
 import sys, numpy as np, nibabel as nib
-src, mask, dir = sys.argv[1:4]
-img = nib.load(src); d = np.asarray(img.dataobj, dtype=np.float64)
+mask, files = sys.argv[1], sys.argv[2:]
 m = np.asarray(nib.load(mask).dataobj) > 0
-for s in range(3):
-    part = d[..., s*40:(s+1)*40]
-    if s == 2: part = part * 1.7 + 30.0
-    nib.save(nib.Nifti1Image(part.astype(np.float32), img.affine, img.header), f"{dir}/sub-{s+1:02d}_bold.nii.gz")
 # nodes in increasing flat index with i fastest (NIfTI order), as HubScope numbers them
 fl = lambda a: a.reshape(-1, a.shape[-1], order="F")
-subs = [fl(np.asarray(nib.load(f"{dir}/sub-{s+1:02d}_bold.nii.gz").dataobj, dtype=np.float64))[m.ravel(order="F")] for s in range(3)]
+subs = [fl(np.asarray(nib.load(f).dataobj, dtype=np.float64))[m.ravel(order="F")] for f in files]
 keep = np.all([x.std(axis=1) > 0 for x in subs], axis=0)
 rs = [np.corrcoef(x[keep]) for x in subs]
 n = keep.sum(); iu = np.triu_indices(n, 1)
@@ -260,15 +251,18 @@ r = np.mean(rs, axis=0)[iu]
 print(n)
 print(" ".join(repr(float(v)) for v in z))
 print(" ".join(repr(float(v)) for v in r))
-`, filepath.Join(data, "haxby2001_run001_bold_25mm.nii.gz"), filepath.Join(data, "haxby2001_mask_25mm_brain.nii.gz"), dir)
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	n, _ := strconv.Atoi(lines[0])
-	var subs []Subject
-	for s := 1; s <= 3; s++ {
-		subs = append(subs, Subject{Label: fmt.Sprintf("sub-%02d", s), Path: filepath.Join(dir, fmt.Sprintf("sub-%02d_bold.nii.gz", s))})
+`
+
+func checkNumpy(t *testing.T, subs []Subject, mask string) {
+	t.Helper()
+	args := []string{mask}
+	for _, s := range subs {
+		args = append(args, s.Path)
 	}
+	lines := strings.Split(strings.TrimSpace(string(pyref.Run(t, numpyRef, args...))), "\n")
+	n, _ := strconv.Atoi(lines[0])
 	for li, mean := range []string{MeanFisherZ, MeanR} {
-		c, err := Load(context.Background(), subs, Options{MaskRule: MaskFile, MaskPath: filepath.Join(data, "haxby2001_mask_25mm_brain.nii.gz")}, nil)
+		c, err := Load(context.Background(), subs, Options{MaskRule: MaskFile, MaskPath: mask}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -295,6 +289,29 @@ print(" ".join(repr(float(v)) for v in r))
 		checkAgainst(t, nw, ref, 0.3)
 		t.Logf("%s: %d nodes, %d edges equal numpy's", mean, n, nw.Edges())
 	}
+}
+
+// A cohort of real scans: the Haxby run cut into three 40-volume "subjects", one of them a
+// resampled copy (every voxel scaled and offset, as another scanner's intensities would be).
+// Load with the mask file, then both means against numpy in float64 from the files.
+func TestRealCohortAgainstNumpy(t *testing.T) {
+	pyref.Require(t, "numpy", "nibabel")
+	data := dataDir(t, "haxby2001_run001_bold_25mm.nii.gz", "haxby2001_mask_25mm_brain.nii.gz")
+	dir := t.TempDir()
+	pyref.Run(t, `
+import sys, numpy as np, nibabel as nib
+src, dir = sys.argv[1:3]
+img = nib.load(src); d = np.asarray(img.dataobj, dtype=np.float64)
+for s in range(3):
+    part = d[..., s*40:(s+1)*40]
+    if s == 2: part = part * 1.7 + 30.0
+    nib.save(nib.Nifti1Image(part.astype(np.float32), img.affine, img.header), f"{dir}/sub-{s+1:02d}_bold.nii.gz")
+`, filepath.Join(data, "haxby2001_run001_bold_25mm.nii.gz"), dir)
+	var subs []Subject
+	for s := 1; s <= 3; s++ {
+		subs = append(subs, Subject{Label: fmt.Sprintf("sub-%02d", s), Path: filepath.Join(dir, fmt.Sprintf("sub-%02d_bold.nii.gz", s))})
+	}
+	checkNumpy(t, subs, filepath.Join(data, "haxby2001_mask_25mm_brain.nii.gz"))
 	// Differing lengths are refused with the names.
 	short := Subject{Label: "sub-short", Path: filepath.Join(data, "haxby2001_run001_bold_25mm.nii.gz")}
 	_, err := Load(context.Background(), append(subs[:2:2], short), Options{}, nil)
@@ -339,4 +356,26 @@ func TestGroupSweepNested(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Phantom subjects (synth --subjects: one layout, individual signals and noise) against numpy.
+func TestPhantomCohortAgainstNumpy(t *testing.T) {
+	pyref.Require(t, "numpy", "nibabel")
+	m, a, err := synth.DemoMask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, a = synth.ResampleMask(m, a, 16)
+	p := synth.DefaultParams()
+	p.Length = 50
+	dir := filepath.Join(t.TempDir(), "bids")
+	ct, err := synth.WriteCohort(context.Background(), m, a, p, synth.CohortOptions{Subjects: 3, Lesion: true}, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subs []Subject
+	for _, s := range ct.Subjects {
+		subs = append(subs, Subject{Label: "sub-" + s, Path: synth.CohortScan(dir, s)})
+	}
+	checkNumpy(t, subs, filepath.Join(dir, "truth", "modules.nii.gz"))
 }
