@@ -407,7 +407,7 @@ func (u *UI) submit(p Pending) {
 	l := u.Jobs
 	go func() {
 		s.DICOMSeries = p.Series
-		_, err := l.Submit(u.ctx, ipc.JobRequest{Scan: p.Path, Mask: p.Mask, Settings: s})
+		_, err := l.Submit(u.ctx, ipc.JobRequest{Scan: p.Path, Mask: p.Mask, Settings: &s})
 		fyne.Do(func() {
 			if err != nil {
 				u.Status.SetText(fmt.Sprintf("Could not start %s: %v", filepath.Base(p.Path), err))

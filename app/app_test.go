@@ -23,6 +23,7 @@ import (
 
 	"github.com/hubscope/hubscope/app/report"
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 func absDiff(a, b uint8) int {
@@ -59,7 +60,10 @@ func (h *helper) Submit(_ context.Context, req ipc.JobRequest) (ipc.Job, error) 
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.submitted = append(h.submitted, req)
-	j := ipc.Job{ID: "job1", Name: filepath.Base(req.Scan), State: ipc.JobQueued, Settings: req.Settings, Submitted: t0}
+	j := ipc.Job{ID: "job1", Name: filepath.Base(req.Scan), State: ipc.JobQueued, Settings: settings.Defaults(), Submitted: t0}
+	if req.Settings != nil {
+		j.Settings = *req.Settings
+	}
 	h.jobs[j.ID] = j
 	return j, nil
 }
@@ -229,7 +233,7 @@ func TestSettingsDefaultsAndValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Measure != "pearson" || s.Mode != "density" || s.Density != 0.01 || s.Metrics != "full" || s.Random == nil || *s.Random != 15 || s.DFCWindow != 0 {
+	if s.Measure != "pearson" || s.Mode != "density" || s.Density != 0.01 || s.Metrics != "full" || s.Random != 15 || s.DFCWindow != 0 {
 		t.Fatalf("defaults %+v", s)
 	}
 	if f.Summary.Text != "Pearson correlation, the strongest 1 % of voxel pairs, 15 random networks." {
@@ -285,7 +289,7 @@ func TestSettingsDefaultsAndValidation(t *testing.T) {
 		t.Errorf("dfc settings %+v, %v", s, err)
 	}
 	f.Metrics.SetSelected("Basic (clustering, modules)")
-	if s, _ := f.Settings(); s.Random != nil || !f.Random.Disabled() {
+	if s, _ := f.Settings(); s.Random != 0 || !f.Random.Disabled() {
 		t.Errorf("basic metrics ask for random networks: %+v", s)
 	}
 }
@@ -370,7 +374,7 @@ func TestAnalyseOverSocket(t *testing.T) {
 	h.mu.Lock()
 	sub := h.submitted
 	h.mu.Unlock()
-	if len(sub) != 1 || sub[0].Scan != "/data/sub-01.nii.gz" || sub[0].Settings.Density != 0.01 || sub[0].Settings.Measure != "pearson" || sub[0].Mask != "" {
+	if len(sub) != 1 || sub[0].Scan != "/data/sub-01.nii.gz" || sub[0].Settings == nil || sub[0].Settings.Density != 0.01 || sub[0].Settings.Measure != "pearson" || sub[0].Mask != "" {
 		t.Fatalf("submitted %+v", sub)
 	}
 	if row, _ := u.Jobs.Get("job1"); row.Job.State != ipc.JobDone {

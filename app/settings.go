@@ -13,7 +13,7 @@ import (
 	"fyne.io/fyne/v2/layout"
 	"fyne.io/fyne/v2/widget"
 
-	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // Choices offered in the settings, in the clinician's words, with the helper's names.
@@ -142,8 +142,9 @@ func whole(s string) (int, bool) {
 }
 
 // Settings returns the request's settings, or the first problem with them in words.
-func (f *SettingsForm) Settings() (ipc.Settings, error) {
-	var s ipc.Settings
+func (f *SettingsForm) Settings() (settings.Settings, error) {
+	s := settings.Defaults()
+	s.Density = 0
 	s.Measure = valueOf(measureChoices, f.Measure.Selected)
 	s.Abs = f.Abs.Checked
 	s.Mode = valueOf(modeChoices, f.Mode.Selected)
@@ -184,7 +185,9 @@ func (f *SettingsForm) Settings() (ipc.Settings, error) {
 		if !ok || n < 0 || n > 1000 {
 			return s, fmt.Errorf("The number of random networks must be a whole number from 0 to 1000; 15 is usual, 0 skips γ, λ, σ and the z-score of Q (you typed %q).", rs)
 		}
-		s.Random = &n
+		s.Random = n
+	} else {
+		s.Random = 0 // only full metrics use random networks
 	}
 	ws, _ := f.window.Get()
 	ss, _ := f.step.Get()
@@ -233,7 +236,7 @@ func (f *SettingsForm) validate() {
 }
 
 // describe says in one line what will be computed.
-func describe(s ipc.Settings) string {
+func describe(s settings.Settings) string {
 	measure := valueLabel(measureChoices, s.Measure)
 	var keep string
 	switch s.Mode {
@@ -247,8 +250,8 @@ func describe(s ipc.Settings) string {
 		keep = fmt.Sprintf("each voxel's %d strongest links", s.K)
 	}
 	out := measure + ", " + keep
-	if s.Random != nil && *s.Random > 0 {
-		out += fmt.Sprintf(", %d random networks", *s.Random)
+	if s.Metrics == settings.MetricsFull && s.Random > 0 {
+		out += fmt.Sprintf(", %d random networks", s.Random)
 	}
 	if s.DFCWindow > 0 {
 		out += fmt.Sprintf(", dynamic windows of %d volumes", s.DFCWindow)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hubscope/hubscope/app/jobs"
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // browserMaxUpload is the largest scan the browser app sends, whatever the helper accepts:
@@ -171,15 +172,15 @@ func (b *browserUpload) sendOne(file js.Value) {
 	}
 	// What the UI goroutine owns is read there.
 	var (
-		svc      ipc.Service
-		info     ipc.Info
-		list     *jobs.List
-		settings ipc.Settings
-		setErr   error
+		svc    ipc.Service
+		info   ipc.Info
+		list   *jobs.List
+		set    settings.Settings
+		setErr error
 	)
 	fyne.DoAndWait(func() {
 		svc, info, list = b.u.svc, b.u.info, b.u.Jobs
-		settings, setErr = b.u.Settings.Settings()
+		set, setErr = b.u.Settings.Settings()
 	})
 	switch {
 	case svc == nil || list == nil:
@@ -216,7 +217,7 @@ func (b *browserUpload) sendOne(file js.Value) {
 		return
 	}
 	b.say(fmt.Sprintf("Uploaded %s (%s in %.0f s); starting the analysis…", name, byteSize(up.Size), time.Since(start).Seconds()))
-	if _, err := list.Submit(ctx, ipc.JobRequest{ScanUpload: up.ID, Name: name, Settings: settings}); err != nil {
+	if _, err := list.Submit(ctx, ipc.JobRequest{ScanUpload: up.ID, Name: name, Settings: &set}); err != nil {
 		b.say(fmt.Sprintf("Could not start %s: %v", name, err))
 		return
 	}

@@ -35,6 +35,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hubscope/hubscope/ipc/settings"
 	"io"
 	"net/http"
 	"time"
@@ -66,43 +67,18 @@ func (s JobState) Terminal() bool {
 	return false
 }
 
-// Settings are the analysis choices a client makes. Zero values mean "the helper's default"
-// (pipeline.Defaults: Pearson, exact density 1 %, automatic mask, full metrics against 15
-// random networks), so a clinician who chooses nothing gets the standard analysis.
-type Settings struct {
-	Measure    string  `json:"measure,omitempty"`        // pearson | spearman | kendall
-	Abs        bool    `json:"abs,omitempty"`            // |r| as connection strength
-	Mode       string  `json:"threshold_mode,omitempty"` // density | r | alpha | knn
-	Density    float64 `json:"density,omitempty"`        // fraction, e.g. 0.01
-	R          float64 `json:"r,omitempty"`              // strength threshold
-	Alpha      float64 `json:"alpha,omitempty"`          // significance level
-	Correction string  `json:"correction,omitempty"`     // bonferroni | fdr
-	K          int     `json:"knn,omitempty"`            // links per node
-	Metrics    string  `json:"metrics,omitempty"`        // none | basic | full
-	// Random is the number of random networks for γ, λ, σ and Q's z-score; nil = default.
-	Random      *int    `json:"random,omitempty"`
-	Betweenness bool    `json:"betweenness,omitempty"`
-	HubSD       float64 `json:"hub_sd,omitempty"` // hub rule: degree > mean + HubSD·SD
-	Seed        uint64  `json:"seed,omitempty"`
-	Backend     string  `json:"backend,omitempty"` // auto | cpu | cuda
-	// Dynamic connectivity: sliding windows of DFCWindow volumes every DFCStep volumes
-	// (0 = no dynamic analysis).
-	DFCWindow int `json:"dfc_window,omitempty"`
-	DFCStep   int `json:"dfc_step,omitempty"`
-	// DICOMSeries chooses the series of DICOM input (0: the BOLD series by the rule).
-	DICOMSeries int `json:"dicom_series,omitempty"`
-}
-
 // JobRequest submits one analysis. Exactly one of Scan (a path on the helper's machine; only
 // over the Unix socket) and ScanUpload (an Upload ID; any transport) is set; the mask likewise
 // (or neither, for the automatic EPI mask).
 type JobRequest struct {
-	Scan       string   `json:"scan,omitempty"`
-	Mask       string   `json:"mask,omitempty"`
-	ScanUpload string   `json:"scan_upload,omitempty"`
-	MaskUpload string   `json:"mask_upload,omitempty"`
-	Name       string   `json:"name,omitempty"` // display name; default: the scan's base name
-	Settings   Settings `json:"settings"`
+	Scan       string `json:"scan,omitempty"`
+	Mask       string `json:"mask,omitempty"`
+	ScanUpload string `json:"scan_upload,omitempty"`
+	MaskUpload string `json:"mask_upload,omitempty"`
+	Name       string `json:"name,omitempty"` // display name; default: the scan's base name
+	// Settings are the analysis's choices; nil = the defaults (settings.Defaults), and a JSON
+	// object's missing keys take the defaults (settings.Settings.UnmarshalJSON).
+	Settings *settings.Settings `json:"settings,omitempty"`
 }
 
 // Upload is a file received by the helper for a later JobRequest.
@@ -114,13 +90,13 @@ type Upload struct {
 
 // Job is one analysis as the helper tracks it.
 type Job struct {
-	ID        string     `json:"id"`
-	Name      string     `json:"name"`
-	State     JobState   `json:"state"`
-	Settings  Settings   `json:"settings"`
-	Submitted time.Time  `json:"submitted"`
-	Started   *time.Time `json:"started,omitempty"`
-	Finished  *time.Time `json:"finished,omitempty"`
+	ID        string            `json:"id"`
+	Name      string            `json:"name"`
+	State     JobState          `json:"state"`
+	Settings  settings.Settings `json:"settings"` // as the job runs them, defaults filled in
+	Submitted time.Time         `json:"submitted"`
+	Started   *time.Time        `json:"started,omitempty"`
+	Finished  *time.Time        `json:"finished,omitempty"`
 	// Progress of the current stage while running.
 	Stage      string  `json:"stage,omitempty"`
 	Fraction   float64 `json:"fraction"`              // of the current stage, 0…1 (0 when unknown)
@@ -306,6 +282,16 @@ func Errorf(code, format string, args ...any) *Error {
 		code, st = CodeInternal, http.StatusInternalServerError
 	}
 	return &Error{Status: st, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// BadSettings is a settings problem as a client sees it: a bad request naming the setting by
+// its JSON key (a *settings.SettingError), or the error's words.
+func BadSettings(err error) *Error {
+	var se *settings.SettingError
+	if errors.As(err, &se) {
+		return Errorf(CodeBadRequest, "settings: %s: %s", se.Key, se.Problem)
+	}
+	return Errorf(CodeBadRequest, "settings: %v", err)
 }
 
 // IsCode reports whether err is (or wraps) an *Error with the given code.

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hubscope/hubscope/ipc/settings"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -431,6 +432,10 @@ func bodyError(err error) error {
 	}
 	if errors.Is(err, io.EOF) {
 		return Errorf(CodeBadRequest, "request body: empty, a JSON value was expected")
+	}
+	var se *settings.SettingError
+	if errors.As(err, &se) {
+		return BadSettings(se)
 	}
 	return Errorf(CodeBadRequest, "request body: %v", err)
 }

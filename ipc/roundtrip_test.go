@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/hubscope/hubscope/ipc/settings"
 	"io"
 	"log/slog"
 	"math"
@@ -124,7 +125,9 @@ func roundTrip(t *testing.T, svc *scripted, c *Client, tr Transport) {
 		t.Fatalf("upload %+v", up)
 	}
 
-	req := JobRequest{ScanUpload: "u1", Name: "sub-01", Settings: Settings{Measure: "spearman", Density: 0.02, DFCWindow: 30, DFCStep: 5}}
+	set := settings.Defaults()
+	set.Measure, set.Density, set.DFCWindow, set.DFCStep = "spearman", 0.02, 30, 5
+	req := JobRequest{ScanUpload: "u1", Name: "sub-01", Settings: &set}
 	if tr == TransportUnix {
 		req = JobRequest{Scan: "/data/sub-01_bold.nii.gz", Mask: "/data/mask.nii.gz", Name: "sub-01", Settings: req.Settings}
 	}
@@ -132,7 +135,7 @@ func roundTrip(t *testing.T, svc *scripted, c *Client, tr Transport) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if job.ID != "j3" || job.State != JobQueued || job.Settings != req.Settings || job.Name != "sub-01" {
+	if job.ID != "j3" || job.State != JobQueued || job.Settings != set || job.Name != "sub-01" {
 		t.Fatalf("submitted %+v", job)
 	}
 	_, err = c.Submit(ctx, JobRequest{ScanUpload: "busy"})

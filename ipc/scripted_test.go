@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/hubscope/hubscope/ipc/settings"
 	"io"
 	"math"
 	"strings"
@@ -124,7 +125,11 @@ func (s *scripted) Submit(ctx context.Context, req JobRequest) (Job, error) {
 	if req.ScanUpload == "busy" {
 		return Job{}, Errorf(CodeConflict, "upload busy is in use")
 	}
-	return Job{ID: "j3", Name: req.Name, State: JobQueued, Settings: req.Settings, Submitted: time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)}, nil
+	set := settings.Defaults()
+	if req.Settings != nil {
+		set = *req.Settings
+	}
+	return Job{ID: "j3", Name: req.Name, State: JobQueued, Settings: set, Submitted: time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)}, nil
 }
 
 func (s *scripted) Jobs(ctx context.Context) ([]Job, error) {

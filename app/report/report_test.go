@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // metricsJSON is a trimmed metrics.json as the pipeline writes it for the demo phantom.
@@ -49,8 +50,10 @@ func sampleSummary() ipc.Summary {
 		{Node: 5491, Voxel: [3]int{12, 30, 15}, MNI: [3]float64{16, 56, 20}, Degree: 1301, HubZ: 13.3, Module: 1, Role: "provincial", Region: "Frontal_Sup_R & <co>"},
 		{Node: 17, Degree: 900, HubZ: 9.1},
 	}
+	set := settings.Defaults()
+	set.Measure = settings.Spearman
 	return ipc.Summary{
-		Job:    ipc.Job{ID: "j1", Name: "demo_phantom.nii.gz", State: ipc.JobDone, Settings: ipc.Settings{Measure: "spearman"}},
+		Job:    ipc.Job{ID: "j1", Name: "demo_phantom.nii.gz", State: ipc.JobDone, Settings: set},
 		Bundle: "/home/dr/results/demo_phantom", Metrics: []byte(metricsJSON), Hubs: hubs,
 		Atlas: &ipc.AtlasInfo{Name: "AAL (Tzourio-Mazoyer et al. 2002)", Citation: "Tzourio-Mazoyer N et al., NeuroImage 15:273-289, 2002"},
 	}

@@ -3,23 +3,15 @@ package report
 import (
 	"fmt"
 
-	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // Setting is one analysis choice in words.
 type Setting struct{ Name, Value string }
 
-// Defaults the helper applies to zero-valued ipc.Settings (pipeline.Defaults).
-const (
-	DefaultDensity = 0.01
-	DefaultRandom  = 15
-	DefaultHubSD   = 1.0
-)
-
-// DescribeSettings says what an analysis was asked to do, with the helper's defaults written
-// out where the request left them zero.
-func DescribeSettings(s ipc.Settings, mask string) []Setting {
-	measure := map[string]string{"": "Pearson correlation", "pearson": "Pearson correlation", "spearman": "Spearman rank correlation", "kendall": "Kendall τ-b"}[s.Measure]
+// DescribeSettings says what an analysis was asked to do (its settings as the job ran them).
+func DescribeSettings(s settings.Settings, mask string) []Setting {
+	measure := map[string]string{settings.Pearson: "Pearson correlation", settings.Spearman: "Spearman rank correlation", settings.Kendall: "Kendall τ-b"}[s.Measure]
 	if measure == "" {
 		measure = s.Measure
 	}
@@ -28,34 +20,19 @@ func DescribeSettings(s ipc.Settings, mask string) []Setting {
 	}
 	var threshold string
 	switch s.Mode {
-	case "", "density":
-		d := s.Density
-		if d == 0 {
-			d = DefaultDensity
-		}
-		threshold = fmt.Sprintf("strongest %g %% of all voxel pairs (exact density)", 100*d)
-	case "r":
+	case settings.ModeDensity:
+		threshold = fmt.Sprintf("strongest %g %% of all voxel pairs (exact density)", 100*s.Density)
+	case settings.ModeR:
 		threshold = fmt.Sprintf("correlation ≥ %g", s.R)
-	case "alpha":
-		corr := s.Correction
-		if corr == "" {
-			corr = "fdr"
-		}
-		threshold = fmt.Sprintf("significant at α = %g (%s correction)", s.Alpha, map[string]string{"fdr": "false discovery rate", "bonferroni": "Bonferroni"}[corr])
-	case "knn":
+	case settings.ModeAlpha:
+		corr := map[string]string{settings.FDR: "false discovery rate", settings.Bonferroni: "Bonferroni", "": "Bonferroni"}[s.Correction]
+		threshold = fmt.Sprintf("significant at α = %g (%s correction)", s.Alpha, corr)
+	case settings.ModeKNN:
 		threshold = fmt.Sprintf("each voxel's %d strongest links", s.K)
 	default:
 		threshold = s.Mode
 	}
-	metrics := map[string]string{"": "full", "full": "full", "basic": "basic (no path lengths, no random networks)", "none": "degree and hubs only"}[s.Metrics]
-	random := DefaultRandom
-	if s.Random != nil {
-		random = *s.Random
-	}
-	hubSD := s.HubSD
-	if hubSD == 0 {
-		hubSD = DefaultHubSD
-	}
+	metrics := map[string]string{settings.MetricsFull: "full", settings.MetricsBasic: "basic (no path lengths, no random networks)", settings.MetricsNone: "degree and hubs only"}[s.Metrics]
 	if mask == "" {
 		mask = "automatic brain mask (EPI intensity)"
 	}
@@ -64,17 +41,13 @@ func DescribeSettings(s ipc.Settings, mask string) []Setting {
 		{"Links kept", threshold},
 		{"Brain mask", mask},
 		{"Measures", metrics},
-		{"Hub rule", fmt.Sprintf("degree > mean + %g SD", hubSD)},
+		{"Hub rule", fmt.Sprintf("degree > mean + %g SD", s.HubSD)},
 	}
-	if s.Metrics == "" || s.Metrics == "full" {
-		out = append(out, Setting{"Random networks", fmt.Sprintf("%d (degree-preserving rewiring)", random)})
+	if s.Metrics == settings.MetricsFull {
+		out = append(out, Setting{"Random networks", fmt.Sprintf("%d (degree-preserving rewiring)", s.Random)})
 	}
 	if s.DFCWindow > 0 {
-		step := s.DFCStep
-		if step == 0 {
-			step = 1
-		}
-		out = append(out, Setting{"Dynamic connectivity", fmt.Sprintf("windows of %d volumes every %d volumes", s.DFCWindow, step)})
+		out = append(out, Setting{"Dynamic connectivity", fmt.Sprintf("windows of %d volumes every %d volumes", s.DFCWindow, s.DFCStep)})
 	}
 	return out
 }

@@ -17,13 +17,13 @@ import (
 )
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("bench", "bench [--workloads load,c1,c2,c6] [--peers DIR] [--repeat 3] [--json FILE]", stderr)
-	work := fs.String("workloads", "", "comma-separated: load, c1, c2, c4, c6 (CPU), w1…w6 (GPU; w6 = sliding-window DFC); default: load,c1,c2, or w1,w2,w4,w5 when a GPU works")
-	peers := fs.String("peers", defaultPeers(), "directory holding the peer pipelines (numpy_fc.py, igraph_metrics.py, torch_fc.py)")
-	python := fs.String("python", defaultPython(), "Python interpreter for the peers")
-	repeat := fs.Int("repeat", 3, "timed repetitions after a warm-up (median reported)")
-	backend := fs.String("backend", "auto", "backend for the GPU workloads")
-	jsonOut := fs.String("json", "", "also write the rows as JSON to this file")
+	fs := newFlags("bench", "bench [--workloads load,c1,c2,c6] [--peers DIR] [--repeat 3] [--json FILE]", stdout, stderr)
+	work := fs.String("workloads", "", "comma-separated `LIST`: load, c1, c2, c4, c6 (CPU), w1…w6 (GPU; w6 = sliding-window DFC); default: load,c1,c2, or w1,w2,w4,w5 when a GPU works")
+	peers := fs.String("peers", defaultPeers(), "`DIR` holding the peer pipelines (numpy_fc.py, igraph_metrics.py, torch_fc.py)")
+	python := fs.String("python", defaultPython(), "Python interpreter `PROGRAM` for the peers")
+	repeat := fs.Int("repeat", 3, "`N` timed repetitions after a warm-up (median reported)")
+	backend := fs.String("backend", "auto", "backend `NAME` for the GPU workloads: auto, cpu or cuda")
+	jsonOut := fs.String("json", "", "also write the rows as JSON to `FILE`")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -12,56 +11,29 @@ import (
 	"github.com/hubscope/hubscope/helper/progress"
 )
 
-// analysisFlags registers the per-run analysis flags of cohort and norm on fs; the returned
-// function applies the threshold choice after parsing.
-func analysisFlags(fs *flag.FlagSet, cfg *pipeline.Config, cmd string, stderr io.Writer) func() error {
-	fs.StringVar(&cfg.Backend, "backend", cfg.Backend, "auto, cuda or cpu")
-	fs.StringVar(&cfg.Measure, "measure", cfg.Measure, "pearson, spearman or kendall")
-	fs.BoolVar(&cfg.Abs, "abs", false, "use |r| as the connection value")
-	density := fs.Float64("density", 0, "keep exactly this fraction of all pairs, the strongest (default 0.01)")
-	r := fs.Float64("r", 0, "keep pairs with r > T")
-	knn := fs.Int("knn", 0, "keep each node's K strongest links (union)")
-	fs.StringVar(&cfg.Sweep, "sweep", "", "threshold sweep: r=LO:HI:STEP, density=LO:HI:STEP or a list")
-	fs.StringVar(&cfg.Metrics, "metrics", cfg.Metrics, "none, basic or full")
-	fs.IntVar(&cfg.Random, "random", cfg.Random, "degree-preserving random networks (full metrics)")
-	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed for random networks and module search")
-	fs.Float64Var(&cfg.HubSD, "hub-sd", cfg.HubSD, "hubs: degree > mean + this many SD")
-	fs.StringVar(&cfg.Mask, "mask", "", "brain mask for every run (default: each run's automatic EPI mask)")
-	fs.StringVar(&cfg.Atlas, "atlas", "", "label image naming the hubs' regions")
+// analysisFlags registers the per-run analysis flags of cohort and norm on fs (the settings
+// table's, as for run, with the mask and atlas); the returned function resolves the settings
+// after parsing.
+func analysisFlags(fs *flagSet, cfg *pipeline.Config, cmd string, stderr io.Writer) func() error {
+	cfg.Settings.AddFlags(fs.FlagSet)
+	fs.StringVar(&cfg.Mask, "mask", "", "brain mask `FILE` for every run (default: each run's automatic EPI mask)")
+	fs.StringVar(&cfg.Atlas, "atlas", "", "label image `FILE` naming the hubs' regions")
 	return func() error {
-		set := map[string]bool{}
-		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-		modes := 0
-		for _, name := range []string{"density", "r", "knn", "sweep"} {
-			if set[name] {
-				modes++
-			}
+		if err := cfg.Settings.Resolve(cfg.Settings.Given(fs.FlagSet)); err != nil {
+			return settingUsage(stderr, cmd, err)
 		}
-		if modes > 1 {
-			fmt.Fprintf(stderr, "%s: give at most one of --density, --r, --knn, --sweep\n", cmd)
-			return errUsage
-		}
-		switch {
-		case set["density"]:
-			cfg.Mode, cfg.Density = "density", *density
-		case set["r"]:
-			cfg.Mode, cfg.R = "r", *r
-		case set["knn"]:
-			cfg.Mode, cfg.K = "knn", *knn
-		}
-		cfg.Correction = ""
 		return nil
 	}
 }
 
 func cmdCohort(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	opt := cohort.Options{Config: pipeline.Defaults()}
-	fs := newFlags("cohort", "cohort BIDS_DIR --out DERIV [flags]", stderr)
-	fs.StringVar(&opt.Out, "out", "", "derivatives folder (BIDS derivatives dataset; re-running resumes)")
-	fs.StringVar(&opt.Task, "task", "", "only runs of this task")
-	fs.StringVar(&opt.Subject, "subject", "", "only this subject's runs, without the table (the per-subject step, e.g. one array task)")
+	fs := newFlags("cohort", "cohort BIDS_DIR --out DERIV [flags]", stdout, stderr)
+	fs.StringVar(&opt.Out, "out", "", "derivatives folder `DERIV` (BIDS derivatives dataset; re-running resumes)")
+	fs.StringVar(&opt.Task, "task", "", "only runs of this `TASK`")
+	fs.StringVar(&opt.Subject, "subject", "", "only this `SUBJECT`'s runs, without the table (the per-subject step, e.g. one array task)")
 	tableOnly := fs.Bool("table-only", false, "only the group step: the subjects × measures table from the finished bundles")
-	fs.IntVar(&opt.Jobs, "jobs", 0, "runs analysed at once (default: half the CPU cores)")
+	fs.IntVar(&opt.Jobs, "jobs", 0, "`N` runs analysed at once (default: half the CPU cores)")
 	apply := analysisFlags(fs, &opt.Config, "cohort", stderr)
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -122,18 +94,18 @@ func cmdCohort(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var opt cohort.CompareOptions
-	fs := newFlags("compare", "compare DERIV --group-column COLUMN [--groups A,B] [--covariates age,sex] [flags]", stderr)
-	fs.StringVar(&opt.GroupColumn, "group-column", "", "participants.tsv column holding the groups (e.g. diagnosis)")
-	groups := fs.String("groups", "", "the two values of the group column to compare, A,B (t > 0: A above B); default: its two values")
-	covs := fs.String("covariates", "", "comma-separated columns regressed out first (numeric, or categorical as indicators)")
-	fs.IntVar(&opt.Permutations, "permutations", 1000, "label permutations for permutation p-values (0: none)")
-	fs.Uint64Var(&opt.Seed, "seed", 1, "seed of the permutations")
-	fs.Float64Var(&opt.Alpha, "alpha", 0.05, "false discovery rate for the nodes listed in compare_nodes.tsv")
-	mapsFlag := fs.String("maps", "degree", "nodal maps to compare, comma-separated (degree, strength, clustering, hub_z, …)")
-	fs.StringVar(&opt.Out, "out", "", "output folder (default DERIV/compare)")
-	fs.StringVar(&opt.Atlas, "atlas", "", "label image: also the network-based statistic (Zalesky 2010) on the runs' region networks (nbs.tsv)")
-	fs.StringVar(&opt.AtlasNames, "atlas-names", "", "region names for --atlas, one \"index name\" per line")
-	fs.Float64Var(&opt.NBSThreshold, "nbs-t", 3, "network-based statistic: primary threshold on |t|")
+	fs := newFlags("compare", "compare DERIV --group-column COLUMN [--groups A,B] [--covariates age,sex] [flags]", stdout, stderr)
+	fs.StringVar(&opt.GroupColumn, "group-column", "", "participants.tsv `COLUMN` holding the groups (e.g. diagnosis)")
+	groups := fs.String("groups", "", "the two values `A,B` of the group column to compare (t > 0: A above B); default: its two values")
+	covs := fs.String("covariates", "", "comma-separated `COLUMNS` regressed out first (numeric, or categorical as indicators)")
+	fs.IntVar(&opt.Permutations, "permutations", 1000, "`N` label permutations for permutation p-values (0: none)")
+	fs.Uint64Var(&opt.Seed, "seed", 1, "seed `N` of the permutations")
+	fs.Float64Var(&opt.Alpha, "alpha", 0.05, "false discovery rate `Q` for the nodes listed in compare_nodes.tsv")
+	mapsFlag := fs.String("maps", "degree", "nodal `MAPS` to compare, comma-separated (degree, strength, clustering, hub_z, …)")
+	fs.StringVar(&opt.Out, "out", "", "output folder `DIR` (default DERIV/compare)")
+	fs.StringVar(&opt.Atlas, "atlas", "", "label image `FILE`: also the network-based statistic (Zalesky 2010) on the runs' region networks (nbs.tsv)")
+	fs.StringVar(&opt.AtlasNames, "atlas-names", "", "region names `FILE` for --atlas, one \"index name\" per line")
+	fs.Float64Var(&opt.NBSThreshold, "nbs-t", 3, "network-based statistic: primary threshold `T` on |t|")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -180,16 +152,21 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func cmdNorm(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	const normUsage = "usage: hubscope-helper norm build DERIV --out NORM [--group-column diagnosis --group control]\n\nthen: hubscope-helper run PATIENT --norm NORM (with the cohort's settings)\nRun \"hubscope-helper norm build -h\" for its flags."
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fmt.Fprintln(stdout, normUsage)
+		return nil
+	}
 	if len(args) == 0 || args[0] != "build" {
-		fmt.Fprintln(stderr, "usage: hubscope-helper norm build DERIV --out NORM [--group-column diagnosis --group control]\n\nthen: hubscope-helper run PATIENT --norm NORM (with the cohort's settings)")
+		fmt.Fprintln(stderr, normUsage)
 		return errUsage
 	}
 	var opt cohort.NormOptions
-	fs := newFlags("norm build", "norm build DERIV --out NORM [--group-column C --group VALUE] [--maps degree,strength]", stderr)
-	fs.StringVar(&opt.Out, "out", "", "normative folder to write")
-	fs.StringVar(&opt.GroupColumn, "group-column", "diagnosis", "with --group: the participants.tsv column selecting the normative runs")
-	fs.StringVar(&opt.Group, "group", "", "only runs whose participant has this value in --group-column (e.g. control)")
-	mapsFlag := fs.String("maps", "", "nodal maps to model (default degree, strength and clustering where present)")
+	fs := newFlags("norm build", "norm build DERIV --out NORM [--group-column C --group VALUE] [--maps degree,strength]", stdout, stderr)
+	fs.StringVar(&opt.Out, "out", "", "normative folder `NORM` to write")
+	fs.StringVar(&opt.GroupColumn, "group-column", "diagnosis", "with --group: the participants.tsv `COLUMN` selecting the normative runs")
+	fs.StringVar(&opt.Group, "group", "", "only runs whose participant has this `VALUE` in --group-column (e.g. control)")
+	mapsFlag := fs.String("maps", "", "nodal `MAPS` to model (default degree, strength and clustering where present)")
 	pos, err := parse(fs, args[1:])
 	if err != nil {
 		return err

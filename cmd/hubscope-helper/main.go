@@ -9,9 +9,12 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/hubscope/hubscope/ipc/settings"
 	"io"
 	"os"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -67,7 +70,7 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		"version": cmdVersion,
 	}
 	name := args[0]
-	if name == "-h" || name == "--help" || name == "help" {
+	if name == "-h" || name == "-help" || name == "--help" || name == "help" {
 		fmt.Fprint(stdout, usage)
 		return 0
 	}
@@ -80,7 +83,9 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, errUsage), errors.Is(err, flag.ErrHelp):
+	case errors.Is(err, flag.ErrHelp):
+		return 0 // the help went to stdout
+	case errors.Is(err, errUsage):
 		return 2
 	case errors.Is(err, context.Canceled):
 		fmt.Fprintln(stderr, "hubscope-helper: cancelled; nothing was written")
@@ -91,25 +96,88 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 }
 
-// newFlags returns a flag set that reports errors through errUsage instead of exiting.
-func newFlags(name, synopsis string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+// newFlags returns a flag set that reports errors through errUsage instead of exiting. Its
+// help (-h, --help) goes to stdout; a mistake's message and the help go to stderr.
+func newFlags(name, synopsis string, stdout, stderr io.Writer) *flagSet {
+	fs := &flagSet{FlagSet: flag.NewFlagSet(name, flag.ContinueOnError), synopsis: synopsis, stdout: stdout}
 	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: hubscope-helper %s\n\nflags:\n", synopsis)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() { printUsage(stderr, fs.FlagSet, synopsis) }
 	return fs
 }
 
+// flagSet is a command's flags, with what its help needs.
+type flagSet struct {
+	*flag.FlagSet
+	synopsis string
+	stdout   io.Writer
+}
+
+// printUsage writes a command's synopsis and its flags, each as --name ARG (as README and
+// the shells write them) with its help and its default.
+func printUsage(w io.Writer, fs *flag.FlagSet, synopsis string) {
+	fmt.Fprintf(w, "usage: hubscope-helper %s\n\nflags:\n", synopsis)
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, help := flagArg(f)
+		line := "  --" + f.Name
+		if arg != "" {
+			line += " " + arg
+		}
+		fmt.Fprintf(w, "%s\n    \t%s", line, help)
+		if d := f.DefValue; d != "" && d != "0" && d != "0s" && d != "false" {
+			if strings.ContainsAny(d, " \t") {
+				d = strconv.Quote(d)
+			}
+			fmt.Fprintf(w, " (default %s)", d)
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+// flagArg is a flag's argument name and its help text: the back-quoted word of its help (the
+// flag package's convention), else the settings table's name (settings.FlagArg); switches
+// take none. A flag with neither gets VALUE, which TestHelp refuses.
+func flagArg(f *flag.Flag) (arg, help string) {
+	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		return "", f.Usage
+	}
+	if strings.Contains(f.Usage, "`") {
+		return flag.UnquoteUsage(f)
+	}
+	if arg = settings.FlagArg(f.Name); arg != "" {
+		return arg, f.Usage
+	}
+	return "VALUE", f.Usage
+}
+
+// settingUsage reports a settings problem in the command line's words (the flag, not the
+// JSON key) and returns errUsage.
+func settingUsage(stderr io.Writer, cmd string, err error) error {
+	var se *settings.SettingError
+	if !errors.As(err, &se) {
+		return err
+	}
+	name := se.Key
+	if se.Flag != "" {
+		name = "--" + se.Flag
+	}
+	fmt.Fprintf(stderr, "%s: %s: %s\n", cmd, name, se.Problem)
+	return errUsage
+}
+
 // parse parses flags and positional arguments interleaved (flags may follow the scan path).
-func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+func parse(fs *flagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		usage := fs.Usage
+		fs.Usage = func() {} // the flag package's own call; the help is printed below
+		err := fs.Parse(args)
+		fs.Usage = usage
+		if err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				printUsage(fs.stdout, fs.FlagSet, fs.synopsis)
 				return nil, err
 			}
+			fs.Usage()
 			return nil, errUsage
 		}
 		args = fs.Args()

@@ -2,60 +2,42 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"syscall"
 
+	"errors"
+	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/progress"
 )
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := pipeline.Defaults()
-	fs := newFlags("run", "run SCAN --out DIR [flags]   (or: run --demo --out DIR)", stderr)
+	fs := newFlags("run", "run SCAN --out DIR [flags]   (or: run --demo --out DIR)", stdout, stderr)
 	demo := fs.Bool("demo", false, "analyse the built-in phantom (7 planted modules, 40 hubs) instead of a scan")
-	fs.StringVar(&cfg.Out, "out", "", "results bundle directory (written complete or not at all)")
+	fs.StringVar(&cfg.Out, "out", "", "results bundle `DIR` (written complete or not at all)")
 	fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace an existing results bundle at --out")
-	fs.StringVar(&cfg.Mask, "mask", "", "brain mask on the scan's grid (default: automatic EPI mask)")
-	fs.IntVar(&cfg.DICOMSeries, "series", 0, "DICOM input: the series number to analyse (default: the BOLD time series; see \"hubscope-helper series\")")
-	fs.IntVar(&cfg.TimeAxis, "time-axis", 0, "the NIfTI axis (4 to 7) holding the time series, for 5D+ images whose other extra axes have length 1 (default 4)")
-	fs.StringVar(&cfg.Backend, "backend", cfg.Backend, "auto, cuda or cpu")
-	fs.StringVar(&cfg.Measure, "measure", cfg.Measure, "pearson, spearman or kendall")
-	fs.BoolVar(&cfg.Abs, "abs", false, "use |r| as the connection value (negative correlations count too)")
-	density := fs.Float64("density", 0, "keep exactly this fraction of all pairs, the strongest (default 0.01)")
-	r := fs.Float64("r", 0, "keep pairs with r > T (|r| > T with --abs)")
-	alpha := fs.Float64("alpha", 0, "keep pairs significant at this level (two-sided; see --correction)")
-	fs.StringVar(&cfg.Correction, "correction", "bonferroni", "with --alpha: bonferroni or fdr")
-	knn := fs.Int("knn", 0, "keep each node's K strongest links (union)")
-	fs.StringVar(&cfg.Norm, "norm", "", "compare with a normative folder (norm build): z-maps, hubs lost and gained, abnormal clusters; the run must use the cohort's settings")
-	fs.StringVar(&cfg.Sweep, "sweep", "", "threshold sweep: r=LO:HI:STEP, density=LO:HI:STEP or a list (r=0.45,0.5,0.6); one correlation pass at the loosest, measures at every threshold (sweep.tsv, hub_stability.nii.gz)")
-	fs.StringVar(&cfg.Metrics, "metrics", cfg.Metrics, "none, basic or full")
-	fs.IntVar(&cfg.Random, "random", cfg.Random, "degree-preserving random networks for small-world and modularity baselines (full metrics)")
-	fs.BoolVar(&cfg.Betweenness, "betweenness", false, "also compute betweenness centrality (costly)")
-	fs.Uint64Var(&cfg.Seed, "seed", cfg.Seed, "seed for random networks and module search")
-	fs.BoolVar(&cfg.ExactBaselines, "exact-baselines", false, "random networks' L_p from every node (default: from a sample of sources, with standard errors)")
-	fs.Float64Var(&cfg.HubSD, "hub-sd", cfg.HubSD, "hubs: degree > mean + this many SD")
-	fs.StringVar(&cfg.Atlas, "atlas", "", "label image naming the hubs' regions in hubs.tsv (e.g. /usr/share/mricron/templates/aal.nii.gz)")
+	fs.StringVar(&cfg.Mask, "mask", "", "brain mask `FILE` on the scan's grid (default: automatic EPI mask)")
+	fs.IntVar(&cfg.TimeAxis, "time-axis", 0, "the NIfTI `AXIS` (4 to 7) holding the time series, for 5D+ images whose other extra axes have length 1 (default 4)")
+	fs.StringVar(&cfg.Norm, "norm", "", "compare with a normative folder `DIR` (norm build): z-maps, hubs lost and gained, abnormal clusters; the run must use the cohort's settings")
+	cfg.Settings.AddFlags(fs.FlagSet)
+	fs.StringVar(&cfg.Atlas, "atlas", "", "label image `FILE` naming the hubs' regions in hubs.tsv (e.g. /usr/share/mricron/templates/aal.nii.gz)")
 	fs.BoolVar(&cfg.KeepSeries, "keep-series", false, "also keep the cleaned series (series.npy) and the mean image (mean.nii.gz) for seed maps and slice views")
-	fs.StringVar(&cfg.AtlasNames, "atlas-names", "", "region names, one \"index name\" per line (default: the atlas's .nii.txt beside it)")
-	fs.IntVar(&cfg.DFCWindow, "window", 0, "dynamic connectivity: also build one network per sliding window of W volumes (same measure and threshold; dfc/ in the bundle)")
-	step := fs.Int("step", 1, "with --window: volumes between window starts")
-	fs.BoolVar(&cfg.DFCNetworks, "dfc-networks", false, "with --window: write every window's network as dfc/network_WWW.npz (large)")
-	fs.IntVar(&cfg.DFCRank, "dfc-rank", 0, "with --window: write each window matrix's rank-L factor (dfc/lowrank_WWW.npy, S ≈ F·Fᵀ) and its error against GPU-DFC's randomized one")
+	fs.StringVar(&cfg.AtlasNames, "atlas-names", "", "region names `FILE`, one \"index name\" per line (default: the atlas's .nii.txt beside it)")
 	// Cleaning before correlation (pipeline.CleanConfig).
-	fs.StringVar(&cfg.Clean.Denoise, "denoise", cfg.Clean.Denoise, "cleaning: auto (fMRIPrep's simple strategy when a confounds table is found, else detrend + band-pass 0.01–0.08 Hz + 5 tCompCor), simple, scrubbing, compcor or none")
-	fs.StringVar(&cfg.Clean.Confounds, "confounds", "", "confounds table (fMRIPrep TSV) for the scan (default: found beside a *_desc-preproc_bold.nii.gz)")
-	fs.Float64Var(&cfg.Clean.TR, "tr", 0, "repetition time in seconds (default: the BIDS sidecar's RepetitionTime, else the header's)")
+	fs.StringVar(&cfg.Clean.Denoise, "denoise", cfg.Clean.Denoise, "cleaning `STRATEGY`: auto (fMRIPrep's simple strategy when a confounds table is found, else detrend + band-pass 0.01–0.08 Hz + 5 tCompCor), simple, scrubbing, compcor or none")
+	fs.StringVar(&cfg.Clean.Confounds, "confounds", "", "confounds table `FILE` (fMRIPrep TSV) for the scan (default: found beside a *_desc-preproc_bold.nii.gz)")
+	fs.Float64Var(&cfg.Clean.TR, "tr", 0, "repetition time in `SECONDS` (default: the BIDS sidecar's RepetitionTime, else the header's)")
 	fs.BoolVar(&cfg.Clean.Detrend, "detrend", false, "remove mean and linear trend (on with every preset)")
-	band := fs.String("band", "", "band-pass LOW,HIGH in Hz, e.g. 0.01,0.08 (0 leaves an edge open)")
-	fs.IntVar(&cfg.Clean.DropVolumes, "drop-volumes", 0, "drop the first N volumes (non-steady state)")
-	fs.Float64Var(&cfg.Clean.FD, "fd", 0, "censor volumes with framewise displacement above MM (and segments shorter than 5)")
-	fs.Float64Var(&cfg.Clean.DVARS, "dvars", 0, "censor volumes with standardised DVARS above Z")
+	band := fs.String("band", "", "band-pass `LOW,HIGH` in Hz, e.g. 0.01,0.08 (0 leaves an edge open)")
+	fs.IntVar(&cfg.Clean.DropVolumes, "drop-volumes", 0, "drop the first `N` volumes (non-steady state)")
+	fs.Float64Var(&cfg.Clean.FD, "fd", 0, "censor volumes with framewise displacement above `MM` (and segments shorter than 5)")
+	fs.Float64Var(&cfg.Clean.DVARS, "dvars", 0, "censor volumes with standardised DVARS above `Z`")
 	fs.BoolVar(&cfg.Clean.GlobalSignal, "global-signal", false, "regress the global signal too")
-	confCols := fs.String("confound-columns", "", "regress these columns of the confounds table (a,b,c) instead of a preset")
+	confCols := fs.String("confound-columns", "", "regress these `COLUMNS` of the confounds table (a,b,c) instead of a preset")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -75,28 +57,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if *confCols != "" {
 		cfg.Clean.ConfoundColumns = strings.Split(*confCols, ",")
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	modes := 0
-	for name, mode := range map[string]string{"density": "density", "r": "r", "alpha": "alpha", "knn": "knn"} {
-		if set[name] {
-			modes++
-			cfg.Mode = mode
-		}
-	}
-	if modes > 1 || (modes == 1 && cfg.Sweep != "") {
-		fmt.Fprintln(stderr, "run: give at most one of --density, --r, --alpha, --knn, --sweep")
-		return errUsage
-	}
-	if set["density"] {
-		cfg.Density = *density
-	}
-	cfg.R, cfg.Alpha, cfg.K = *r, *alpha, *knn
-	if cfg.DFCWindow > 0 || set["step"] { // a --step without --window is refused by Validate
-		cfg.DFCStep = *step
-	}
-	if cfg.Mode != "alpha" {
-		cfg.Correction = ""
+	if err := cfg.Settings.Resolve(cfg.Settings.Given(fs.FlagSet)); err != nil {
+		return settingUsage(stderr, "run", err)
 	}
 
 	switch {
@@ -114,9 +76,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return errUsage
 	}
 
+	if err := cfg.Settings.Validate(); err != nil {
+		return settingUsage(stderr, "run", err)
+	}
 	disp := progress.NewDisplay(stderr)
 	res, err := pipeline.Run(ctx, cfg, disp)
 	disp.Close(err == nil)
+	if errors.Is(err, bundle.ErrExists) {
+		return fmt.Errorf("%w (--overwrite replaces an earlier bundle)", err)
+	}
 	if err != nil {
 		return err
 	}

@@ -12,8 +12,8 @@ import (
 // cmdSeries lists a DICOM input's series and says which one run would analyse (and why),
 // without converting anything (docs/dicom.md).
 func cmdSeries(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("series", "series DICOM_FOLDER|ZIP|DICOMDIR [--series N]", stderr)
-	number := fs.Int("series", 0, "say whether this series number would be taken")
+	fs := newFlags("series", "series DICOM_FOLDER|ZIP|DICOMDIR [--series N]", stdout, stderr)
+	number := fs.Int("series", 0, "say whether this series number `N` would be taken")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err

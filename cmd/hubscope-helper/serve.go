@@ -29,14 +29,14 @@ const shutdownGrace = 10 * time.Second
 // marked interrupted, with the message that the helper was shut down: the user did not cancel
 // them, and a restarted helper treats jobs it finds unfinished the same way.
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "serve [--socket PATH] [--web 127.0.0.1:PORT [--web-root DIR]] [--results DIR] [--idle-exit 10m] [--max-upload 4GiB] [--backend auto|cpu|cuda] [--verbose]", stderr)
-	socket := fs.String("socket", "", "Unix socket to listen on (default "+ipc.DefaultSocketPath()+")")
-	web := fs.String("web", "", "also serve the browser build on this loopback address, e.g. 127.0.0.1:8765 (a token URL is printed)")
-	webRoot := fs.String("web-root", "", "with --web: the browser build to serve as the page (the folder `make web` writes, bin/web)")
-	results := fs.String("results", "", "results directory (default $XDG_DATA_HOME/hubscope/results, else ~/.local/share/hubscope/results)")
-	idleExit := fs.Duration("idle-exit", 0, "exit after this long with no client connected and no job queued or running (0 = never)")
-	maxUpload := fs.String("max-upload", "4GiB", "largest scan the browser build may upload (B, KiB, MiB, GiB, TiB; KB, MB, GB, TB)")
-	backend := fs.String("backend", "auto", "auto (CUDA when a GPU works, else CPU), cpu or cuda")
+	fs := newFlags("serve", "serve [--socket PATH] [--web 127.0.0.1:PORT [--web-root DIR]] [--results DIR] [--idle-exit 10m] [--max-upload 4GiB] [--backend auto|cpu|cuda] [--verbose]", stdout, stderr)
+	socket := fs.String("socket", "", "Unix socket `PATH` to listen on (default "+ipc.DefaultSocketPath()+")")
+	web := fs.String("web", "", "also serve the browser build on this loopback `ADDRESS`, e.g. 127.0.0.1:8765 (a token URL is printed)")
+	webRoot := fs.String("web-root", "", "with --web: the browser build `DIR` to serve as the page (the folder \"make web\" writes, bin/web)")
+	results := fs.String("results", "", "results `DIR` (default $XDG_DATA_HOME/hubscope/results, else ~/.local/share/hubscope/results)")
+	idleExit := fs.Duration("idle-exit", 0, "exit after this `DURATION` with no client connected and no job queued or running (0 = never)")
+	maxUpload := fs.String("max-upload", "4GiB", "largest scan `SIZE` the browser build may upload (B, KiB, MiB, GiB, TiB; KB, MB, GB, TB)")
+	backend := fs.String("backend", "auto", "`NAME`: auto (CUDA when a GPU works, else CPU), cpu or cuda")
 	verbose := fs.Bool("verbose", false, "log scan names, engine notes and request details (off: logs never name a scan)")
 	pos, err := parse(fs, args)
 	if err != nil {

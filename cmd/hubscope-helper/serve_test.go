@@ -20,6 +20,7 @@ import (
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/synth"
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // helperEnv makes the test binary run as hubscope-helper itself (see TestMain), so that tests
@@ -130,7 +131,7 @@ func TestServeEndToEnd(t *testing.T) {
 		t.Fatalf("info %+v", info)
 	}
 
-	job, err := c.Submit(ctx, ipc.JobRequest{Scan: scanPath, Mask: maskPath, Settings: ipc.Settings{Metrics: "basic"}})
+	job, err := c.Submit(ctx, ipc.JobRequest{Scan: scanPath, Mask: maskPath, Settings: basicSettings()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,4 +347,11 @@ func TestParseBytes(t *testing.T) {
 			t.Errorf("parseBytes(%q) accepted", in)
 		}
 	}
+}
+
+// basicSettings are the defaults with basic metrics (no path lengths, no random networks).
+func basicSettings() *settings.Settings {
+	s := settings.Defaults()
+	s.Metrics = settings.MetricsBasic
+	return &s
 }

@@ -12,7 +12,7 @@ import (
 )
 
 func cmdVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("version", "version", stderr)
+	fs := newFlags("version", "version", stdout, stderr)
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}

@@ -95,6 +95,10 @@ func Create(dir string, overwrite bool) (*Writer, error) {
 	return &Writer{dir: dir, tmp: tmp, overwrite: overwrite}, nil
 }
 
+// ErrExists is Create's refusal of an existing directory without overwrite; callers add how
+// their user allows it (the command line's --overwrite).
+var ErrExists = errors.New("already exists")
+
 // checkReplaceable fails if dir exists and may not be replaced.
 func checkReplaceable(dir string, overwrite bool) error {
 	fi, err := os.Lstat(dir)
@@ -105,7 +109,7 @@ func checkReplaceable(dir string, overwrite bool) error {
 		return fmt.Errorf("bundle %s: %w", dir, err)
 	}
 	if !overwrite {
-		return fmt.Errorf("bundle %s already exists; choose another output directory or allow overwriting", dir)
+		return fmt.Errorf("bundle %s %w; choose another output directory or allow overwriting", dir, ErrExists)
 	}
 	if !fi.IsDir() {
 		return fmt.Errorf("bundle %s exists and is not a directory; refusing to replace it", dir)

@@ -68,7 +68,7 @@ type Digest struct {
 }
 
 // Settings is the part of a configuration that decides a bundle's content (pipeline.Config.Settings).
-func Settings(cfg pipeline.Config) map[string]any { return cfg.Settings() }
+func Settings(cfg pipeline.Config) map[string]any { return cfg.BundleSettings() }
 
 // Diff names the settings that differ between a and b, "key: a → b", sorted.
 func Diff(a, b map[string]any) []string { return norm.Diff(a, b) }

@@ -12,6 +12,7 @@ import (
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/synth"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 func phantomCohort(t *testing.T, subjects int) string {
@@ -41,7 +42,7 @@ func states(st []Status) string {
 func TestCohortResumes(t *testing.T) {
 	bids := phantomCohort(t, 3)
 	cfg := pipeline.Defaults()
-	cfg.Backend, cfg.Metrics = "cpu", pipeline.MetricsNone
+	cfg.Backend, cfg.Metrics = "cpu", settings.MetricsNone
 	opt := Options{BIDS: bids, Out: filepath.Join(t.TempDir(), "deriv"), Config: cfg, Jobs: 2}
 	ctx := context.Background()
 	st, err := Run(ctx, opt, nil)

@@ -11,6 +11,7 @@ import (
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/synth"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // lesionCohort writes controls and patients without one module's planted hubs, runs the
@@ -41,7 +42,7 @@ func lesionCohort(t *testing.T, controls, patients int, voxelMM float64, length 
 		lesion[[3]int{f % m.Dims[0], f / m.Dims[0] % m.Dims[1], f / (m.Dims[0] * m.Dims[1])}] = true
 	}
 	cfg := pipeline.Defaults()
-	cfg.Backend, cfg.Metrics = "cpu", pipeline.MetricsNone
+	cfg.Backend, cfg.Metrics = "cpu", settings.MetricsNone
 	cfg.Mask = filepath.Join(bids, "truth", "modules.nii.gz") // the phantom's brain: every voxel a node in every run
 	if len(sweepSpec) > 0 {
 		cfg.Sweep = sweepSpec[0]

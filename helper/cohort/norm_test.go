@@ -10,6 +10,7 @@ import (
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/synth"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // synth --subjects 20 --lesion: the patient's lost hubs recover the lesion (recall and
@@ -29,7 +30,7 @@ func TestNormRecoversLesion(t *testing.T) {
 		t.Fatalf("norm of %d runs, %d hubs", len(info.Subjects), info.Hubs)
 	}
 	cfg := pipeline.Defaults()
-	cfg.Backend, cfg.Metrics = "cpu", pipeline.MetricsNone
+	cfg.Backend, cfg.Metrics = "cpu", settings.MetricsNone
 	cfg.Mask = filepath.Join(bids, "truth", "modules.nii.gz")
 	cfg.Scan = synth.CohortScan(bids, "patient01")
 	cfg.Out = filepath.Join(t.TempDir(), "patient")
@@ -64,7 +65,7 @@ func TestNormRecoversLesion(t *testing.T) {
 	}
 	// Other settings are refused before any work, naming the differences.
 	other := cfg
-	other.Out, other.Density, other.HubSD, other.Backend, other.Metrics = filepath.Join(t.TempDir(), "other"), 0.02, 1.5, "auto", pipeline.MetricsBasic
+	other.Out, other.Density, other.HubSD, other.Backend, other.Metrics = filepath.Join(t.TempDir(), "other"), 0.02, 1.5, "auto", settings.MetricsBasic
 	_, err = pipeline.Run(context.Background(), other, nil)
 	if err == nil || !strings.Contains(err.Error(), "density: 0.01 → 0.02") || !strings.Contains(err.Error(), "hub_sd: 1 → 1.5") ||
 		strings.Contains(err.Error(), "backend") || strings.Contains(err.Error(), "metrics") {
@@ -89,7 +90,7 @@ func TestNormPerThreshold(t *testing.T) {
 		t.Fatalf("threshold hubs %v", info.ThresholdHubs)
 	}
 	cfg := pipeline.Defaults()
-	cfg.Backend, cfg.Metrics, cfg.Sweep = "cpu", pipeline.MetricsNone, "density=0.01,0.02,0.04"
+	cfg.Backend, cfg.Metrics, cfg.Sweep = "cpu", settings.MetricsNone, "density=0.01,0.02,0.04"
 	cfg.Mask = filepath.Join(bids, "truth", "modules.nii.gz")
 	cfg.Scan, cfg.Out, cfg.Norm = synth.CohortScan(bids, "patient01"), filepath.Join(t.TempDir(), "patient"), normDir
 	res, err := pipeline.Run(context.Background(), cfg, nil)

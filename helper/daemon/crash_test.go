@@ -16,8 +16,6 @@ import (
 	"github.com/hubscope/hubscope/ipc"
 )
 
-func intPtr(v int) *int { return &v }
-
 // childEnv asks the test binary to act as a helper process (see childMain).
 const childEnv = "HUBSCOPE_DAEMON_TEST_CHILD"
 

@@ -49,7 +49,7 @@ type Options struct {
 	ResultsDir string
 	// MaxUpload bounds one uploaded file in bytes (0 = DefaultMaxUpload).
 	MaxUpload int64
-	// Backend is what jobs get when their settings name none: auto, cpu or cuda.
+	// Backend is what jobs get when their settings say auto: auto, cpu or cuda.
 	Backend string
 	// CPUJobs bounds the CPU jobs that run at once (0 = DefaultCPUJobs()).
 	CPUJobs int

@@ -12,10 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"encoding/json"
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/synth"
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // unix is a request context as the Unix-socket transport sets it (paths allowed).
@@ -101,7 +103,7 @@ func follow(t testing.TB, d *Daemon, id string) []ipc.Event {
 	return evs
 }
 
-var basic = ipc.Settings{Metrics: "basic"}
+var basic = settingsOf(`{"metrics": "basic"}`)
 
 // TestEndToEnd submits the phantom, follows its events to completion, checks the summary
 // (hubs with regions, modules, roles), the degree volume against the bundle's degree.nii.gz,
@@ -342,28 +344,41 @@ func TestSubmitRefusals(t *testing.T) {
 		name string
 		ctx  context.Context
 		req  ipc.JobRequest
-		code string
-		want string
+		// settings, as a client's JSON; "" = the defaults. Some are refused while the
+		// request is decoded, as the server decodes it.
+		settings string
+		code     string
+		want     string
 	}{
-		{"measure", unix, ipc.JobRequest{Scan: scanPath, Settings: ipc.Settings{Measure: "cosine"}}, ipc.CodeBadRequest, "measure"},
-		{"density", unix, ipc.JobRequest{Scan: scanPath, Settings: ipc.Settings{Density: 2}}, ipc.CodeBadRequest, "density"},
-		{"two thresholds", unix, ipc.JobRequest{Scan: scanPath, Settings: ipc.Settings{Density: 0.1, R: 0.5}}, ipc.CodeBadRequest, "threshold_mode"},
-		{"r with density mode", unix, ipc.JobRequest{Scan: scanPath, Settings: ipc.Settings{Mode: "density", R: 0.5}}, ipc.CodeBadRequest, "r:"},
-		{"metrics", unix, ipc.JobRequest{Scan: scanPath, Settings: ipc.Settings{Metrics: "most"}}, ipc.CodeBadRequest, "metrics"},
-		{"random", unix, ipc.JobRequest{Scan: scanPath, Settings: ipc.Settings{Random: intPtr(-1)}}, ipc.CodeBadRequest, "random"},
-		{"backend", unix, ipc.JobRequest{Scan: scanPath, Settings: ipc.Settings{Backend: "tpu"}}, ipc.CodeBadRequest, "backend"},
-		{"no scan", unix, ipc.JobRequest{}, ipc.CodeBadRequest, "scan"},
-		{"relative path", unix, ipc.JobRequest{Scan: "phantom.nii.gz"}, ipc.CodeBadRequest, "absolute"},
-		{"missing file", unix, ipc.JobRequest{Scan: "/nonexistent/x.nii.gz"}, ipc.CodeBadRequest, "x.nii.gz"},
-		{"3D scan", unix, ipc.JobRequest{Scan: three}, ipc.CodeBadRequest, "anatomy.nii.gz"},
-		{"path over web", web, ipc.JobRequest{Scan: scanPath}, ipc.CodeForbidden, "upload"},
-		{"mask path over web", web, ipc.JobRequest{ScanUpload: strings.Repeat("a", 32), Mask: maskPath}, ipc.CodeForbidden, "upload"},
-		{"no transport", context.Background(), ipc.JobRequest{Scan: scanPath}, ipc.CodeForbidden, "upload"},
-		{"unknown upload", web, ipc.JobRequest{ScanUpload: strings.Repeat("b", 32)}, ipc.CodeBadRequest, "upload"},
-		{"upload ID with a path", web, ipc.JobRequest{ScanUpload: "../../etc/passwd"}, ipc.CodeBadRequest, "upload"},
+		{"measure", unix, ipc.JobRequest{Scan: scanPath}, `{"measure": "cosine"}`, ipc.CodeBadRequest, "measure"},
+		{"density", unix, ipc.JobRequest{Scan: scanPath}, `{"density": 2}`, ipc.CodeBadRequest, "density"},
+		{"two thresholds", unix, ipc.JobRequest{Scan: scanPath}, `{"density": 0.1, "r": 0.5}`, ipc.CodeBadRequest, "threshold_mode"},
+		{"r with density mode", unix, ipc.JobRequest{Scan: scanPath}, `{"threshold_mode": "density", "r": 0.5}`, ipc.CodeBadRequest, "r:"},
+		{"metrics", unix, ipc.JobRequest{Scan: scanPath}, `{"metrics": "most"}`, ipc.CodeBadRequest, "metrics"},
+		{"random", unix, ipc.JobRequest{Scan: scanPath}, `{"random": -1}`, ipc.CodeBadRequest, "random"},
+		{"backend", unix, ipc.JobRequest{Scan: scanPath}, `{"backend": "tpu"}`, ipc.CodeBadRequest, "backend"},
+		{"no scan", unix, ipc.JobRequest{}, "", ipc.CodeBadRequest, "scan"},
+		{"relative path", unix, ipc.JobRequest{Scan: "phantom.nii.gz"}, "", ipc.CodeBadRequest, "absolute"},
+		{"missing file", unix, ipc.JobRequest{Scan: "/nonexistent/x.nii.gz"}, "", ipc.CodeBadRequest, "x.nii.gz"},
+		{"3D scan", unix, ipc.JobRequest{Scan: three}, "", ipc.CodeBadRequest, "anatomy.nii.gz"},
+		{"path over web", web, ipc.JobRequest{Scan: scanPath}, "", ipc.CodeForbidden, "upload"},
+		{"mask path over web", web, ipc.JobRequest{ScanUpload: strings.Repeat("a", 32), Mask: maskPath}, "", ipc.CodeForbidden, "upload"},
+		{"no transport", context.Background(), ipc.JobRequest{Scan: scanPath}, "", ipc.CodeForbidden, "upload"},
+		{"unknown upload", web, ipc.JobRequest{ScanUpload: strings.Repeat("b", 32)}, "", ipc.CodeBadRequest, "upload"},
+		{"upload ID with a path", web, ipc.JobRequest{ScanUpload: "../../etc/passwd"}, "", ipc.CodeBadRequest, "upload"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := d.Submit(c.ctx, c.req)
+			req := c.req
+			if c.settings != "" {
+				req.Settings = new(settings.Settings)
+				if err := json.Unmarshal([]byte(c.settings), req.Settings); err != nil {
+					if err := ipc.BadSettings(err); !strings.Contains(err.Error(), c.want) {
+						t.Fatalf("decoding %s: %v, want an error naming %q", c.settings, err, c.want)
+					}
+					return
+				}
+			}
+			_, err := d.Submit(c.ctx, req)
 			if !ipc.IsCode(err, c.code) || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want %s naming %q", err, c.code, c.want)
 			}
@@ -383,11 +398,11 @@ func TestSubmitRefusals(t *testing.T) {
 func TestDynamicConnectivity(t *testing.T) {
 	scanPath, maskPath := phantom(t, 12)
 	d := newDaemon(t, filepath.Join(t.TempDir(), "results"))
-	if _, err := d.Submit(unix, ipc.JobRequest{Scan: scanPath, Settings: ipc.Settings{DFCWindow: 1}}); !ipc.IsCode(err, ipc.CodeBadRequest) || !strings.Contains(err.Error(), "dfc_window") {
+	if _, err := d.Submit(unix, ipc.JobRequest{Scan: scanPath, Settings: settingsOf(`{"dfc_window": 1}`)}); !ipc.IsCode(err, ipc.CodeBadRequest) || !strings.Contains(err.Error(), "dfc_window") {
 		t.Fatalf("window of 1 volume: %v", err)
 	}
 	job, err := d.Submit(unix, ipc.JobRequest{Scan: scanPath, Mask: maskPath,
-		Settings: ipc.Settings{Metrics: "none", DFCWindow: 60, DFCStep: 50}})
+		Settings: settingsOf(`{"metrics": "none", "dfc_window": 60, "dfc_step": 50}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,7 +455,7 @@ func TestNotMNI(t *testing.T) {
 	}
 	maskPath, _ := synth.TruthPaths(scanPath)
 	d := newDaemon(t, filepath.Join(t.TempDir(), "results"))
-	job, err := d.Submit(unix, ipc.JobRequest{Scan: scanPath, Mask: maskPath, Settings: ipc.Settings{Metrics: "none"}})
+	job, err := d.Submit(unix, ipc.JobRequest{Scan: scanPath, Mask: maskPath, Settings: settingsOf(`{"metrics": "none"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -460,4 +475,13 @@ func TestNotMNI(t *testing.T) {
 	if _, err := d.Volume(unix, job.ID, "atlas"); !ipc.IsCode(err, ipc.CodeNotFound) {
 		t.Fatalf("atlas volume: %v", err)
 	}
+}
+
+// settingsOf decodes settings as a client sends them (the keys left out take the defaults).
+func settingsOf(js string) *settings.Settings {
+	s := new(settings.Settings)
+	if err := json.Unmarshal([]byte(js), s); err != nil {
+		panic(err)
+	}
+	return s
 }

@@ -76,7 +76,7 @@ func TestDICOMJobs(t *testing.T) {
 		t.Error("ListSeries over the web transport named a path")
 	}
 
-	job, err := d.Submit(unix, ipc.JobRequest{Scan: folder, Mask: mask, Settings: ipc.Settings{Metrics: "none"}})
+	job, err := d.Submit(unix, ipc.JobRequest{Scan: folder, Mask: mask, Settings: settingsOf(`{"metrics": "none"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestDICOMJobs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	job, err = d.Submit(web, ipc.JobRequest{ScanUpload: up.ID, MaskUpload: mup.ID, Settings: ipc.Settings{Metrics: "none", DICOMSeries: 6}})
+	job, err = d.Submit(web, ipc.JobRequest{ScanUpload: up.ID, MaskUpload: mup.ID, Settings: settingsOf(`{"metrics": "none", "dicom_series": 6}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestDICOMJobs(t *testing.T) {
 	if _, err := d.Submit(unix, ipc.JobRequest{Scan: folder}); err == nil || !strings.Contains(err.Error(), "1 volume missing") || strings.Contains(err.Error(), "stc_test") {
 		t.Errorf("missing volume: %v", err)
 	}
-	if _, err := d.Submit(unix, ipc.JobRequest{Scan: folder, Settings: ipc.Settings{DICOMSeries: 9}}); err == nil || !strings.Contains(err.Error(), "no series 9 here") || strings.Contains(err.Error(), "stc_test") {
+	if _, err := d.Submit(unix, ipc.JobRequest{Scan: folder, Settings: settingsOf(`{"dicom_series": 9}`)}); err == nil || !strings.Contains(err.Error(), "no series 9 here") || strings.Contains(err.Error(), "stc_test") {
 		t.Errorf("--series 9: %v", err)
 	}
 }

@@ -54,7 +54,7 @@ func TestFilesConfined(t *testing.T) {
 
 	d := newDaemon(t, results)
 	before := snapshot(t, top, results)
-	job, err := d.Submit(unix, ipc.JobRequest{Scan: scanPath, Mask: maskPath, Settings: ipc.Settings{Metrics: "none"}})
+	job, err := d.Submit(unix, ipc.JobRequest{Scan: scanPath, Mask: maskPath, Settings: settingsOf(`{"metrics": "none"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestUploadAndSubmit(t *testing.T) {
 	if scanUp.Size != fi.Size() || scanUp.Name != "patient scan.nii.gz" {
 		t.Fatalf("upload %+v", scanUp)
 	}
-	job, err := d.Submit(web, ipc.JobRequest{ScanUpload: scanUp.ID, MaskUpload: maskUp.ID, Settings: ipc.Settings{Metrics: "none"}})
+	job, err := d.Submit(web, ipc.JobRequest{ScanUpload: scanUp.ID, MaskUpload: maskUp.ID, Settings: settingsOf(`{"metrics": "none"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}

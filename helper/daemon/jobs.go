@@ -14,6 +14,7 @@ import (
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // job is one analysis. rec and the flags are guarded by Daemon.mu.
@@ -54,7 +55,11 @@ func (d *Daemon) Submit(ctx context.Context, req ipc.JobRequest) (ipc.Job, error
 		// The server wiring refuses these already; a Service reached another way must too.
 		return ipc.Job{}, ipc.Errorf(ipc.CodeForbidden, "requests over the web transport cannot name files on the helper's disk; upload the scan instead")
 	}
-	cfg, err := d.config(req.Settings)
+	set := settings.Defaults()
+	if req.Settings != nil {
+		set = *req.Settings
+	}
+	cfg, err := d.config(set)
 	if err != nil {
 		return ipc.Job{}, err
 	}
@@ -62,7 +67,7 @@ func (d *Daemon) Submit(ctx context.Context, req ipc.JobRequest) (ipc.Job, error
 	now := time.Now().UTC()
 	id := newID(now)
 	dir := d.jobDir(id)
-	r := record{Job: ipc.Job{ID: id, State: ipc.JobQueued, Settings: req.Settings, Submitted: now}}
+	r := record{Job: ipc.Job{ID: id, State: ipc.JobQueued, Settings: set, Submitted: now}}
 	name := req.Name
 
 	// Paths first (nothing to undo), then uploads, which move into the job's input/.
@@ -140,96 +145,22 @@ func (d *Daemon) Submit(ctx context.Context, req ipc.JobRequest) (ipc.Job, error
 	return j.rec.Job, nil
 }
 
-// config builds the pipeline configuration from the defaults and the client's settings, and
-// names the setting at fault when it is not valid.
-func (d *Daemon) config(s ipc.Settings) (pipeline.Config, error) {
-	cfg := pipeline.Defaults()
-	cfg.KeepSeries = true // seed maps, time series and the mean image need them
-	bad := func(setting, format string, args ...any) (pipeline.Config, error) {
-		return cfg, ipc.Errorf(ipc.CodeBadRequest, "settings: %s: %s", setting, fmt.Sprintf(format, args...))
+// config builds the pipeline configuration from the client's settings (complete: a JSON
+// request's missing keys took the defaults when it was decoded) and names the setting at
+// fault when it is not valid. Backend "auto" is the helper's own choice (serve --backend).
+func (d *Daemon) config(s settings.Settings) (pipeline.Config, error) {
+	cfg := pipeline.Config{Settings: s, Scan: "scan", Out: "out"} // named when the job is made
+	cfg.KeepSeries = true                                         // seed maps, time series and the mean image need them
+	if cfg.Backend == settings.BackendAuto {
+		cfg.Backend = d.opt.Backend
 	}
-	if s.Measure != "" {
-		cfg.Measure = strings.ToLower(s.Measure)
+	if err := cfg.Validate(); err != nil {
+		return cfg, ipc.BadSettings(err)
 	}
-	cfg.Abs = s.Abs
-	// The threshold mode may be left out when exactly one threshold is given (as on the
-	// command line); zero values leave the default, density 1 %.
-	given := map[string]bool{"density": s.Density != 0, "r": s.R != 0, "alpha": s.Alpha != 0, "knn": s.K != 0}
-	mode := s.Mode
-	if mode == "" {
-		for m, ok := range given {
-			if ok {
-				if mode != "" {
-					return bad("threshold_mode", "several thresholds given (density, r, alpha, knn): name the one to use")
-				}
-				mode = m
-			}
-		}
-	}
-	if mode != "" {
-		cfg.Mode = mode
-	}
-	for m, ok := range given {
-		if ok && m != cfg.Mode {
-			return bad(m, "given with threshold_mode %q, which does not use it", cfg.Mode)
-		}
-	}
-	if s.Density != 0 {
-		cfg.Density = s.Density
-	}
-	cfg.R, cfg.Alpha, cfg.K = s.R, s.Alpha, s.K
-	cfg.Correction = s.Correction
-	if s.Correction != "" && cfg.Mode != "alpha" {
-		return bad("correction", "only applies to threshold_mode alpha")
-	}
-	if s.Metrics != "" {
-		cfg.Metrics = s.Metrics
-	}
-	if s.Random != nil {
-		cfg.Random = *s.Random
-	}
-	cfg.Betweenness = s.Betweenness
-	if s.HubSD != 0 {
-		cfg.HubSD = s.HubSD
-	}
-	if s.Seed != 0 {
-		cfg.Seed = s.Seed
-	}
-	cfg.Backend = d.opt.Backend
-	if s.Backend != "" {
-		cfg.Backend = s.Backend
-	}
-	setDFC(&cfg, s.DFCWindow, s.DFCStep)
-	if s.DICOMSeries < 0 {
-		return bad("dicom_series", "%d: want a series number (0: the BOLD series by the rule)", s.DICOMSeries)
-	}
-	cfg.DICOMSeries = s.DICOMSeries
-	// Validate checks everything else; it needs a scan and an output to be named.
-	probe := cfg
-	probe.Scan, probe.Out = "scan", "out"
-	if err := probe.Validate(); err != nil {
-		return bad(settingOf(err), "%v", err)
-	}
-	if cfg.Backend == "cuda" && d.backend != "cuda" {
-		return bad("backend", "cuda asked for, but this helper has no working GPU (%s)", d.backend)
+	if cfg.Backend == settings.BackendCUDA && d.backend != "cuda" {
+		return cfg, ipc.Errorf(ipc.CodeBadRequest, "settings: backend: cuda asked for, but this helper has no working GPU (%s)", d.backend)
 	}
 	return cfg, nil
-}
-
-// settingOf names the setting a pipeline validation error is about, from its wording.
-func settingOf(err error) string {
-	msg := err.Error()
-	for _, k := range []struct{ word, setting string }{
-		{"dfc_step", "dfc_step"}, {"dfc_window", "dfc_window"},
-		{"measure", "measure"}, {"threshold mode", "threshold_mode"}, {"density", "density"},
-		{"threshold r", "r"}, {"alpha", "alpha"}, {"correction", "correction"}, {"knn", "knn"},
-		{"backend", "backend"}, {"metrics", "metrics"}, {"random", "random"}, {"hub rule", "hub_sd"},
-	} {
-		if strings.Contains(msg, k.word) {
-			return k.setting
-		}
-	}
-	return "settings"
 }
 
 // checkPath accepts an absolute path to a regular file (the helper's working directory means

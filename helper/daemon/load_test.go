@@ -282,7 +282,7 @@ func TestDaemonUnderLoad(t *testing.T) {
 		p := startProber(c)
 		var jobs []ipc.Job
 		for i := 0; i < 10; i++ {
-			j, err := c.Submit(ctx, ipc.JobRequest{Scan: scanPath, Mask: maskPath, Settings: ipc.Settings{Metrics: "none"}})
+			j, err := c.Submit(ctx, ipc.JobRequest{Scan: scanPath, Mask: maskPath, Settings: settingsOf(`{"metrics": "none"}`)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -318,7 +318,7 @@ func TestDaemonUnderLoad(t *testing.T) {
 	t.Run("event streams dropped", func(t *testing.T) {
 		p := startProber(c)
 		// A long job whose streams are opened, read once and dropped while it runs.
-		long, err := c.Submit(ctx, ipc.JobRequest{Scan: scanPath, Mask: maskPath, Settings: ipc.Settings{Metrics: "full"}})
+		long, err := c.Submit(ctx, ipc.JobRequest{Scan: scanPath, Mask: maskPath, Settings: settingsOf(`{"metrics": "full"}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -449,7 +449,7 @@ func TestDaemonSoak(t *testing.T) {
 	var fd10, fdEnd int
 	var rss10, rssEnd int64
 	for i := 0; i < n; i++ {
-		j, err := c.Submit(ctx, ipc.JobRequest{Scan: matrix, Settings: ipc.Settings{Metrics: "basic"}})
+		j, err := c.Submit(ctx, ipc.JobRequest{Scan: matrix, Settings: settingsOf(`{"metrics": "basic"}`)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/hubscope/hubscope/helper/backend/cuda"
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/network"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // valueTol is the conformance suite's bound on a pair's value (fctest.Tol): the two backends'
@@ -52,13 +53,13 @@ func TestBackendsGiveSameBundles(t *testing.T) {
 		needsShared bool
 	}
 	cases := []tc{
-		{name: "phantom-pearson-full", scan: phantomScan, mask: phantomMask, measure: "pearson", density: 0.01, metrics: MetricsFull, random: 3},
-		{name: "phantom-spearman", scan: phantomScan, mask: phantomMask, measure: "spearman", density: 0.01, metrics: MetricsBasic},
-		{name: "phantom-kendall", scan: phantomScan, mask: phantomMask, measure: "kendall", density: 0.005, metrics: MetricsBasic},
+		{name: "phantom-pearson-full", scan: phantomScan, mask: phantomMask, measure: "pearson", density: 0.01, metrics: settings.MetricsFull, random: 3},
+		{name: "phantom-spearman", scan: phantomScan, mask: phantomMask, measure: "spearman", density: 0.01, metrics: settings.MetricsBasic},
+		{name: "phantom-kendall", scan: phantomScan, mask: phantomMask, measure: "kendall", density: 0.005, metrics: settings.MetricsBasic},
 		{name: "haxby-slice-pearson-full", scan: filepath.Join(data, "haxby2001_slice_bold.nii.gz"), mask: filepath.Join(data, "haxby2001_slice_mask.nii.gz"),
-			measure: "pearson", density: 0.02, metrics: MetricsFull, random: 3, needsShared: true},
+			measure: "pearson", density: 0.02, metrics: settings.MetricsFull, random: 3, needsShared: true},
 		{name: "haxby-25mm-spearman-abs", scan: filepath.Join(data, "haxby2001_run001_bold_25mm.nii.gz"), mask: filepath.Join(data, "haxby2001_mask_25mm_brain.nii.gz"),
-			measure: "spearman", density: 0.05, abs: true, metrics: MetricsBasic, needsShared: true},
+			measure: "spearman", density: 0.05, abs: true, metrics: settings.MetricsBasic, needsShared: true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -15,6 +15,7 @@ import (
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/synth"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // cleanFixture builds an fMRIPrep-layout run from a real scan (first vols volumes, written by
@@ -96,7 +97,7 @@ func TestCleaningEqualsNilearn(t *testing.T) {
 			bold := cleanFixture(t, nl, c.scan, c.vols, c.conf)
 			run := func(mode string) (string, *Result) {
 				cfg := Defaults()
-				cfg.Scan, cfg.Backend, cfg.Metrics, cfg.KeepSeries = bold, "cpu", MetricsNone, true
+				cfg.Scan, cfg.Backend, cfg.Metrics, cfg.KeepSeries = bold, "cpu", settings.MetricsNone, true
 				cfg.Density = 0.05
 				cfg.Clean.Denoise = mode
 				cfg.Out = filepath.Join(t.TempDir(), "b")
@@ -187,7 +188,7 @@ func TestNuisancePhantomNeedsCleaning(t *testing.T) {
 	nmi := map[string]float64{}
 	for _, mode := range []string{CleanNone, CleanAuto} {
 		cfg := Defaults()
-		cfg.Scan, cfg.Backend, cfg.Metrics, cfg.Clean.Denoise, cfg.Density = bold, "cpu", MetricsBasic, mode, density
+		cfg.Scan, cfg.Backend, cfg.Metrics, cfg.Clean.Denoise, cfg.Density = bold, "cpu", settings.MetricsBasic, mode, density
 		cfg.Out = filepath.Join(t.TempDir(), "b")
 		res, err := Run(context.Background(), cfg, nil)
 		if err != nil {

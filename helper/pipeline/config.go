@@ -4,23 +4,18 @@
 package pipeline
 
 import (
+	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/norm"
 	"github.com/hubscope/hubscope/helper/sweep"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
-// Metrics levels.
-const (
-	MetricsNone  = "none"  // network, degree, strength and hubs only
-	MetricsBasic = "basic" // + clustering, components, assortativity, Leiden modules, roles
-	MetricsFull  = "full"  // + exact path length, efficiency, local efficiency, eigenvector
-	// centrality, leading-eigenvector modules, degree-distribution fits, random baselines
-)
-
-// Config is everything one analysis needs. The zero value is not valid; start from Defaults.
+// Config is everything one analysis needs: the files, and the analysis settings shared with
+// the command line and the app (settings.Settings). The zero value is not valid; start from
+// Defaults.
 type Config struct {
 	Scan string `json:"scan"`
 	Mask string `json:"mask,omitempty"` // "" = automatic mask (scan.AutoMask)
@@ -33,58 +28,17 @@ type Config struct {
 	Out       string `json:"out"`
 	Overwrite bool   `json:"overwrite"`
 
-	// Backend is "auto" (CUDA when a GPU works, else CPU), "cpu" or "cuda".
-	Backend string `json:"backend"`
-
-	// Network: measure and threshold (fc.Config's fields, written out for provenance).
-	Measure    string  `json:"measure"` // pearson | spearman | kendall
-	Abs        bool    `json:"abs"`
-	Mode       string  `json:"threshold_mode"` // density | r | alpha | knn
-	Density    float64 `json:"density,omitempty"`
-	R          float64 `json:"r,omitempty"`
-	Alpha      float64 `json:"alpha,omitempty"`
-	Correction string  `json:"correction,omitempty"` // bonferroni | fdr
-	K          int     `json:"knn,omitempty"`
-
-	Metrics     string `json:"metrics"`     // none | basic | full
-	Random      int    `json:"random"`      // Maslov–Sneppen random networks for γ, λ, σ and Q's z
-	Betweenness bool   `json:"betweenness"` // Brandes betweenness (costly: O(N·E))
-	Seed        uint64 `json:"seed"`        // random networks and module search
-	// ExactBaselines searches every node of every random network for its L_p instead of a
-	// sample of graph.DefaultPathSources sources (estimates with standard errors).
-	ExactBaselines bool `json:"exact_baselines,omitempty"`
+	settings.Settings
 
 	// Atlas, when set, names the region of each hub in hubs.tsv (a 3D label image on any grid,
 	// with an "index name" text file: AtlasNames, or MRIcron's aal.nii.txt beside aal.nii.gz).
 	Atlas      string `json:"atlas,omitempty"`
 	AtlasNames string `json:"atlas_names,omitempty"`
 
-	// HubSD is the hub rule: degree > mean + HubSD·SD (Wang et al. use 1).
-	HubSD float64 `json:"hub_sd"`
-
 	// KeepSeries adds the scan itself to the bundle for interactive views: series.npy (the
 	// cleaned N×L series, for seed maps and time-series plots) and mean.nii.gz (the temporal
 	// mean on the full grid, the slice views' background). The helper daemon sets it.
 	KeepSeries bool `json:"keep_series,omitempty"`
-
-	// Dynamic connectivity (ALGORITHMS.md §5, dfc.go): after the static network, one network
-	// per window of DFCWindow volumes every DFCStep volumes, thresholded like the static one
-	// (DFCWindow 0: none). DFCNetworks writes every window's network (large); DFCRank > 0
-	// writes every window matrix's rank-l factor with its error (Pearson and Spearman).
-	DFCWindow   int  `json:"dfc_window,omitempty"`
-	DFCStep     int  `json:"dfc_step,omitempty"`
-	DFCRank     int  `json:"dfc_rank,omitempty"`
-	DFCNetworks bool `json:"dfc_networks,omitempty"`
-
-	// Sweep, when set ("r=0.45:0.70:0.05", "density=0.01,0.05,0.1"), builds the network at the
-	// sweep's loosest threshold (which replaces Mode and its value) and measures every tighter
-	// network of the sweep as a filter of its edges (package sweep): sweep.tsv, sweep.json,
-	// sweep.png/.svg and hub_stability.nii.gz in the bundle.
-	Sweep string `json:"sweep,omitempty"`
-
-	// DICOMSeries chooses the series of a DICOM input (a folder, .zip or DICOMDIR given as
-	// Scan; dicom.go); 0 picks the BOLD time series by the rule of docs/dicom.md.
-	DICOMSeries int `json:"dicom_series,omitempty"`
 
 	// Clean is the cleaning of the series before correlation (clean.go): --denoise and its
 	// explicit options. The cleaned series feed the static network, DFC and series.npy.
@@ -100,10 +54,10 @@ type Config struct {
 	Norm string `json:"norm,omitempty"`
 }
 
-// Settings is the part of the configuration that decides a bundle's content, as a flat map
-// of JSON keys: the paths of the scan, the output and the normative folder left out. Cohort
-// markers and normative folders record it; a run is compared with them through it.
-func (c Config) Settings() map[string]any {
+// BundleSettings is the part of the configuration that decides a bundle's content, as a flat
+// map of JSON keys: the paths of the scan, the output and the normative folder left out.
+// Cohort markers and normative folders record it; a run is compared with them through it.
+func (c Config) BundleSettings() map[string]any {
 	c.Scan, c.Out, c.Overwrite, c.Norm = "", "", false, ""
 	return norm.Flatten(c)
 }
@@ -115,7 +69,7 @@ var nodalIrrelevant = map[string]bool{"backend": true, "atlas": true, "atlas_nam
 	"metrics": true, "random": true, "betweenness": true, "seed": true,
 	"dfc_window": true, "dfc_step": true, "dfc_rank": true, "dfc_networks": true}
 
-// NodalSettings is Settings without the keys that leave the nodal maps unchanged: what a
+// NodalSettings is BundleSettings without the keys that leave the nodal maps unchanged: what a
 // normative comparison holds a run to.
 func NodalSettings(settings map[string]any) map[string]any {
 	out := map[string]any{}
@@ -127,108 +81,65 @@ func NodalSettings(settings map[string]any) map[string]any {
 	return out
 }
 
-// Defaults are what a clinician gets without choosing: Pearson, exact density 1 %, automatic
-// mask, full metrics against 15 random networks, CUDA when present.
+// Defaults are the settings' defaults (settings.Defaults) with no files named.
 func Defaults() Config {
-	return Config{
-		Backend: "auto",
-		Measure: "pearson",
-		Mode:    "density",
-		Density: 0.01,
-		Metrics: MetricsFull,
-		Random:  15,
-		Seed:    1,
-		HubSD:   1,
-		Clean:   CleanConfig{Denoise: CleanNone},
-	}
+	c := Config{Settings: settings.Defaults()}
+	c.Clean = CleanConfig{Denoise: CleanNone}
+	return c
 }
 
-// FC translates the network part of the configuration for the fc driver. With a sweep the
-// threshold is the sweep's loosest.
-func (c *Config) FC() (fc.Config, error) {
-	var fcc fc.Config
-	if c.Sweep != "" {
-		sp, err := sweep.Parse(c.Sweep)
-		if err != nil {
-			return fcc, err
-		}
-		if c.Mode == "alpha" || c.Mode == "knn" {
-			return fcc, fmt.Errorf("--sweep replaces the threshold; it cannot be combined with --%s", c.Mode)
-		}
-		cc := *c
-		cc.Sweep = ""
+// fcConfig translates the network settings for the fc driver; set must be valid. With a
+// sweep the threshold is the sweep's loosest.
+func fcConfig(set settings.Settings) fc.Config {
+	s := set.Network
+	if set.Sweep != "" {
+		sp, _ := sweep.Parse(set.Sweep) // Validate parsed it
 		if sp.Kind == sweep.KindR {
-			cc.Mode, cc.R, cc.Density = "r", sp.Loosest(), 0
+			s.Mode, s.R = settings.ModeR, sp.Loosest()
 		} else {
-			cc.Mode, cc.Density, cc.R = "density", sp.Loosest(), 0
+			s.Mode, s.Density = settings.ModeDensity, sp.Loosest()
 		}
-		return cc.FC()
 	}
-	switch strings.ToLower(c.Measure) {
-	case "pearson":
-		fcc.Measure = fc.Pearson
-	case "spearman":
-		fcc.Measure = fc.Spearman
-	case "kendall":
-		fcc.Measure = fc.Kendall
-	default:
-		return fcc, fmt.Errorf("unknown measure %q (want pearson, spearman or kendall)", c.Measure)
+	c := fc.Config{
+		Measure: map[string]fc.Measure{settings.Pearson: fc.Pearson, settings.Spearman: fc.Spearman, settings.Kendall: fc.Kendall}[s.Measure],
+		Abs:     s.Abs,
 	}
-	fcc.Abs = c.Abs
-	switch c.Mode {
-	case "density":
-		if !(c.Density > 0 && c.Density <= 1) {
-			return fcc, fmt.Errorf("density %g: want a fraction in (0, 1], e.g. 0.01 for 1 %%", c.Density)
+	switch s.Mode {
+	case settings.ModeDensity:
+		c.Mode, c.Density = fc.Density, s.Density
+	case settings.ModeR:
+		c.Mode, c.Threshold = fc.Strength, s.R
+	case settings.ModeAlpha:
+		c.Mode, c.Alpha, c.Correction = fc.Significance, s.Alpha, fc.Bonferroni
+		if s.Correction == settings.FDR {
+			c.Correction = fc.FDR
 		}
-		fcc.Mode, fcc.Density = fc.Density, c.Density
-	case "r":
-		if !(c.R > -1 && c.R < 1) {
-			return fcc, fmt.Errorf("threshold r = %g: want a value in (-1, 1)", c.R)
-		}
-		fcc.Mode, fcc.Threshold = fc.Strength, c.R
-	case "alpha":
-		if !(c.Alpha > 0 && c.Alpha < 1) {
-			return fcc, fmt.Errorf("alpha %g: want a level in (0, 1), e.g. 0.05", c.Alpha)
-		}
-		fcc.Mode, fcc.Alpha = fc.Significance, c.Alpha
-		switch c.Correction {
-		case "", "bonferroni":
-			fcc.Correction = fc.Bonferroni
-		case "fdr":
-			fcc.Correction = fc.FDR
-		default:
-			return fcc, fmt.Errorf("unknown correction %q (want bonferroni or fdr)", c.Correction)
-		}
-	case "knn":
-		if c.K < 1 {
-			return fcc, fmt.Errorf("knn %d: want at least 1 link per node", c.K)
-		}
-		fcc.Mode, fcc.K = fc.NearestNeighbours, c.K
-	default:
-		return fcc, fmt.Errorf("unknown threshold mode %q (want density, r, alpha or knn)", c.Mode)
+	case settings.ModeKNN:
+		c.Mode, c.K = fc.NearestNeighbours, s.K
 	}
-	return fcc, nil
+	return c
 }
 
-// Validate reports the first problem with the configuration.
+// Validate reports the first problem with the configuration; a problem with a setting is a
+// *settings.SettingError.
 func (c *Config) Validate() error {
 	if c.Group != nil {
 		if err := c.checkGroup(); err != nil {
 			return err
 		}
 	} else if c.Scan == "" && !c.Demo {
-		return fmt.Errorf("no scan given")
+		return errors.New("no scan given")
 	}
 	if c.Demo && (c.Scan != "" || c.Mask != "") {
 		return fmt.Errorf("the demo analyses its own phantom and mask: give no scan or mask with it")
 	}
 	if c.Out == "" {
-		return fmt.Errorf("no output directory given (--out DIR)")
+		return errors.New("no output directory given (--out DIR)")
 	}
 	if c.TimeAxis != 0 && (c.TimeAxis < 4 || c.TimeAxis > 7) {
-		return fmt.Errorf("time axis (--time-axis) %d: want one of 4 to 7, the NIfTI dimensions after x, y, z", c.TimeAxis)
+		return &settings.SettingError{Key: "time_axis", Flag: "time-axis", Problem: fmt.Sprintf("%d: want one of 4 to 7, the NIfTI dimensions after x, y, z", c.TimeAxis)}
 	}
-	if _, err := c.FC(); err != nil {
+	if err := c.Settings.Validate(); err != nil {
 		return err
 	}
 	if err := c.Clean.validate(); err != nil {
@@ -237,21 +148,10 @@ func (c *Config) Validate() error {
 	if c.Group != nil && c.Clean.active() {
 		return fmt.Errorf("group networks take each subject's series as they are: clean them per subject (--denoise none here)")
 	}
-	switch c.Backend {
-	case "auto", "cpu", "cuda":
-	default:
-		return fmt.Errorf("unknown backend %q (want auto, cpu or cuda)", c.Backend)
+	if c.Sweep != "" {
+		if _, err := sweep.Parse(c.Sweep); err != nil {
+			return c.Settings.Errorf(settings.KeySweep, "%v", err)
+		}
 	}
-	switch c.Metrics {
-	case MetricsNone, MetricsBasic, MetricsFull:
-	default:
-		return fmt.Errorf("unknown metrics level %q (want none, basic or full)", c.Metrics)
-	}
-	if c.Random < 0 {
-		return fmt.Errorf("random networks %d: want 0 or more", c.Random)
-	}
-	if !(c.HubSD >= 0) {
-		return fmt.Errorf("hub rule: mean + %g SD: want a non-negative multiple", c.HubSD)
-	}
-	return c.checkDFC()
+	return nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // The dynamic-connectivity stage (ALGORITHMS.md §5): sliding-window networks with the static
@@ -31,29 +32,6 @@ import (
 //	dfc/lowrank_WWW.npy     N×l float32 F with the window matrix S ≈ F Fᵀ (DFCRank)
 //	dfc/lowrank.tsv         per window: rank, compression ratio N/(2l), MAE of the SVD and of
 //	                        GPU-DFC's randomized factor over sampled pairs (DFCRank)
-
-// checkDFC validates the window settings that do not depend on the scan.
-func (c *Config) checkDFC() error {
-	if c.DFCWindow == 0 {
-		if c.DFCStep != 0 || c.DFCRank != 0 || c.DFCNetworks {
-			return fmt.Errorf("dfc_step, dfc_rank and dfc_networks need a window (--window W, dfc_window)")
-		}
-		return nil
-	}
-	if c.DFCWindow < dfc.MinWindow {
-		return fmt.Errorf("window (--window, dfc_window) %d volumes: want at least %d", c.DFCWindow, dfc.MinWindow)
-	}
-	if c.DFCStep < 1 {
-		return fmt.Errorf("window step (--step, dfc_step) %d volumes: want at least 1", c.DFCStep)
-	}
-	if c.DFCRank < 0 || c.DFCRank > c.DFCWindow {
-		return fmt.Errorf("low-rank rank (--dfc-rank, dfc_rank) %d: want 0 (none) to the window length %d", c.DFCRank, c.DFCWindow)
-	}
-	if m := strings.ToLower(c.Measure); c.DFCRank > 0 && m != "pearson" && m != "spearman" {
-		return fmt.Errorf("low-rank rank (--dfc-rank, dfc_rank) %d: factors need pearson or spearman, not %s", c.DFCRank, c.Measure)
-	}
-	return nil
-}
 
 // checkDFCLength refuses a window longer than the scan (volumes time points). Before loading
 // it is called with the NIfTI header's volume count (volumes < 0: not known yet).
@@ -84,7 +62,7 @@ func checkDFCLength(c Config, volumes int) error {
 func runDFC(ctx context.Context, cfg Config, be fc.Backend, s *scan.Scan, fcc fc.Config, w *bundle.Writer, known []string, rep progress.Reporter) ([]string, error) {
 	opt := dfc.Options{Window: cfg.DFCWindow, Step: cfg.DFCStep, FC: fcc, Rank: cfg.DFCRank, Seed: cfg.Seed,
 		// Leiden per window is the costly measure; it runs wherever the static metrics run it.
-		Modularity: cfg.Metrics != MetricsNone, Leiden: leidenOptions(cfg)}
+		Modularity: cfg.Metrics != settings.MetricsNone, Leiden: leidenOptions(cfg)}
 	res, err := dfc.Run(ctx, be, s.Data, s.N, s.L, opt, rep, func(win *dfc.Window) error {
 		if cfg.DFCNetworks {
 			if err := w.WriteFile(fmt.Sprintf("dfc/network_%03d.npz", win.Index), func(out io.Writer) error {

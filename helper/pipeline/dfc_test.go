@@ -18,6 +18,7 @@ import (
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/scan"
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // The DFC stage writes dfc/ as documented: summary.json decodes strictly into ipc.DFCSummary
@@ -26,7 +27,7 @@ import (
 func TestDFCBundle(t *testing.T) {
 	scanPath, maskPath, _ := phantom(t, 12)
 	cfg := Defaults()
-	cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics = scanPath, maskPath, filepath.Join(t.TempDir(), "bundle"), "cpu", MetricsBasic
+	cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics = scanPath, maskPath, filepath.Join(t.TempDir(), "bundle"), "cpu", settings.MetricsBasic
 	cfg.Mode, cfg.R = "r", 0.3
 	cfg.DFCWindow, cfg.DFCStep, cfg.DFCNetworks, cfg.DFCRank = 60, 35, true, 4
 	res, err := Run(context.Background(), cfg, nil)
@@ -149,7 +150,7 @@ func TestDFCCancelLeavesNoBundle(t *testing.T) {
 	scanPath, maskPath, _ := phantom(t, 12)
 	cfg := Defaults()
 	parent := t.TempDir()
-	cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics = scanPath, maskPath, filepath.Join(parent, "bundle"), "cpu", MetricsNone
+	cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics = scanPath, maskPath, filepath.Join(parent, "bundle"), "cpu", settings.MetricsNone
 	cfg.DFCWindow, cfg.DFCStep, cfg.DFCNetworks = 40, 5, true
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -228,7 +229,7 @@ func TestDFCMatrixInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := Defaults()
-	cfg.Scan, cfg.Out, cfg.Backend, cfg.Metrics = in, filepath.Join(dir, "bundle"), "cpu", MetricsNone
+	cfg.Scan, cfg.Out, cfg.Backend, cfg.Metrics = in, filepath.Join(dir, "bundle"), "cpu", settings.MetricsNone
 	cfg.Mode, cfg.K = "knn", 3
 	cfg.DFCWindow, cfg.DFCStep = 10, 10
 	res, err := Run(context.Background(), cfg, nil)

@@ -15,6 +15,7 @@ import (
 	"github.com/hubscope/hubscope/helper/dicom/dicomtest"
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // dicomData is the real scanner DICOM (HUBSCOPE_DATA/dicom, else the shared data beside the
@@ -89,7 +90,7 @@ func TestDICOMRunsToBundle(t *testing.T) {
 	}
 	out := filepath.Join(t.TempDir(), "bundle")
 	cfg := Defaults()
-	cfg.Scan, cfg.Out, cfg.Backend, cfg.Mask, cfg.Metrics = src, out, "cpu", mask, MetricsBasic
+	cfg.Scan, cfg.Out, cfg.Backend, cfg.Mask, cfg.Metrics = src, out, "cpu", mask, settings.MetricsBasic
 	rec := &noteRecorder{}
 	res, err := Run(t.Context(), cfg, rec)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/internal/diskfault"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // TestDiskFaultsDuringBundleWrite makes the disk fail at every point of a bundle's write —
@@ -26,10 +27,10 @@ func TestDiskFaultsDuringBundleWrite(t *testing.T) {
 	parent := t.TempDir()
 	out := filepath.Join(parent, "b")
 	cfg := Defaults()
-	cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics = scanPath, maskPath, out, "cpu", MetricsBasic
+	cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics = scanPath, maskPath, out, "cpu", settings.MetricsBasic
 	cfg.KeepSeries, cfg.Overwrite = true, true
 	if testing.Short() || raceEnabled {
-		cfg.Metrics = MetricsNone // fewer maps, the same writer paths
+		cfg.Metrics = settings.MetricsNone // fewer maps, the same writer paths
 	}
 	if _, err := Run(context.Background(), cfg, nil); err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/group"
 	"github.com/hubscope/hubscope/helper/synth"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // The group command's bundle holds the network group.Network builds from the same subjects,
@@ -33,7 +34,7 @@ func TestGroupBundle(t *testing.T) {
 	}
 	for _, rule := range []string{group.MaskIntersect, group.MaskUnion} {
 		cfg := Defaults()
-		cfg.Backend, cfg.Metrics, cfg.Mode, cfg.R = "cpu", MetricsBasic, "r", 0.2
+		cfg.Backend, cfg.Metrics, cfg.Mode, cfg.R = "cpu", settings.MetricsBasic, "r", 0.2
 		cfg.Out = filepath.Join(t.TempDir(), "g")
 		cfg.Group = &GroupConfig{Subjects: subs, Mean: group.MeanFisherZ, MaskRule: rule}
 		cfg.Sweep = "r=0.2,0.3,0.4"

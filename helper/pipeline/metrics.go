@@ -21,6 +21,7 @@ import (
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
 	"github.com/hubscope/hubscope/helper/sweep"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // Metrics is the content of metrics.json.
@@ -148,7 +149,7 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		{"hubs", hubMask(s.N, m.hubs), nifti.Uint8},
 		{"hub_z", f64to32(m.hubZ), nifti.Float32},
 	}
-	if cfg.Metrics == MetricsNone {
+	if cfg.Metrics == settings.MetricsNone {
 		return m, maps, nil
 	}
 	if err := stage(m, maps); err != nil {
@@ -156,7 +157,7 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 	}
 	maps = nil
 
-	full := cfg.Metrics == MetricsFull
+	full := cfg.Metrics == settings.MetricsFull
 	if g.Edges() == 0 {
 		rep.Note("the network has no edges: clustering, modules, path length and small-world measures are undefined")
 		return m, maps, nil

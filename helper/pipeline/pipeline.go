@@ -22,6 +22,7 @@ import (
 	"github.com/hubscope/hubscope/helper/scan"
 	"github.com/hubscope/hubscope/helper/sweep"
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // Result is what a finished analysis reports: where the bundle is and what it found.
@@ -43,7 +44,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	fcc, _ := cfg.FC()
+	fcc := fcConfig(cfg.Settings)
 	// 0. DICOM input (a folder, .zip or DICOMDIR): its series converted by dcm2niix into a
 	// private temporary folder first (dicom.go); the run analyses the converted NIfTI.
 	given := cfg.Scan
@@ -110,7 +111,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 			return nil, err
 		}
 		nm.Info.Settings = NodalSettings(nm.Info.Settings)
-		if err := nm.CheckSettings(NodalSettings(cfg.Settings())); err != nil {
+		if err := nm.CheckSettings(NodalSettings(cfg.BundleSettings())); err != nil {
 			return nil, err
 		}
 	}
@@ -251,8 +252,8 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 	if cfg.Sweep != "" {
 		t0 = time.Now()
 		sp, _ := sweep.Parse(cfg.Sweep) // Validate parsed it
-		if sw, err = sweep.Analyse(ctx, nw, sp, sweep.Options{HubSD: cfg.HubSD, Paths: cfg.Metrics == MetricsFull,
-			LocalEfficiency: cfg.Metrics == MetricsFull}, rep); err != nil {
+		if sw, err = sweep.Analyse(ctx, nw, sp, sweep.Options{HubSD: cfg.HubSD, Paths: cfg.Metrics == settings.MetricsFull,
+			LocalEfficiency: cfg.Metrics == settings.MetricsFull}, rep); err != nil {
 			return nil, err
 		}
 		m.Sweep = sw

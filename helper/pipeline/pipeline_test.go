@@ -15,6 +15,7 @@ import (
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/synth"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // phantom writes the demo phantom resampled to voxelMM and returns the scan path, its truth
@@ -55,7 +56,7 @@ func readMetrics(t *testing.T, dir string) map[string]any {
 func TestPhantomRecovery(t *testing.T) {
 	scanPath, maskPath, truth := phantom(t, 6)
 	cfg := Defaults()
-	cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics = scanPath, maskPath, filepath.Join(t.TempDir(), "bundle"), "cpu", MetricsBasic
+	cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics = scanPath, maskPath, filepath.Join(t.TempDir(), "bundle"), "cpu", settings.MetricsBasic
 	res, err := Run(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +207,7 @@ func TestCancelLeavesNothing(t *testing.T) {
 		t.Run(stage, func(t *testing.T) {
 			parent := t.TempDir()
 			cfg := Defaults()
-			cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics = scanPath, maskPath, filepath.Join(parent, "b"), "cpu", MetricsBasic
+			cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics = scanPath, maskPath, filepath.Join(parent, "b"), "cpu", settings.MetricsBasic
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			start := time.Now()
@@ -262,7 +263,7 @@ func TestBadInputLeavesNothing(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			cfg := Defaults()
 			out := filepath.Join(t.TempDir(), "b")
-			cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics = c.scan, c.mask, out, "cpu", MetricsNone
+			cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics = c.scan, c.mask, out, "cpu", settings.MetricsNone
 			_, err := Run(context.Background(), cfg, nil)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("err = %v, want an error naming %s", err, c.want)
@@ -284,7 +285,7 @@ func TestExistingBundleIsKept(t *testing.T) {
 	keep := filepath.Join(out, "notes.txt")
 	os.WriteFile(keep, []byte("patient notes"), 0o644)
 	cfg := Defaults()
-	cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics = scanPath, maskPath, out, "cpu", MetricsNone
+	cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics = scanPath, maskPath, out, "cpu", settings.MetricsNone
 	if _, err := Run(context.Background(), cfg, nil); err == nil {
 		t.Fatal("run into an existing directory without --overwrite succeeded")
 	}
@@ -338,7 +339,7 @@ func TestHubRegionsFromAtlas(t *testing.T) {
 	}
 	scanPath, maskPath, _ := phantom(t, 10)
 	cfg := Defaults()
-	cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics, cfg.Atlas = scanPath, maskPath, filepath.Join(t.TempDir(), "b"), "cpu", MetricsNone, aal
+	cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics, cfg.Atlas = scanPath, maskPath, filepath.Join(t.TempDir(), "b"), "cpu", settings.MetricsNone, aal
 	res, err := Run(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/bundle"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // TestProvenanceUsesLoadDigests checks that provenance.json records the scan's and the mask's
@@ -24,7 +25,7 @@ func TestProvenanceUsesLoadDigests(t *testing.T) {
 	}
 	cfg := Defaults()
 	cfg.Scan, cfg.Mask, cfg.Out = scanPath, maskPath, filepath.Join(t.TempDir(), "out")
-	cfg.Backend, cfg.Metrics = "cpu", MetricsBasic
+	cfg.Backend, cfg.Metrics = "cpu", settings.MetricsBasic
 	res, err := Run(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // TestKeepSeries checks the bundle's series.npy against the scan loaded directly (same rows as
@@ -19,7 +20,7 @@ func TestKeepSeries(t *testing.T) {
 	scanPath, maskPath, _ := phantom(t, 12)
 	for _, keep := range []bool{true, false} {
 		cfg := Defaults()
-		cfg.Scan, cfg.Mask, cfg.Backend, cfg.Metrics = scanPath, maskPath, "cpu", MetricsNone
+		cfg.Scan, cfg.Mask, cfg.Backend, cfg.Metrics = scanPath, maskPath, "cpu", settings.MetricsNone
 		cfg.Out = filepath.Join(t.TempDir(), "b")
 		cfg.KeepSeries = keep
 		res, err := Run(context.Background(), cfg, nil)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // A sweep run writes its table, JSON, curves and hub stability map, and its loosest network
@@ -15,7 +16,7 @@ import (
 func TestSweepBundle(t *testing.T) {
 	scanPath, maskPath, _ := phantom(t, 12)
 	cfg := Defaults()
-	cfg.Scan, cfg.Mask, cfg.Backend, cfg.Metrics = scanPath, maskPath, "cpu", MetricsNone
+	cfg.Scan, cfg.Mask, cfg.Backend, cfg.Metrics = scanPath, maskPath, "cpu", settings.MetricsNone
 	cfg.Out = filepath.Join(t.TempDir(), "b")
 	cfg.Sweep = "density=0.02:0.06:0.02"
 	res, err := Run(context.Background(), cfg, nil)
