@@ -23,6 +23,9 @@ const (
 	Partial
 	// Other is any other file.
 	Other
+	// Archive is a .zip, a scanner's DICOM export: the helper converts it with dcm2niix and
+	// picks its BOLD series (the repository's docs/dicom.md). Queued like a scan.
+	Archive
 )
 
 // partialSuffixes are the endings copy tools, browsers and editors give unfinished files.
@@ -43,6 +46,9 @@ func Classify(name string) Kind {
 	}
 	if strings.HasSuffix(n, ".nii") || strings.HasSuffix(n, ".nii.gz") {
 		return Scan
+	}
+	if strings.HasSuffix(n, ".zip") {
+		return Archive
 	}
 	return Other
 }

@@ -97,7 +97,7 @@ func Start(ctx context.Context, dir string, opt Options, queue func(path string)
 			if msg := t.saw(p, now); msg != "" {
 				note(msg)
 			}
-		} else if Classify(p) == Scan {
+		} else if k := Classify(p); k == Scan || k == Archive {
 			t.seen[p] = true
 			existing++
 		}
@@ -203,7 +203,7 @@ func (t *tracker) saw(path string, now time.Time) string {
 		if st, err := t.stat(path); err == nil && st.IsDir() {
 			return ""
 		}
-		return fmt.Sprintf("Ignored: %s is not a NIfTI scan (.nii, .nii.gz).", base)
+		return fmt.Sprintf("Ignored: %s is not a NIfTI scan (.nii, .nii.gz) or a .zip of DICOM.", base)
 	}
 	if t.seen[path] {
 		if t.noted[path] {

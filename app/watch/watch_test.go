@@ -16,6 +16,7 @@ func TestClassify(t *testing.T) {
 	for name, want := range map[string]Kind{
 		"sub-01_bold.nii": Scan, "/a/B.NII.GZ": Scan, "x.nii.gz.part": Partial, "x.nii.crdownload": Partial,
 		".x.nii.gz.Ab12Cd": Partial, "~$x.nii": Partial, "x.nii~": Partial, "notes.txt": Other, "x.img": Other, "nii": Other,
+		"exam.ZIP": Archive, "exam.zip.part": Partial,
 	} {
 		if got := Classify(name); got != want {
 			t.Errorf("Classify(%q) = %v, want %v", name, got, want)
@@ -179,5 +180,22 @@ func TestStartRejectsMissingFolder(t *testing.T) {
 	_, err := Start(context.Background(), filepath.Join(t.TempDir(), "absent"), Options{}, func(string) {}, func(string) {})
 	if err == nil || !strings.Contains(err.Error(), "absent") {
 		t.Fatalf("err %v", err)
+	}
+}
+
+// A .zip (a DICOM export) arriving is queued like a scan once it settles; the helper converts it.
+func TestTrackerQueuesDICOMZip(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "exam.zip")
+	if err := os.WriteFile(p, []byte("PK\x03\x04"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tr := newTracker(time.Second)
+	t0 := time.Unix(1000, 0)
+	if msg := tr.saw(p, t0); msg != "" {
+		t.Fatalf("zip noted: %q", msg)
+	}
+	tr.check(t0)
+	if r, _ := tr.check(t0.Add(2 * time.Second)); len(r) != 1 || r[0] != p {
+		t.Fatalf("zip not queued: %v", r)
 	}
 }

@@ -69,6 +69,7 @@ func TestRunDICOMTooShort(t *testing.T) {
 		if _, err := os.Stat(out); err == nil {
 			t.Errorf("%s: a bundle was left", c.in)
 		}
+		noIdentity(t, data, stdout.String()+stderr.String())
 		if left, _ := os.ReadDir(tmp); len(left) != 0 {
 			t.Errorf("%s: %d entries left in the temporary folder", c.in, len(left))
 		}
@@ -85,10 +86,34 @@ func TestSeriesCommand(t *testing.T) {
 		!strings.Contains(stdout.String(), "64×64×36") {
 		t.Errorf("series output:\n%s", stdout.String())
 	}
+	noIdentity(t, data, stdout.String()+stderr.String())
 	stdout.Reset()
 	stderr.Reset()
 	code := realMain(t.Context(), []string{"series", data}, &stdout, &stderr)
 	if code != 1 || !strings.Contains(stderr.String(), "mixed series: 3 EPI time series have 2 volumes each (series 6, 21, 25)") {
 		t.Errorf("whole folder: exit %d, %s", code, stderr.String())
+	}
+}
+
+// noIdentity fails if text holds the patient's or institution's identity as the shipped
+// DICOM files hold it.
+func noIdentity(t *testing.T, data, text string) {
+	t.Helper()
+	src, err := dicom.Open(filepath.Join(data, "ax_asc_35sl"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lst, err := dicom.List(t.Context(), src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := lst.Series[0].Identities()
+	if len(ids) == 0 || len(ids[0].Values()) < 4 {
+		t.Fatalf("identity values %+v", ids)
+	}
+	for _, v := range ids[0].Values() {
+		if strings.Contains(text, v) {
+			t.Errorf("output holds identity value %q:\n%s", v, text)
+		}
 	}
 }

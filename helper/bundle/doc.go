@@ -72,6 +72,11 @@
 //     the background of slice views. Open with: nibabel.
 //   - dfc/…: per-window results of dynamic connectivity, when windows were asked for. Open with:
 //     as above.
+//   - input/series_N.nii, input/series_N.json: with DICOM input (a folder, .zip or DICOMDIR),
+//     the analysed series as dcm2niix converted it and its anonymised BIDS sidecar
+//     (RepetitionTime, SliceTiming; no patient identity), so the run can be repeated without the
+//     DICOM; provenance.json's "conversion" says which series, why, and which dcm2niix
+//     (docs/dicom.md). Open with: nibabel; json.
 //   - .hubscope-bundle: marker: this directory is a HubScope bundle (may be replaced by a later
 //     run).
 //   - demo/: with run --demo, the phantom that was analysed (phantom.nii.gz), the mask it used

@@ -3,8 +3,10 @@ package dicom
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -230,5 +232,67 @@ func TestPickRule(t *testing.T) {
 	}
 	if s, _, err := l.Pick(2); err != nil || s.Number != 2 {
 		t.Errorf("--series 2: %v %v", s, err)
+	}
+}
+
+// TestSingleSliceSeries: classic one-slice-a-file series (implicit VR, as many vendors write
+// them) count volumes per slice position and refuse a missing image.
+func TestSingleSliceSeries(t *testing.T) {
+	dir := t.TempDir()
+	write := func(inst int, z string) {
+		b := dicomtest.Build("1.2.840.10008.5.1.4.1.1.4", "1.2.840.10008.1.2", false, []dicomtest.Element{
+			{Tag: 0x00080060, VR: "CS", Value: []byte("MR")},
+			{Tag: 0x0008103E, VR: "LO", Value: []byte("rest")},
+			{Tag: 0x00180020, VR: "CS", Value: []byte(`GR\EP`)},
+			{Tag: 0x00180080, VR: "DS", Value: []byte("2500")},
+			{Tag: 0x0020000E, VR: "UI", Value: []byte("1.2.3.7")},
+			{Tag: 0x00200011, VR: "IS", Value: []byte("3")},
+			{Tag: 0x00200013, VR: "IS", Value: []byte(strconv.Itoa(inst))},
+			{Tag: 0x00200032, VR: "DS", Value: []byte(`0\0\` + z)},
+			{Tag: 0x00280010, VR: "US", Value: []byte{8, 0}},
+			{Tag: 0x00280011, VR: "US", Value: []byte{8, 0}},
+			{Tag: 0x7FE00010, VR: "OW", Value: make([]byte, 128)},
+		})
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("IM%03d", inst)), b, 0o644)
+	}
+	for v := 0; v < 4; v++ {
+		for k, z := range []string{"0", "3.5", "7"} {
+			write(1+3*v+k, z)
+		}
+	}
+	list := func() *Series {
+		src, err := Open(dir, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lst, err := List(t.Context(), src)
+		if err != nil || len(lst.Series) != 1 {
+			t.Fatalf("%v %+v", err, lst)
+		}
+		return lst.Series[0]
+	}
+	s := list()
+	if s.Volumes != 4 || s.Slices != 3 || s.Matrix != [3]int{8, 8, 3} || s.TR != 2.5 || !s.TimeSeries() || s.Problem != "" {
+		t.Fatalf("listed %+v", s)
+	}
+	os.Remove(filepath.Join(dir, "IM005"))
+	if s := list(); s.Problem != "slice positions hold between 3 and 4 images: 1 image missing" {
+		t.Errorf("missing slice: %q", s.Problem)
+	}
+}
+
+// TestMessages: dcm2niix's warnings and errors reach the user in words, without the staging
+// folder's paths and without identity.
+func TestMessages(t *testing.T) {
+	s := &Series{Number: 6, Description: "rest", identity: []Identity{{PatientName: "Doe^Jane", PatientID: "ID12345"}}}
+	out := "Chris Rorden's dcm2niiX version v1.0.20220720\nFound 12 DICOM file(s)\n" +
+		"Warning: Missing images? Expected 36 images, but instance number is 37 (/tmp/stage/in/000012.dcm)\n" +
+		"Error: Unable to decompress image for Doe^Jane\nConvert 12 DICOM as /tmp/stage/out/series_6 (64x64x35x12)\n"
+	m := messages(out, "/tmp/stage", s, identityValues(s))
+	if len(m.warnings) != 1 || m.warnings[0] != "Warning: Missing images? Expected 36 images, but instance number is 37 (000012.dcm)" {
+		t.Errorf("warnings %q", m.warnings)
+	}
+	if len(m.errors) != 1 || m.errors[0] != "Error: Unable to decompress image for [identity removed]" {
+		t.Errorf("errors %q", m.errors)
 	}
 }
