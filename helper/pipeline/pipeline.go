@@ -134,7 +134,38 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 			s = coh.Scan
 		}
 	} else {
-		s, err = scan.Load(ctx, cfg.Scan, scan.Options{MaskPath: cfg.Mask, Mean: cfg.KeepSeries, TimeAxis: cfg.TimeAxis}, rep)
+		// 1a. Head-motion realignment (realign.go): the loader reads the realigned series.
+		loadPath := cfg.Scan
+		if ok, why := realignWanted(cfg); ok {
+			var cleanup func()
+			var mr *MotionReport
+			if loadPath, mr, cleanup, err = realignScan(ctx, cfg, w, rep); err != nil {
+				return nil, err
+			}
+			defer cleanup()
+			mr.Reason = why
+			if err := w.WriteJSON("qc/motion.json", mr); err != nil {
+				return nil, err
+			}
+			rep.Note(fmt.Sprintf("realigned (%s): mean FD %.3f mm, max %.3f mm, %d volume(s) over 0.5 mm; largest motion %.2f mm / %.2f° (qc/motion.tsv)",
+				why, mr.MeanFD, mr.MaxFD, mr.VolumesOverFD05, mr.MaxTranslationMM, mr.MaxRotationDeg))
+			r.stage("realign", t0)
+			t0 = time.Now()
+		} else if why != "" {
+			rep.Note("not realigned: " + why)
+		}
+		s, err = scan.Load(ctx, loadPath, scan.Options{MaskPath: cfg.Mask, Mean: cfg.KeepSeries, TimeAxis: cfg.TimeAxis}, rep)
+		if err == nil && loadPath != cfg.Scan {
+			// Provenance names the scan given; its digest is the given file's.
+			s.Source = cfg.Scan
+			for i := range s.Inputs {
+				if s.Inputs[i].Path == loadPath {
+					if d, derr := scan.Digest(ctx, cfg.Scan); derr == nil {
+						s.Inputs[i] = d
+					}
+				}
+			}
+		}
 	}
 	if err != nil {
 		return nil, err

@@ -94,3 +94,7 @@ func digestAsync(ctx context.Context, path string) (wait func() (FileDigest, err
 		return r.d, r.err
 	}
 }
+
+// Digest is the size and SHA-256 of a file (as Scan.Inputs records them), for a caller that
+// loads a derived copy of a file it was given (a realigned scan) and records the original.
+func Digest(ctx context.Context, path string) (FileDigest, error) { return digestAsync(ctx, path)() }

@@ -55,9 +55,10 @@ func MotionTrajectory(l int, m Motion, seed int64) []realign.Params {
 		if k >= 3 {
 			lim = m.MaxRotDeg * math.Pi / 180
 		}
+		amp := lim * (0.5 + 0.5*rng.Float64()) // this parameter's peak: half to all of the limit
 		for t := range raw {
 			if peak > 0 {
-				p[t][k] = raw[t] / peak * lim * (0.5 + 0.5*rng.Float64())
+				p[t][k] = raw[t] / peak * amp
 			}
 		}
 	}

@@ -1,0 +1,131 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hubscope/hubscope/helper/bids"
+	"github.com/hubscope/hubscope/helper/bundle"
+	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/helper/progress"
+	"github.com/hubscope/hubscope/helper/realign"
+	"github.com/hubscope/hubscope/ipc/settings"
+)
+
+// Realignment modes (Config.Realign, --realign; ipc/settings' Motion group).
+const (
+	RealignOff  = settings.RealignOff
+	RealignOn   = settings.RealignOn
+	RealignAuto = settings.RealignAuto
+)
+
+// MotionReport is what realignment found and did (qc/motion.json).
+type MotionReport struct {
+	Realigned        bool    `json:"realigned"`
+	Reason           string  `json:"reason"`
+	Volumes          int     `json:"volumes"`
+	Passes           int     `json:"passes"`
+	Interpolation    string  `json:"reslice_interpolation"`
+	MeanFD           float64 `json:"mean_fd_mm"`
+	MaxFD            float64 `json:"max_fd_mm"`
+	VolumesOverFD05  int     `json:"volumes_fd_over_0_5mm"`
+	MaxTranslationMM float64 `json:"max_abs_translation_mm"`
+	MaxRotationDeg   float64 `json:"max_abs_rotation_deg"`
+	UncoveredVoxels  int     `json:"voxels_outside_some_volume"`
+}
+
+// realignWanted decides whether the scan is realigned and says why in words.
+func realignWanted(cfg Config) (bool, string) {
+	mode := cfg.Realign
+	if mode == "" || mode == RealignOff || cfg.Group != nil {
+		return false, ""
+	}
+	ext := strings.ToLower(cfg.Scan)
+	if !strings.HasSuffix(ext, ".nii") && !strings.HasSuffix(ext, ".nii.gz") && !strings.HasSuffix(ext, ".hdr") && !strings.HasSuffix(ext, ".img") {
+		return false, "not an image: a time-series matrix has no head to realign"
+	}
+	if mode == RealignOn {
+		return true, "--realign on"
+	}
+	if bids.IsPreprocBold(cfg.Scan) {
+		return false, "fMRIPrep's output is realigned already"
+	}
+	if cfg.Clean.Confounds != "" {
+		return false, "a confounds table was given: the scan is taken as preprocessed"
+	}
+	if f, err := bids.Confounds(cfg.Scan); err == nil && f != "" {
+		return false, "a confounds table lies beside the scan: the scan is taken as preprocessed"
+	}
+	return true, "a raw scan (no confounds table)"
+}
+
+// realignScan realigns the scan (package realign: rigid, two passes, trilinear estimation,
+// cubic B-spline reslicing), writes qc/motion.tsv (fMRIPrep's columns), qc/motion.png and
+// qc/motion.json into the bundle, and returns the path of the realigned series (a float32
+// NIfTI in a private temporary folder that cleanup removes) for the loader. The header keeps the
+// scan's geometry and transform codes.
+func realignScan(ctx context.Context, cfg Config, w *bundle.Writer, rep progress.Reporter) (path string, mr *MotionReport, cleanup func(), err error) {
+	cleanup = func() {}
+	h, data, err := nifti.ReadImage(cfg.Scan)
+	if err != nil {
+		return "", nil, cleanup, err
+	}
+	g := realign.Grid{Dims: [3]int{h.Nx(), h.Ny(), h.Nz()}, Affine: h.Affine()}
+	l := h.Volumes()
+	if l < 3 {
+		return "", nil, cleanup, fmt.Errorf("%s: %d volume(s): realignment needs a 4D series", cfg.Scan, l)
+	}
+	vols := make([][]float32, l)
+	for t := range vols {
+		vols[t] = data[t*g.Len() : (t+1)*g.Len()]
+	}
+	res, err := realign.Estimate(ctx, g, vols, realign.DefaultOptions(), rep)
+	if err != nil {
+		return "", nil, cleanup, fmt.Errorf("%s: %w", cfg.Scan, err)
+	}
+	ropt := realign.DefaultOptions()
+	ropt.Interp = realign.BSpline
+	unc, err := realign.Reslice(ctx, g, vols, res, ropt, rep)
+	if err != nil {
+		return "", nil, cleanup, fmt.Errorf("%s: %w", cfg.Scan, err)
+	}
+	dir, err := os.MkdirTemp("", "hubscope-realign-*")
+	if err != nil {
+		return "", nil, cleanup, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	out := filepath.Join(dir, "realigned.nii")
+	hdr := h
+	hdr.DataType, hdr.SclSlope, hdr.SclInter = nifti.Float32, 0, 0
+	if err := nifti.WriteImage(out, hdr, data); err != nil {
+		cleanup()
+		return "", nil, func() {}, err
+	}
+	mr = &MotionReport{Realigned: true, Volumes: l, Passes: res.Passes, Interpolation: ropt.Interp.String(), UncoveredVoxels: unc}
+	for t, p := range res.Params {
+		fd := res.FD[t]
+		mr.MeanFD += fd / float64(max(l-1, 1))
+		mr.MaxFD = math.Max(mr.MaxFD, fd)
+		if fd > 0.5 {
+			mr.VolumesOverFD05++
+		}
+		for k := 0; k < 3; k++ {
+			mr.MaxTranslationMM = math.Max(mr.MaxTranslationMM, math.Abs(p[k]))
+			mr.MaxRotationDeg = math.Max(mr.MaxRotationDeg, math.Abs(p[k+3])*180/math.Pi)
+		}
+	}
+	if err := w.WriteFile("qc/motion.tsv", res.WriteTSV); err != nil {
+		cleanup()
+		return "", nil, func() {}, err
+	}
+	if err := w.WriteFile("qc/motion.png", func(o io.Writer) error { return res.Plot(o) }); err != nil {
+		cleanup()
+		return "", nil, func() {}, err
+	}
+	return out, mr, cleanup, nil
+}

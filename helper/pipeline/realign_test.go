@@ -1,0 +1,99 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hubscope/hubscope/helper/synth"
+	"github.com/hubscope/hubscope/ipc/settings"
+)
+
+func TestRealignWanted(t *testing.T) {
+	dir := t.TempDir()
+	raw := filepath.Join(dir, "scan.nii.gz")
+	prep := filepath.Join(dir, "sub-01_task-rest_space-MNI152NLin2009cAsym_desc-preproc_bold.nii.gz")
+	conf := func(scan, mode, confounds string) Config {
+		c := Config{Scan: scan}
+		c.Realign, c.Clean.Confounds = mode, confounds
+		return c
+	}
+	for _, c := range []struct {
+		cfg  Config
+		want bool
+	}{
+		{conf(raw, "", ""), false},
+		{conf(raw, RealignOff, ""), false},
+		{conf(raw, RealignAuto, ""), true},
+		{conf(raw, RealignOn, ""), true},
+		{conf(prep, RealignAuto, ""), false},
+		{conf(prep, RealignOn, ""), true},
+		{conf(raw, RealignAuto, "c.tsv"), false},
+		{conf(filepath.Join(dir, "series.csv"), RealignOn, ""), false},
+	} {
+		if got, why := realignWanted(c.cfg); got != c.want {
+			t.Errorf("%s realign=%q: got %v (%s), want %v", filepath.Base(c.cfg.Scan), c.cfg.Realign, got, why, c.want)
+		}
+	}
+	bad := Defaults()
+	bad.Scan, bad.Out, bad.Realign = raw, filepath.Join(dir, "out"), "sometimes"
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "--realign") {
+		t.Errorf("--realign sometimes: %v", err)
+	}
+}
+
+// TestRunRealigned runs the pipeline on a small moving phantom with --realign on: the bundle
+// holds the motion table (one row per volume, fMRIPrep's columns), its plot and summary, and the
+// motion found is the planted one.
+func TestRunRealigned(t *testing.T) {
+	m, a, err := synth.DemoMask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, a = synth.ResampleMask(m, a, 12)
+	p := synth.DefaultParams()
+	p.Length, p.Hubs = 30, 10
+	dir := t.TempDir()
+	in := filepath.Join(dir, "moving.nii.gz")
+	_, traj, err := synth.WriteMoving(context.Background(), m, a, p, synth.Motion{MaxShiftMM: 2, MaxRotDeg: 2}, in, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := Defaults()
+	cfg.Scan, cfg.Out, cfg.Backend, cfg.Metrics, cfg.Density = in, filepath.Join(dir, "out"), "cpu", settings.MetricsNone, 0.05
+	cfg.Realign = RealignOn
+	if _, err := Run(context.Background(), cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	tsv, err := os.ReadFile(filepath.Join(cfg.Out, "qc", "motion.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(tsv)), "\n")
+	if len(lines) != p.Length+1 || !strings.HasPrefix(lines[0], "trans_x\ttrans_y\ttrans_z\trot_x\trot_y\trot_z\tframewise_displacement") {
+		t.Fatalf("motion.tsv: %d lines, header %q", len(lines), lines[0])
+	}
+	var mr MotionReport
+	b, err := os.ReadFile(filepath.Join(cfg.Out, "qc", "motion.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &mr); err != nil {
+		t.Fatal(err)
+	}
+	var peak float64
+	for _, q := range traj {
+		for k := 0; k < 3; k++ {
+			peak = max(peak, q[k], -q[k])
+		}
+	}
+	if !mr.Realigned || mr.Volumes != p.Length || mr.MaxTranslationMM < peak-0.2 || mr.MaxTranslationMM > peak+0.2 {
+		t.Errorf("motion.json %+v; planted largest translation %.2f mm", mr, peak)
+	}
+	if st, err := os.Stat(filepath.Join(cfg.Out, "qc", "motion.png")); err != nil || st.Size() < 1000 {
+		t.Errorf("motion.png: %v", err)
+	}
+}
