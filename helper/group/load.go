@@ -33,6 +33,10 @@ type Subject struct {
 type Options struct {
 	MaskRule string // intersect (default), union or mask
 	MaskPath string // with MaskRule mask
+	// Clean, when set, cleans each subject's series in place right after it is read (on the
+	// loading goroutines), before the subjects are compared: grids, TRs and lengths are
+	// checked on the cleaned series.
+	Clean func(Subject, *scan.Scan) error
 }
 
 // Cohort is the subjects' series on one grid, ready for a group-mean network.
@@ -70,7 +74,7 @@ func Load(ctx context.Context, subjects []Subject, opt Options, rep progress.Rep
 	if opt.MaskPath != "" {
 		opt.MaskRule = MaskFile
 	}
-	scans, err := loadAll(ctx, subjects, opt.MaskPath, rep)
+	scans, err := loadAll(ctx, subjects, opt.MaskPath, opt.Clean, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +105,7 @@ func Load(ctx context.Context, subjects []Subject, opt Options, rep progress.Rep
 			return nil, err
 		}
 		c.Notes = append(c.Notes, fmt.Sprintf("mask rule union: %d voxels in any subject's automatic mask", union.Count()))
-		if scans, err = loadAll(ctx, subjects, mp, rep); err != nil {
+		if scans, err = loadAll(ctx, subjects, mp, opt.Clean, rep); err != nil {
 			return nil, err
 		}
 	}
@@ -162,7 +166,7 @@ func Load(ctx context.Context, subjects []Subject, opt Options, rep progress.Rep
 	return c, nil
 }
 
-func loadAll(ctx context.Context, subjects []Subject, maskPath string, rep progress.Reporter) ([]*scan.Scan, error) {
+func loadAll(ctx context.Context, subjects []Subject, maskPath string, clean func(Subject, *scan.Scan) error, rep progress.Reporter) ([]*scan.Scan, error) {
 	scans := make([]*scan.Scan, len(subjects))
 	errs := make([]error, len(subjects))
 	sem := make(chan struct{}, max(1, min(runtime.GOMAXPROCS(0), 8)))
@@ -176,6 +180,9 @@ func loadAll(ctx context.Context, subjects []Subject, maskPath string, rep progr
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			scans[i], errs[i] = scan.Load(ctx, sub.Path, scan.Options{MaskPath: maskPath}, nil)
+			if errs[i] == nil && clean != nil {
+				errs[i] = clean(sub, scans[i])
+			}
 			mu.Lock()
 			rep.Add(1)
 			mu.Unlock()

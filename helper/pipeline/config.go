@@ -145,8 +145,9 @@ func (c *Config) Validate() error {
 	if err := c.Clean.validate(); err != nil {
 		return err
 	}
-	if c.Group != nil && c.Clean.active() {
-		return fmt.Errorf("group networks take each subject's series as they are: clean them per subject (--denoise none here)")
+	if c.Group != nil && c.Clean.Confounds != "" {
+		// Each subject is cleaned on its own (group.go); its table is found beside its image.
+		return fmt.Errorf("group: --confounds names one scan's table; each subject's confounds table is found beside its fMRIPrep image")
 	}
 	if c.Sweep != "" {
 		if _, err := sweep.Parse(c.Sweep); err != nil {

@@ -3,9 +3,12 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"sort"
+	"sync"
 
 	"github.com/hubscope/hubscope/helper/group"
 	"github.com/hubscope/hubscope/helper/progress"
+	"github.com/hubscope/hubscope/helper/scan"
 )
 
 // GroupConfig asks for the group-mean network of several subjects on one grid (Wang et al.
@@ -53,8 +56,37 @@ func (c *Config) checkGroup() error {
 	return nil
 }
 
+// loadGroup reads the subjects, each cleaned as a single run would be (Config.Clean), and
+// says the cleaning in the cohort's notes.
 func loadGroup(ctx context.Context, cfg Config, rep progress.Reporter) (*group.Cohort, error) {
-	return group.Load(ctx, cfg.Group.Subjects, group.Options{MaskRule: cfg.Group.MaskRule, MaskPath: cfg.Mask}, rep)
+	var mu sync.Mutex
+	strategies := map[string]bool{}
+	opt := group.Options{MaskRule: cfg.Group.MaskRule, MaskPath: cfg.Mask}
+	if cfg.Clean.active() {
+		opt.Clean = func(sub group.Subject, s *scan.Scan) error {
+			crep, err := clean(cfg.Clean, sub.Path, s)
+			if err != nil {
+				return err
+			}
+			if crep != nil {
+				mu.Lock()
+				strategies[fmt.Sprintf("%s (%d of %d volumes kept)", crep.Strategy, crep.VolumesKept, crep.VolumesIn)] = true
+				mu.Unlock()
+			}
+			return nil
+		}
+	}
+	c, err := group.Load(ctx, cfg.Group.Subjects, opt, rep)
+	if err != nil {
+		return nil, err
+	}
+	var notes []string
+	for st := range strategies {
+		notes = append(notes, "cleaning in every subject: "+st)
+	}
+	sort.Strings(notes)
+	c.Notes = append(c.Notes, notes...)
+	return c, nil
 }
 
 // groupJSON is group.json: who was averaged, how, and what the mask rule did.

@@ -9,6 +9,7 @@ import (
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/group"
+	"github.com/hubscope/hubscope/helper/scan"
 	"github.com/hubscope/hubscope/helper/synth"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
@@ -60,6 +61,35 @@ func TestGroupBundle(t *testing.T) {
 		if got.Edges() != want.Edges() || got.N != want.N || res.Metrics.Sweep == nil || len(res.Metrics.Sweep.Points) != 3 {
 			t.Errorf("%s: bundle %d nodes %d edges, group.Network %d nodes %d edges", rule, got.N, got.Edges(), want.N, want.Edges())
 		}
+	}
+	// Cleaning applies to every subject before the mean: 6 volumes dropped, detrended and
+	// band-passed per subject, the same network as cleaning each subject by hand.
+	cl := Defaults()
+	cl.Backend, cl.Metrics, cl.Mode, cl.R = "cpu", settings.MetricsNone, "r", 0.2
+	cl.Out = filepath.Join(t.TempDir(), "clean")
+	cl.Group = &GroupConfig{Subjects: subs, Mean: group.MeanFisherZ, MaskRule: group.MaskIntersect}
+	cl.Clean = CleanConfig{Detrend: true, Band: [2]float64{0.01, 0.08}, DropVolumes: 6}
+	res, err := Run(context.Background(), cl, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Metrics.Scan.TimePoints != 54 || !strings.Contains(strings.Join(res.Notes, " "), "cleaning in every subject") {
+		t.Errorf("cleaned group: %d time points, notes %q", res.Metrics.Scan.TimePoints, res.Notes)
+	}
+	c, err := group.Load(context.Background(), subs, group.Options{Clean: func(sub group.Subject, s *scan.Scan) error {
+		_, err := clean(cl.Clean, sub.Path, s)
+		return err
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := group.Network(context.Background(), c, group.MeanFisherZ, fc.Config{Mode: fc.Strength, Threshold: 0.2}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := bundle.ReadNetwork(filepath.Join(res.Dir, "network.npz"))
+	if err != nil || got.Edges() != want.Edges() {
+		t.Errorf("cleaned group network: %v, %d edges, by hand %d", err, got.Edges(), want.Edges())
 	}
 	bad := Defaults()
 	bad.Out, bad.Measure = filepath.Join(t.TempDir(), "k"), "kendall"
