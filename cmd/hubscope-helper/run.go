@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"syscall"
@@ -127,6 +128,9 @@ func printSummary(w io.Writer, res *pipeline.Result) {
 	if n.Abs {
 		thr = "|" + strings.Replace(thr, " ", "| ", 1)
 	}
+	if math.IsInf(n.Threshold, 0) || math.IsNaN(n.Threshold) {
+		thr = "threshold " + m.UndefinedText("network.threshold")
+	}
 	fmt.Fprintf(w, "network     %s, %s: %d edges, density %.4g %%, mean degree %.1f\n", n.Mode, thr, n.Edges, 100*n.Density, n.MeanDegree)
 	fmt.Fprintf(w, "            %d isolated nodes, largest component %d nodes; backend %s %s\n", n.Isolated, n.LargestComponent, n.Backend, n.Device)
 	fmt.Fprintf(w, "hubs        %d nodes (%s: degree > %.1f; %s of the nodes)\n", m.Hubs.Count, m.Hubs.Rule, m.Hubs.Cutoff, percent(float64(m.Hubs.Count)/float64(max(1, s.Nodes))))
@@ -134,6 +138,8 @@ func printSummary(w io.Writer, res *pipeline.Result) {
 		line := fmt.Sprintf("global      C_p %.4f", g.ClusteringCoefficient)
 		if g.ConnectedPairs > 0 { // path measures ran (full metrics)
 			line += fmt.Sprintf(", L_p %.4f, E_glob %.4f, diameter %d", g.CharacteristicPathLength, g.GlobalEfficiency, g.Diameter)
+		} else if _, ok := m.Undefined["global.characteristic_path_length"]; ok {
+			line += ", L_p " + m.UndefinedText("global.characteristic_path_length")
 		}
 		fmt.Fprintln(w, line+fmt.Sprintf("; %d component(s), largest holds %.1f %% of nodes", g.Components, 100*g.LargestComponentShare))
 		if sw := g.SmallWorld; sw != nil {
@@ -144,6 +150,9 @@ func printSummary(w io.Writer, res *pipeline.Result) {
 				fmt.Fprintf(w, "small-world γ %.3f, λ %.3f, σ %.3f (%d random networks)\n", sw.Gamma, sw.Lambda, sw.Sigma, sw.RandomNetworks)
 			}
 		}
+		if _, ok := m.Undefined["global.small_world"]; ok && g.SmallWorld == nil {
+			fmt.Fprintf(w, "small-world %s\n", m.UndefinedText("global.small_world"))
+		}
 		printLines(w, "degrees", degreeWords(g.DegreeDistribution, g.MaxDegree, g.DegreeDistributionUndefined))
 	}
 	if b := m.GlobalBasic; b != nil {
@@ -151,6 +160,9 @@ func printSummary(w io.Writer, res *pipeline.Result) {
 	}
 	for _, mod := range m.Modules {
 		fmt.Fprintf(w, "modules     %s\n", moduleWords(mod))
+	}
+	if _, ok := m.Undefined["modules"]; ok && len(m.Modules) == 0 {
+		fmt.Fprintf(w, "modules     %s\n", m.UndefinedText("modules"))
 	}
 	printLines(w, "warning", networkWarnings(m))
 	if sw := m.Sweep; sw != nil {

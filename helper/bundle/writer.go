@@ -2,7 +2,6 @@ package bundle
 
 import (
 	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -238,10 +237,11 @@ func (w *Writer) WriteFile(name string, fill func(io.Writer) error) error {
 }
 
 // WriteJSON writes v as indented JSON (struct fields in declaration order, map keys sorted,
-// as encoding/json does). NaN and ±Inf are not JSON: use a pointer left nil (null) for an
-// undefined value.
+// as encoding/json does). NaN and ±Inf are not JSON: they are written as null (MarshalFinite)
+// rather than losing the file; a document that can hold them says why beside them (see
+// MarshalFinite's paths).
 func (w *Writer) WriteJSON(name string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
+	b, _, err := MarshalFinite(v)
 	if err != nil {
 		return w.fail(fmt.Errorf("bundle %s: write %s: %w", w.dir, name, err))
 	}

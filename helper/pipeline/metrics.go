@@ -41,9 +41,13 @@ type Metrics struct {
 	Demo *TruthCheck `json:"demo_truth_check,omitempty"`
 	// Denoise is what the cleaning did (clean.go); absent when the series were used as loaded.
 	Denoise *CleanReport `json:"denoise,omitempty"`
+	// Undefined says, for every measure written as null (or left out) because it has no
+	// value on this network, why — keyed by its JSON path ("global.assortativity").
+	Undefined map[string]string `json:"undefined,omitempty"`
 
 	// Per-node results the bundle's tables need; not part of metrics.json.
-	membership []int // Leiden module of every node (nil without modules)
+	undefined  map[string]string // reasons found while measuring (explainUndefined adds them)
+	membership []int             // Leiden module of every node (nil without modules)
 	degree     []int
 	strength   []float64
 	hubZ       []float64
@@ -159,7 +163,27 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 
 	full := cfg.Metrics == settings.MetricsFull
 	if g.Edges() == 0 {
-		rep.Note("the network has no edges: clustering, modules, path length and small-world measures are undefined")
+		// Still a result: the measures that have a value without edges (C_p = 0 by igraph's
+		// mode="zero", every node its own component, E_glob = 0) are written, the rest are
+		// null or absent with their reason (explainUndefined).
+		rep.Note("the network has no edges: modules, path length, assortativity and small-world measures are undefined")
+		m.why("modules", "the network has no edges: modularity divides by twice the number of edges")
+		if !full {
+			b := &BasicGlobal{}
+			b.Components, b.LargestComponentSize, b.LargestComponentShare = graph.LargestComponent(g)
+			m.GlobalBasic = b
+			return m, maps, nil
+		}
+		gl, err := graph.GlobalMeasures(ctx, g, graph.GlobalOptions{}, rep)
+		if err != nil {
+			return nil, nil, err
+		}
+		// L_p is a mean over connected pairs; there are none (igraph gives NaN, the Brain
+		// Connectivity Toolbox Inf): null with its reason, not 0.
+		gl.CharacteristicPathLength = math.NaN()
+		m.Global = &gl
+		m.why("global.small_world", "the network has no edges: there is nothing to rewire into random networks")
+		m.why("global.degree_distribution", "the network has no edges: every degree is 0")
 		return m, maps, nil
 	}
 	rep.Start("nodal measures", 0)
@@ -226,7 +250,9 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 	}
 	gopt := graph.GlobalOptions{DegreeDistribution: true, Clustering: nd.Clustering, WeightedClustering: nd.WeightedClustering}
 	var randomQ []float64
-	if cfg.Random > 0 {
+	if cfg.Random > 0 && g.Edges() < 2 {
+		m.why("global.small_world", fmt.Sprintf("a degree-preserving random network needs at least 2 edges to swap; this network has %d", g.Edges()))
+	} else if cfg.Random > 0 {
 		randomQ = make([]float64, cfg.Random)
 		gopt.SmallWorld = &graph.SmallWorldOptions{Random: cfg.Random, Seed: cfg.Seed, PathSources: pathSources(cfg),
 			// Q of each random network, for modularity's z-score (Leiden with the same seed).

@@ -356,7 +356,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 		}
 	}
 	rep.Add(1)
-	if err := w.WriteJSON("metrics.json", m); err != nil {
+	if err := writeMetrics(w, m); err != nil {
 		return nil, err
 	}
 	r.stage("write bundle", t0)
