@@ -170,7 +170,6 @@ func TestFailedWritePoisonsCommit(t *testing.T) {
 	}
 }
 
-
 func TestCreateExisting(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "out")
