@@ -38,9 +38,18 @@ type Tool struct {
 // FindTool looks for dcm2niix beside the running program first (a packaged app ships it
 // there) and then on PATH, and asks it for its version.
 func FindTool(ctx context.Context) (*Tool, error) {
-	var path string
+	dir := ""
 	if exe, err := os.Executable(); err == nil {
-		p := filepath.Join(filepath.Dir(exe), ToolName)
+		dir = filepath.Dir(exe)
+	}
+	return findTool(ctx, dir)
+}
+
+// findTool looks in dir (the program's folder) first, then on PATH.
+func findTool(ctx context.Context, dir string) (*Tool, error) {
+	var path string
+	if dir != "" {
+		p := filepath.Join(dir, ToolName)
 		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
 			path = p
 		}
@@ -226,10 +235,63 @@ func messages(out, stage string, s *Series, identity []string) dcmMessages {
 }
 
 func redact(s string, identity []string) string {
-	for _, v := range identity {
-		s = strings.ReplaceAll(s, v, "[identity removed]")
+	for _, v := range byLength(identity) {
+		var b strings.Builder
+		rest := s
+		for {
+			k := wordIndex(rest, v)
+			if k < 0 {
+				break
+			}
+			b.WriteString(rest[:k])
+			b.WriteString("[identity removed]")
+			rest = rest[k+len(v):]
+		}
+		b.WriteString(rest)
+		s = b.String()
 	}
 	return s
+}
+
+// holdsIdentity reports whether text holds any of the identity values (as redact finds them).
+func holdsIdentity(text string, identity []string) bool {
+	for _, v := range identity {
+		if wordIndex(text, v) >= 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// byLength orders values longest first, so that "Doe^Jane" is removed whole before "Doe".
+func byLength(vals []string) []string {
+	out := append([]string(nil), vals...)
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// wordIndex finds v in s as a whole word where v begins or ends with a letter or digit (the
+// neighbour there must not be one): a patient called Tim is found in "Tim Smith" and in a
+// folder "Tim_exam", but not in dcm2niix's "Time=134935.305"; a name part Wei not in
+// "Weighted". -1 when absent.
+func wordIndex(s, v string) int {
+	if v == "" {
+		return -1
+	}
+	alnum := func(b byte) bool { return b >= '0' && b <= '9' || b >= 'A' && b <= 'Z' || b >= 'a' && b <= 'z' }
+	for off := 0; off < len(s); {
+		k := strings.Index(s[off:], v)
+		if k < 0 {
+			return -1
+		}
+		k += off
+		end := k + len(v)
+		if (!alnum(v[0]) || k == 0 || !alnum(s[k-1])) && (!alnum(v[len(v)-1]) || end == len(s) || !alnum(s[end])) {
+			return k
+		}
+		off = k + 1
+	}
+	return -1
 }
 
 func joinOr(list []string, fallback string) string {
@@ -355,10 +417,8 @@ func (c *Conversion) checkPrivacy() error {
 		return err
 	}
 	for _, blob := range [][]byte{side, head} {
-		for _, v := range vals {
-			if bytes.Contains(blob, []byte(v)) {
-				return fmt.Errorf("%s: the converted files still hold the patient's or institution's identity; nothing was kept (report this: dcm2niix %s)", c.Series.Name(), c.Tool.Version)
-			}
+		if holdsIdentity(string(blob), vals) {
+			return fmt.Errorf("%s: the converted files still hold the patient's or institution's identity; nothing was kept (report this: dcm2niix %s)", c.Series.Name(), c.Tool.Version)
 		}
 	}
 	return nil
