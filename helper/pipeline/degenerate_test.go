@@ -14,6 +14,7 @@ import (
 	"github.com/hubscope/hubscope/helper/network"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // degenerateGraph is one of the small graphs every measure must turn into a result, with
@@ -82,7 +83,7 @@ func csr(n int, edges [][2]int) *network.Network {
 // "undefined".
 func TestDegenerateNetworksAreResults(t *testing.T) {
 	for _, dg := range degenerateGraphs() {
-		for _, level := range []string{MetricsBasic, MetricsFull} {
+		for _, level := range []string{settings.MetricsBasic, settings.MetricsFull} {
 			t.Run(dg.name+"/"+level, func(t *testing.T) {
 				nw := csr(dg.n, dg.edges)
 				s := &scan.Scan{N: dg.n, L: 10, Source: "degenerate.csv", Data: make([]float32, dg.n*10)}
@@ -127,7 +128,7 @@ func TestDegenerateNetworksAreResults(t *testing.T) {
 				}
 				t.Logf("null: %v", strings.Join(nulls, ", "))
 				g, _ := v["global"].(map[string]any)
-				if level == MetricsBasic {
+				if level == settings.MetricsBasic {
 					g, _ = v["global_basic"].(map[string]any)
 				}
 				if g == nil {
@@ -151,7 +152,7 @@ func TestDegenerateNetworksAreResults(t *testing.T) {
 				check("assortativity", dg.assort)
 				check("components", f(dg.components))
 				check("largest_component_size", f(dg.largest))
-				if level == MetricsFull {
+				if level == settings.MetricsFull {
 					check("characteristic_path_length", dg.lp)
 					check("global_efficiency", dg.eglob)
 					check("diameter", f(dg.diameter))
