@@ -17,6 +17,7 @@ import (
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := pipeline.Defaults()
+	cfg.Clean.Denoise = pipeline.CleanAuto // cleaned series are what a network is built from
 	fs := newFlags("run", "run SCAN --out DIR [flags]   (or: run --demo --out DIR)", stdout, stderr)
 	demo := fs.Bool("demo", false, "analyse the built-in phantom (7 planted modules, 40 hubs) instead of a scan")
 	fs.StringVar(&cfg.Out, "out", "", "results bundle `DIR` (written complete or not at all)")

@@ -27,7 +27,7 @@ func Global(x []float32, n, t int) []float64 {
 // 2007, NeuroImage 37:90): detrend each series (mean and linear trend), keep the series whose
 // mean square is above the (100 − percentile)th percentile, and return the nConf leading
 // eigenvectors of their t×t second-moment matrix (column-major, each of unit norm; signs as
-// the eigensolver gives them).
+// the eigensolver gives them) — fewer when fewer series are selected.
 func HighVarianceConfounds(x []float32, n, t, nConf int, percentile float64) ([][]float64, error) {
 	if t < 2 {
 		return nil, fmt.Errorf("tCompCor needs at least 2 volumes, the scan has %d", t)
@@ -61,39 +61,103 @@ func HighVarianceConfounds(x []float32, n, t, nConf int, percentile float64) ([]
 		rows[i], ms[i] = r, ss/float64(t)
 	}
 	thr := percentileLinear(ms, 100-percentile)
-	c := mat.NewSymDense(t, nil)
-	kept := 0
+	var sel [][]float64
 	for i, r := range rows {
-		if !(ms[i] > thr) {
-			continue
+		if ms[i] > thr {
+			sel = append(sel, r)
 		}
-		kept++
+	}
+	if len(sel) == 0 {
+		return nil, fmt.Errorf("tCompCor: no series above the %gth percentile of variance", 100-percentile)
+	}
+	// The leading eigenvectors of S·Sᵀ (t×t) are S's left singular vectors; with fewer
+	// selected series than volumes they come from the small Gram matrix Sᵀ·S: u = S·v/‖S·v‖.
+	// Components beyond the number of series (zero eigenvalues, arbitrary directions in
+	// nilearn) are not returned.
+	k := min(nConf, len(sel), t)
+	out := make([][]float64, 0, k)
+	if len(sel) < t {
+		g := mat.NewSymDense(len(sel), nil)
+		for a := range sel {
+			for b := a; b < len(sel); b++ {
+				s := 0.0
+				for q := range sel[a] {
+					s += sel[a][q] * sel[b][q]
+				}
+				g.SetSym(a, b, s)
+			}
+		}
+		vals, vecs, err := eigenDescending(g)
+		if err != nil {
+			return nil, err
+		}
+		for j := 0; j < k && vals[j] > 0; j++ {
+			u := make([]float64, t)
+			for a, r := range sel {
+				w := vecs.At(a, j)
+				for q := range u {
+					u[q] += w * r[q]
+				}
+			}
+			nu := math.Sqrt(dotF(u, u))
+			for q := range u {
+				u[q] /= nu
+			}
+			out = append(out, u)
+		}
+		return out, nil
+	}
+	c := mat.NewSymDense(t, nil)
+	for _, r := range sel {
 		for a := 0; a < t; a++ {
 			for b := a; b < t; b++ {
 				c.SetSym(a, b, c.At(a, b)+r[a]*r[b])
 			}
 		}
 	}
-	if kept < nConf {
-		return nil, fmt.Errorf("tCompCor: only %d high-variance series for %d components", kept, nConf)
+	_, vecs, err := eigenDescending(c)
+	if err != nil {
+		return nil, err
 	}
+	for j := 0; j < k; j++ {
+		out = append(out, mat.Col(nil, j, vecs))
+	}
+	return out, nil
+}
+
+// eigenDescending returns the eigenvalues (largest first) and eigenvectors (as columns, in
+// the same order) of a symmetric matrix.
+func eigenDescending(a *mat.SymDense) ([]float64, *mat.Dense, error) {
 	var eig mat.EigenSym
-	if !eig.Factorize(c, true) {
-		return nil, fmt.Errorf("tCompCor: the eigendecomposition failed")
+	if !eig.Factorize(a, true) {
+		return nil, nil, fmt.Errorf("tCompCor: the eigendecomposition failed")
 	}
 	vals := eig.Values(nil)
 	var vecs mat.Dense
 	eig.VectorsTo(&vecs)
-	order := make([]int, t)
+	n := len(vals)
+	order := make([]int, n)
 	for i := range order {
 		order[i] = i
 	}
 	sort.SliceStable(order, func(a, b int) bool { return vals[order[a]] > vals[order[b]] })
-	out := make([][]float64, min(nConf, t))
-	for j := range out {
-		out[j] = mat.Col(nil, order[j], &vecs)
+	sv := make([]float64, n)
+	sorted := mat.NewDense(n, n, nil)
+	for j, o := range order {
+		sv[j] = vals[o]
+		for i := 0; i < n; i++ {
+			sorted.Set(i, j, vecs.At(i, o))
+		}
 	}
-	return out, nil
+	return sv, sorted, nil
+}
+
+func dotF(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
 }
 
 // percentileLinear is numpy's percentile with linear interpolation (NaNs ignored).

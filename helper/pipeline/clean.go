@@ -173,17 +173,30 @@ func clean(cfg CleanConfig, scanPath string, s *scan.Scan) (*CleanReport, error)
 			rep.Strategy = "auto: " + rep.Strategy + " (a confounds table was found)"
 		}
 	case preset == "raw":
+		// auto on a raw scan degrades rather than fails: no band-pass where the TR is unknown
+		// or the scan too short for the filter (an explicit --band still insists), fewer
+		// tCompCor components where the top 2 % holds fewer series.
+		var skipped string
 		if band == [2]float64{} {
 			band = rawBand
+			if _, _, err := repetitionTime(cfg, scanPath, s); err != nil {
+				band, skipped = [2]float64{}, "no band-pass (the TR is unknown: give --tr)"
+			} else if s.L-cfg.DropVolumes <= 3*(2*denoise.DefaultOrder+1) {
+				band, skipped = [2]float64{}, fmt.Sprintf("no band-pass (%d volumes are too few for the filter)", s.L-cfg.DropVolumes)
+			}
 		}
-		tc, err := confounds.HighVarianceConfounds(s.Data[:], s.N, s.L, rawCompCor, 2)
+		tc, err := confounds.HighVarianceConfounds(s.Data, s.N, s.L, rawCompCor, 2)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", scanPath, err)
 		}
 		for j, c := range tc {
 			names, cols = append(names, fmt.Sprintf("t_comp_cor_%02d", j)), append(cols, c)
 		}
-		rep.Strategy = fmt.Sprintf("auto: no confounds table, so detrend, band-pass %g–%g Hz and %d tCompCor components from the scan", band[0], band[1], rawCompCor)
+		if band != [2]float64{} {
+			rep.Strategy = fmt.Sprintf("auto: no confounds table, so detrend, band-pass %g–%g Hz and %d tCompCor components from the scan", band[0], band[1], len(tc))
+		} else {
+			rep.Strategy = fmt.Sprintf("auto: no confounds table, so detrend and %d tCompCor components from the scan; %s", len(tc), skipped)
+		}
 	default: // none with explicit options
 		o.Detrend = cfg.Detrend
 		rep.Strategy = "explicit options only"

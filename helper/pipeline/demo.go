@@ -23,6 +23,10 @@ const (
 	DemoMaskFile         = "demo/mask.nii.gz"
 	DemoTruthModulesFile = "demo/phantom_truth_modules.nii.gz"
 	DemoTruthHubsFile    = "demo/phantom_truth_hubs.tsv"
+	// DemoConfoundsFile is the phantom's nuisance as an fMRIPrep-style confounds table
+	// (synth.WriteNuisance): the demo phantom carries drifts, motion effects and a global
+	// signal, as a real scan does, and --denoise auto cleans them with it.
+	DemoConfoundsFile = "demo/phantom_desc-confounds_timeseries.tsv"
 )
 
 // DemoVoxelMM is the demo phantom's grid: the embedded MNI152 brain mask resampled to 6 mm
@@ -88,9 +92,13 @@ func writeDemo(ctx context.Context, w *bundle.Writer, rep progress.Reporter) (sc
 		return "", "", nil, err
 	}
 	p := synth.DefaultParams()
-	tr, err := synth.Write(ctx, m, affine, p, scanPath, rep)
+	p.HighHz = 0.08 // the resting-state band the default cleaning keeps
+	tr, err := synth.WriteNuisance(ctx, m, affine, p, synth.DefaultNuisance, scanPath, rep)
 	if err != nil {
 		return "", "", nil, err
+	}
+	if synth.ConfoundsPath(scanPath) != w.Path(DemoConfoundsFile) {
+		return "", "", nil, fmt.Errorf("demo: confounds written to %s, not where the bundle lists them", synth.ConfoundsPath(scanPath))
 	}
 	// synth.Write puts the truth beside the scan under these names.
 	if mods, hubs := synth.TruthPaths(scanPath); mods != w.Path(DemoTruthModulesFile) || hubs != w.Path(DemoTruthHubsFile) {

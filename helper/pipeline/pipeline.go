@@ -91,6 +91,9 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 		if cfg.Scan, cfg.Mask, truth, err = writeDemo(ctx, w, rep); err != nil {
 			return nil, err
 		}
+		if cfg.Clean.Confounds == "" && cfg.Clean.Denoise != "" && cfg.Clean.Denoise != CleanNone {
+			cfg.Clean.Confounds = w.Path(DemoConfoundsFile) // the phantom's nuisance table
+		}
 		if err := checkDFCLength(cfg, -1); err != nil {
 			return nil, err
 		}
@@ -184,6 +187,9 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 			}
 		}
 		r.cfg.Scan, r.cfg.Mask = final[cfg.Scan], final[cfg.Mask]
+		if cfg.Clean.Confounds != "" {
+			r.cfg.Clean.Confounds = finalPath(w, DemoConfoundsFile)
+		}
 	}
 	// 1b. Cleaning (clean.go): the series every later stage sees.
 	var crep *CleanReport
