@@ -57,6 +57,14 @@ type CleanReport struct {
 	VolumesKept     int             `json:"volumes_kept"`
 	Censored        []int           `json:"censored_volumes"`
 	VarianceRemoved float64         `json:"variance_removed"` // share of the detrended series' variance the cleaning removed
+
+	// For qc/ (cleanqc.go): the carpet's voxels before cleaning, DVARS before, the kept
+	// volumes, the table's traces.
+	carpetRaw    []float32
+	dvarsBefore  []float64
+	kept         []int
+	fd, stdDVARS []float64
+	fdThreshold  float64
 }
 
 func (c CleanConfig) active() bool {
@@ -108,6 +116,7 @@ func clean(cfg CleanConfig, scanPath string, s *scan.Scan) (*CleanReport, error)
 			return nil, fmt.Errorf("%s: %d rows of confounds but the scan has %d volumes", file, tab.Rows(), s.L)
 		}
 		rep.ConfoundsFile = file
+		rep.fd, rep.stdDVARS = tab.Col("framewise_displacement"), tab.Col("std_dvars")
 	}
 	preset := mode
 	if mode == CleanAuto {
@@ -162,6 +171,9 @@ func clean(cfg CleanConfig, scanPath string, s *scan.Scan) (*CleanReport, error)
 			if cfg.DVARS > 0 {
 				st.DVARS = cfg.DVARS
 			}
+		}
+		if slices.Contains(st.Components, "scrub") {
+			rep.fdThreshold = st.FD
 		}
 		sel, err := tab.Select(st)
 		if err != nil {
@@ -235,6 +247,9 @@ func clean(cfg CleanConfig, scanPath string, s *scan.Scan) (*CleanReport, error)
 	if o.Standardize != "" && before > 0 {
 		rep.VarianceRemoved = residualShare(s.Data, out, s.N, s.L, p)
 	}
+	rep.kept = p.Kept
+	rep.carpetRaw = carpetRows(s.Data, s.N, s.L)
+	rep.dvarsBefore = dvarsPercent(s.Data, s.N, s.L)
 	s.Data, s.L = out, p.Out
 	return rep, nil
 }

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -211,5 +213,85 @@ func TestNuisancePhantomNeedsCleaning(t *testing.T) {
 	t.Logf("planted modules: NMI raw %.3f, cleaned (auto) %.3f", nmi[CleanNone], nmi[CleanAuto])
 	if nmi[CleanAuto] < 0.9 || nmi[CleanNone] > 0.5 {
 		t.Errorf("NMI raw %.3f (want the nuisance to hide the modules), cleaned %.3f (want ≥ 0.9)", nmi[CleanNone], nmi[CleanAuto])
+	}
+}
+
+// TestCleaningQCAndBadInput: a scrubbing run writes qc/ (report with traces, carpet, FD plot)
+// and metrics.json's censored volumes; each bad request stops with one line naming the
+// problem and leaves no bundle.
+func TestCleaningQCAndBadInput(t *testing.T) {
+	m, affine, err := synth.DemoMask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, affine = synth.ResampleMask(m, affine, 10)
+	dir := t.TempDir()
+	p := synth.DefaultParams()
+	p.Hubs = 5
+	bold := filepath.Join(dir, "sub-ph_task-rest_desc-preproc_bold.nii.gz")
+	if _, err := synth.WriteNuisance(context.Background(), m, affine, p, synth.DefaultNuisance, bold, nil); err != nil {
+		t.Fatal(err)
+	}
+	run := func(c CleanConfig) (*Result, string, error) {
+		cfg := Defaults()
+		cfg.Scan, cfg.Backend, cfg.Metrics, cfg.Clean = bold, "cpu", MetricsNone, c
+		cfg.Out = filepath.Join(t.TempDir(), "b")
+		res, err := Run(context.Background(), cfg, nil)
+		return res, cfg.Out, err
+	}
+	res, _, err := run(CleanConfig{Denoise: CleanScrubbing, FD: 0.12})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Metrics.Denoise
+	if len(d.Censored) == 0 || d.VolumesKept+len(d.Censored) != d.VolumesIn {
+		t.Fatalf("censored %v, kept %d of %d", d.Censored, d.VolumesKept, d.VolumesIn)
+	}
+	for _, f := range []string{QCDenoiseFile, QCCarpetFile, QCFDFile} {
+		if st, err := os.Stat(filepath.Join(res.Dir, f)); err != nil || st.Size() == 0 {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	var qc struct {
+		Censored []int      `json:"censored_volumes"`
+		FD       []*float64 `json:"framewise_displacement"`
+		After    []float64  `json:"dvars_after"`
+	}
+	b, _ := os.ReadFile(filepath.Join(res.Dir, QCDenoiseFile))
+	if err := json.Unmarshal(b, &qc); err != nil || len(qc.FD) != d.VolumesIn || qc.FD[0] != nil || len(qc.After) != d.VolumesKept ||
+		fmt.Sprint(qc.Censored) != fmt.Sprint(d.Censored) {
+		t.Fatalf("qc/denoise.json: %v %+v", err, qc)
+	}
+
+	short := filepath.Join(dir, "short.tsv")
+	os.WriteFile(short, []byte("trans_x\n1\n2\n3\n"), 0o600)
+	only := filepath.Join(dir, "only.tsv")
+	var sb strings.Builder
+	sb.WriteString("trans_x\ttrans_y\n")
+	for i := 0; i < p.Length; i++ {
+		fmt.Fprintf(&sb, "%d\t%d\n", i%3, i%5)
+	}
+	os.WriteFile(only, []byte(sb.String()), 0o600)
+	for _, c := range []struct {
+		name string
+		c    CleanConfig
+		want string
+	}{
+		{"rows", CleanConfig{Denoise: CleanSimple, Confounds: short}, "3 rows of confounds but the scan has 200 volumes"},
+		{"preset columns", CleanConfig{Denoise: CleanSimple, Confounds: only}, "missing confounds trans_z"},
+		{"column", CleanConfig{Denoise: CleanNone, Confounds: only, ConfoundColumns: []string{"trans_x", "rot_q"}}, "no column rot_q"},
+		{"Nyquist", CleanConfig{Denoise: CleanNone, Detrend: true, Band: [2]float64{0.01, 0.3}}, "Nyquist"},
+		{"low ≥ high", CleanConfig{Denoise: CleanNone, Band: [2]float64{0.08, 0.01}}, "LOW < HIGH"},
+		{"all censored", CleanConfig{Denoise: CleanScrubbing, FD: 1e-9, DVARS: 1e-9}, "every volume is censored"},
+		{"too few volumes", CleanConfig{Denoise: CleanSimple, DropVolumes: 175}, "too few for"},
+		{"TR", CleanConfig{Denoise: CleanNone, Band: [2]float64{0.01, 0.08}, TR: 100}, "--tr"},
+	} {
+		_, out, err := run(c.c)
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want one line with %q", c.name, err, c.want)
+		}
+		if _, serr := os.Stat(out); serr == nil {
+			t.Errorf("%s: a bundle was left at %s", c.name, out)
+		}
 	}
 }

@@ -245,6 +245,11 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 	if err := w.WriteNodes(s); err != nil {
 		return nil, err
 	}
+	if crep != nil {
+		if err := writeCleanQC(w, crep, s.Data, s.N); err != nil {
+			return nil, err
+		}
+	}
 	hubsStaged := false
 	var staged []nodeMap // every map staged so far
 	stage := func(m *Metrics, maps []nodeMap) error {
