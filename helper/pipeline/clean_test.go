@@ -234,7 +234,7 @@ func TestCleaningQCAndBadInput(t *testing.T) {
 	}
 	run := func(c CleanConfig) (*Result, string, error) {
 		cfg := Defaults()
-		cfg.Scan, cfg.Backend, cfg.Metrics, cfg.Clean = bold, "cpu", MetricsNone, c
+		cfg.Scan, cfg.Backend, cfg.Metrics, cfg.Clean = bold, "cpu", settings.MetricsNone, c
 		cfg.Out = filepath.Join(t.TempDir(), "b")
 		res, err := Run(context.Background(), cfg, nil)
 		return res, cfg.Out, err
