@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"errors"
+	"flag"
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/progress"
@@ -58,6 +59,13 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	if *confCols != "" {
 		cfg.Clean.ConfoundColumns = strings.Split(*confCols, ",")
+	}
+	denoiseGiven := false
+	fs.Visit(func(f *flag.Flag) { denoiseGiven = denoiseGiven || f.Name == "denoise" })
+	if cfg.Norm != "" && !denoiseGiven {
+		// Normative folders (norm build, cohort) are built from the series as loaded; a run
+		// compared with one takes the same unless --denoise says otherwise.
+		cfg.Clean.Denoise = pipeline.CleanNone
 	}
 	if err := cfg.Settings.Resolve(cfg.Settings.Given(fs.FlagSet)); err != nil {
 		return settingUsage(stderr, "run", err)
