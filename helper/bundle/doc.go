@@ -77,6 +77,17 @@
 //     (RepetitionTime, SliceTiming; no patient identity), so the run can be repeated without the
 //     DICOM; provenance.json's "conversion" says which series, why, and which dcm2niix
 //     (docs/dicom.md). Open with: nibabel; json.
+//   - sweep.tsv, sweep.json, sweep.png, sweep.svg, hub_stability.nii.gz, sweep_degree_<t>.nii.gz:
+//     with --sweep, every threshold's measures (one row each, then "auc": the area under each
+//     measure's curve by the trapezoid rule), the curves, the share of thresholds at which each
+//     voxel is a hub (float32, 0–1) and each threshold's degree map. Open with: pandas; nibabel.
+//   - group.json: a group-mean network's subjects (path, bytes, SHA-256), mean (fisher-z or r),
+//     mask rule and what it kept. Open with: json.
+//   - z_<map>.nii.gz, hubs_lost.nii.gz, hubs_gained.nii.gz, norm_clusters.tsv, norm.json: with
+//     --norm, the run's z against the normative cohort (0 where not compared), the cohort hubs it
+//     lost (z < −2) and the hubs it gained (uint8 0/1), the clusters of |z| > 2 (sign, size, peak
+//     voxel and mm, atlas region) and the counts, per sweep threshold too. Open with: nibabel,
+//     pandas, json.
 //   - .hubscope-bundle: marker: this directory is a HubScope bundle (may be replaced by a later
 //     run).
 //   - demo/: with run --demo, the phantom that was analysed (phantom.nii.gz), the mask it used
