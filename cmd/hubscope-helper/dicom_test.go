@@ -5,23 +5,18 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/dicom"
+	"github.com/hubscope/hubscope/helper/dicom/dicomtest"
 )
 
 // dicomData is the real scanner DICOM; skipped without it or dcm2niix (failed under
 // HUBSCOPE_STRICT).
 func dicomData(t *testing.T) string {
 	t.Helper()
-	dir := os.Getenv("HUBSCOPE_DATA")
-	if dir == "" {
-		_, file, _, _ := runtime.Caller(0)
-		dir = filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "data")
-	}
-	dir = filepath.Join(dir, "dicom")
+	dir := dicomtest.DataDir()
 	_, err := os.Stat(filepath.Join(dir, "ax_asc_35sl"))
 	if err == nil {
 		_, err = dicom.FindTool(t.Context())

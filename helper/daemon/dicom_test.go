@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -20,12 +19,7 @@ import (
 // skipped without the data or dcm2niix (failed under HUBSCOPE_STRICT).
 func dicomFixture(t *testing.T) (folder, mask string) {
 	t.Helper()
-	data := os.Getenv("HUBSCOPE_DATA")
-	if data == "" {
-		_, file, _, _ := runtime.Caller(0)
-		data = filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "data")
-	}
-	data = filepath.Join(data, "dicom")
+	data := dicomtest.DataDir()
 	first, _ := filepath.Glob(filepath.Join(data, "ax_asc_35sl", "MR.*"))
 	_, err := dicom.FindTool(t.Context())
 	if len(first) == 0 || err != nil {

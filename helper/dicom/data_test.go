@@ -7,10 +7,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"testing"
 
+	"github.com/hubscope/hubscope/helper/dicom/dicomtest"
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 )
 
@@ -18,12 +18,7 @@ import (
 // beside the repository); the test is skipped without it, and fails under HUBSCOPE_STRICT.
 func dicomData(t testing.TB) string {
 	t.Helper()
-	dir := os.Getenv("HUBSCOPE_DATA")
-	if dir == "" {
-		_, file, _, _ := runtime.Caller(0)
-		dir = filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "data")
-	}
-	dir = filepath.Join(dir, "dicom")
+	dir := dicomtest.DataDir()
 	if _, err := os.Stat(filepath.Join(dir, "ref")); err != nil {
 		if pyref.Strict() {
 			t.Fatalf("DICOM test data missing: %v", err)

@@ -10,6 +10,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -303,4 +304,25 @@ func DICOMDIR(refs []string) []byte {
 	b = append(b, 0x04, 0x00, 0x20, 0x12, 'S', 'Q', 0, 0, 0xFF, 0xFF, 0xFF, 0xFF)
 	b = append(b, seq...)
 	return append(b, 0xFE, 0xFF, 0xDD, 0xE0, 0, 0, 0, 0)
+}
+
+// DataDir is the folder of real scanner DICOM shipped with the project's test data
+// (dicom/ under HUBSCOPE_DATA, else under the shared data beside the repository, else under
+// /work/shared/data, where the other tests look), or "" when none of them holds it.
+func DataDir() string {
+	var roots []string
+	if d := os.Getenv("HUBSCOPE_DATA"); d != "" {
+		roots = append(roots, d)
+	}
+	if _, file, _, ok := runtime.Caller(0); ok {
+		roots = append(roots, filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "data"))
+	}
+	roots = append(roots, "/work/shared/data")
+	for _, r := range roots {
+		d := filepath.Join(r, "dicom")
+		if _, err := os.Stat(filepath.Join(d, "ax_asc_35sl")); err == nil {
+			return d
+		}
+	}
+	return ""
 }
