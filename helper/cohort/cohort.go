@@ -16,6 +16,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 
@@ -269,7 +270,35 @@ func checkMarker(funcDir, dir string, in bundle.Input, settings map[string]any) 
 	if d := Diff(m.Settings, settings); len(d) > 0 {
 		return "settings changed: " + strings.Join(d, "; "), false
 	}
-	for rel, want := range m.Files {
+	return checkFiles(funcDir, m)
+}
+
+// VerifyBundle says whether a run's bundle is complete as its marker records it: the marker
+// is there and every file it lists has the recorded size and SHA-256 (the group and table
+// steps check this before they count a run); if not, why.
+func VerifyBundle(out string, r derivatives.Run) (string, bool) {
+	dir := BundleDir(out, r)
+	b, err := os.ReadFile(filepath.Join(dir, MarkerFile))
+	if err != nil {
+		return "no completion marker", false
+	}
+	var m Marker
+	if err := json.Unmarshal(b, &m); err != nil || len(m.Files) == 0 {
+		return "completion marker unreadable", false
+	}
+	return checkFiles(filepath.Join(out, r.Dir()), m)
+}
+
+// checkFiles compares every file the marker lists with its recorded size and SHA-256, in
+// name order so that the first difference named is always the same.
+func checkFiles(funcDir string, m Marker) (string, bool) {
+	rels := make([]string, 0, len(m.Files))
+	for rel := range m.Files {
+		rels = append(rels, rel)
+	}
+	sort.Strings(rels)
+	for _, rel := range rels {
+		want := m.Files[rel]
 		got, err := digest(filepath.Join(funcDir, filepath.FromSlash(rel)))
 		if err != nil {
 			return rel + " missing", false

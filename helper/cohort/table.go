@@ -48,8 +48,11 @@ func Collect(opt Options) ([]Row, *derivatives.Participants, error) {
 	var rows []Row
 	for _, r := range runs {
 		dir := BundleDir(opt.Out, r)
-		if _, err := os.Stat(filepath.Join(dir, MarkerFile)); err != nil {
-			missing = append(missing, r.ID())
+		// The marker's digests are checked, not just its presence: a truncated or edited
+		// file makes the run count as missing (and the cohort step runs it again), never
+		// silently enter the table.
+		if reason, ok := VerifyBundle(opt.Out, r); !ok {
+			missing = append(missing, r.ID()+" ("+reason+")")
 			continue
 		}
 		pid := "sub-" + r.Subject
