@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -159,6 +160,7 @@ func TestCleaningEqualsNilearn(t *testing.T) {
 			if worst > tol {
 				t.Errorf("cleaned series differ from nilearn's by %.3g", worst)
 			}
+			checkNetworkOfReference(t, cleanDir, yb, n, l2, 0.05)
 		})
 	}
 }
@@ -294,4 +296,79 @@ func TestCleaningQCAndBadInput(t *testing.T) {
 			t.Errorf("%s: a bundle was left at %s", c.name, out)
 		}
 	}
+}
+
+// checkNetworkOfReference: the bundle's Pearson network at the given density equals the one
+// built in float64 from nilearn's cleaned series (time-major n columns), pairs ranked by r
+// with ties by (i, j); only pairs within 1e-5 of the cut may differ.
+func checkNetworkOfReference(t *testing.T, dir string, yb []byte, n, l int, density float64) {
+	t.Helper()
+	y := make([][]float64, n)
+	for i := range y {
+		y[i] = make([]float64, l)
+		m, ss := 0.0, 0.0
+		for k := range y[i] {
+			y[i][k] = math.Float64frombits(binary.LittleEndian.Uint64(yb[8*(k*n+i):]))
+			m += y[i][k]
+		}
+		m /= float64(l)
+		for k := range y[i] {
+			y[i][k] -= m
+			ss += y[i][k] * y[i][k]
+		}
+		for k := range y[i] {
+			y[i][k] /= math.Sqrt(ss)
+		}
+	}
+	type pair struct {
+		i, j int
+		r    float64
+	}
+	var ps []pair
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			r := 0.0
+			for k := range y[i] {
+				r += y[i][k] * y[j][k]
+			}
+			ps = append(ps, pair{i, j, r})
+		}
+	}
+	sort.Slice(ps, func(a, b int) bool {
+		if ps[a].r != ps[b].r {
+			return ps[a].r > ps[b].r
+		}
+		return ps[a].i < ps[b].i || (ps[a].i == ps[b].i && ps[a].j < ps[b].j)
+	})
+	k := int(math.Round(density * float64(n*(n-1)/2)))
+	cut := ps[k-1].r
+	ref := map[[2]int]bool{}
+	for _, p := range ps[:k] {
+		ref[[2]int{p.i, p.j}] = true
+	}
+	nw, err := bundle.ReadNetwork(filepath.Join(dir, "network.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nw.Edges() != int64(k) {
+		t.Fatalf("%d edges, the reference %d", nw.Edges(), k)
+	}
+	rOf := map[[2]int]float64{}
+	for _, p := range ps {
+		rOf[[2]int{p.i, p.j}] = p.r
+	}
+	differ := 0
+	for i := 0; i < n; i++ {
+		js, _ := nw.Row(i)
+		for _, j := range js {
+			e := [2]int{i, int(j)}
+			if !ref[e] {
+				differ++
+				if math.Abs(rOf[e]-cut) > 1e-5 {
+					t.Errorf("edge %v (r %.7f) is not in nilearn's network (cut %.7f)", e, rOf[e], cut)
+				}
+			}
+		}
+	}
+	t.Logf("network at density %g: %d edges, %d differ from the float64 network of nilearn's series (at the cut)", density, k, differ)
 }
