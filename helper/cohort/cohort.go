@@ -191,6 +191,12 @@ func RunSubject(ctx context.Context, opt Options, r derivatives.Run) Status {
 		return fail(err)
 	}
 	os.Remove(filepath.Join(s.Bundle, MarkerFile))
+	// Copies from an earlier analysis of this run go first, so none outlives its bundle.
+	if old, _ := filepath.Glob(filepath.Join(funcDir, r.ID()+"_desc-*_hubscope.*")); len(old) > 0 {
+		for _, f := range old {
+			os.Remove(f)
+		}
+	}
 	if _, err := pipeline.Run(ctx, cfg, nil); err != nil {
 		return fail(err)
 	}

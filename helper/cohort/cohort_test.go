@@ -68,8 +68,13 @@ func TestCohortResumes(t *testing.T) {
 	}
 	opt.Subject = "03" // the per-subject step
 	opt.Config.HubSD = 1.5
+	stale := filepath.Join(opt.Out, "sub-03/func/sub-03_task-rest_desc-old_hubscope.nii.gz")
+	os.WriteFile(stale, []byte("left by an earlier analysis"), 0o644)
 	if st, _ = Run(ctx, opt, nil); states(st) != "03:done" || !strings.Contains(st[0].Reason, "hub_sd: 1 → 1.5") {
 		t.Errorf("changed settings: %s (%s)", states(st), st[0].Reason)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Error("a copy from an earlier analysis survived the new one")
 	}
 	opt.Subject, opt.Config.HubSD = "", 1
 	// The table joins participants.tsv; a participant it does not list is named.
