@@ -146,13 +146,17 @@ func rewire[K uint32 | uint64](ctx context.Context, g *Graph, opt RewireOptions,
 	return h, st, err
 }
 
-// graphFromKeys builds the symmetric CSR of a simple graph from packed edge keys u<<shift | v.
+// graphFromKeys builds the symmetric CSR of a simple graph from packed edge keys u<<shift | v
+// (u < v). The keys are sorted first (LSD radix sort, 16 bits a pass); then every row's lower
+// neighbours (j < i, from keys (j, i) in increasing j) are placed in one pass and its upper
+// neighbours (from keys (i, v) in increasing v) in a second, so rows come out sorted without a
+// comparison sort per row.
 func graphFromKeys[K uint32 | uint64](n int, keys []K, shift uint) (*Graph, error) {
 	low := K(1)<<shift - 1
 	g := &Graph{N: n, Offsets: make([]int64, n+1)}
 	for _, k := range keys {
 		u, v := int(k>>shift), int(k&low)
-		if u >= n || v >= n || u == v {
+		if u >= n || v >= n || u >= v {
 			return nil, fmt.Errorf("graph: internal error: edge (%d,%d) in a %d-node graph", u, v, n)
 		}
 		g.Offsets[u+1]++
@@ -161,18 +165,45 @@ func graphFromKeys[K uint32 | uint64](n int, keys []K, shift uint) (*Graph, erro
 	for i := 0; i < n; i++ {
 		g.Offsets[i+1] += g.Offsets[i]
 	}
+	sorted := radixSortKeys(keys, 2*shift)
 	g.Adj = make([]int32, g.Offsets[n])
 	pos := make([]int64, n)
 	copy(pos, g.Offsets[:n])
-	for _, k := range keys {
+	for _, k := range sorted { // lower neighbours: row v receives u in increasing u
 		u, v := int32(k>>shift), int32(k&low)
-		g.Adj[pos[u]] = v
-		pos[u]++
 		g.Adj[pos[v]] = u
 		pos[v]++
 	}
-	g.sortRows()
+	for _, k := range sorted { // upper neighbours: row u receives v in increasing v
+		u, v := int32(k>>shift), int32(k&low)
+		g.Adj[pos[u]] = v
+		pos[u]++
+	}
 	return g, nil
+}
+
+// radixSortKeys returns a sorted copy of keys whose values fit in bits bits.
+func radixSortKeys[K uint32 | uint64](keys []K, bits uint) []K {
+	a := append([]K(nil), keys...)
+	b := make([]K, len(a))
+	for sh := uint(0); sh < bits; sh += 16 {
+		var count [1 << 16]int
+		for _, k := range a {
+			count[(k>>sh)&0xffff]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, k := range a {
+			d := (k >> sh) & 0xffff
+			b[count[d]] = k
+			count[d]++
+		}
+		a, b = b, a
+	}
+	return a
 }
 
 // edgeSet is an open-addressing hash set of packed edge keys with linear probing and
