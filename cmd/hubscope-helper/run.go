@@ -11,6 +11,7 @@ import (
 
 	"errors"
 	"flag"
+	"github.com/hubscope/hubscope/helper/bids"
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/progress"
@@ -41,6 +42,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.Float64Var(&cfg.Clean.DVARS, "dvars", 0, "censor volumes with standardised DVARS above `Z`")
 	fs.BoolVar(&cfg.Clean.GlobalSignal, "global-signal", false, "regress the global signal too")
 	confCols := fs.String("confound-columns", "", "regress these `COLUMNS` of the confounds table (a,b,c) instead of a preset")
+	var ent bids.Entities // with a BIDS derivatives folder as the scan: which run
+	fs.StringVar(&ent.Participant, "participant", "", "with an fMRIPrep derivatives folder: the participant `LABEL` (sub-LABEL)")
+	fs.StringVar(&ent.Session, "session", "", "with a derivatives folder: the session `LABEL`")
+	fs.StringVar(&ent.Task, "task", "", "with a derivatives folder: the task `LABEL`")
+	fs.StringVar(&ent.Run, "run", "", "with a derivatives folder: the run `INDEX`")
+	fs.StringVar(&ent.Space, "space", "", "with a derivatives folder: the output `SPACE` (e.g. MNI152NLin2009cAsym)")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -76,6 +83,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		cfg.Demo = true // the phantom, its mask and truth go into the bundle's demo/
 	case !*demo && len(pos) == 1:
 		cfg.Scan = pos[0]
+		if ent != (bids.Entities{}) {
+			if cfg.Scan, err = bids.FindPreproc(pos[0], ent); err != nil {
+				return err
+			}
+		}
 	default:
 		fmt.Fprintln(stderr, "run: give exactly one scan (or --demo)")
 		fs.Usage()

@@ -145,3 +145,74 @@ func RepetitionTime(bold string) (float64, string, error) {
 	}
 	return *side.RepetitionTime, p, nil
 }
+
+// Entities select a run in a BIDS derivatives folder: participant (sub), session (ses),
+// task, run and space; empty ones match anything.
+type Entities struct {
+	Participant, Session, Task, Run, Space string
+}
+
+// FindPreproc returns the one fMRIPrep preprocessed BOLD image under root whose entities
+// match e, or an error naming what was found: none, or several (listed, so that one more
+// entity can be given).
+func FindPreproc(root string, e Entities) (string, error) {
+	want := map[string]string{"sub": strings.TrimPrefix(e.Participant, "sub-"), "ses": strings.TrimPrefix(e.Session, "ses-"),
+		"task": strings.TrimPrefix(e.Task, "task-"), "run": strings.TrimPrefix(e.Run, "run-"), "space": strings.TrimPrefix(e.Space, "space-")}
+	var found []string
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || !IsPreprocBold(p) {
+			return nil
+		}
+		kv, _, _ := entities(d.Name())
+		have := map[string]string{}
+		for _, x := range kv {
+			k, v, _ := strings.Cut(x, "-")
+			have[k] = v
+		}
+		for k, v := range want {
+			if v == "" {
+				continue
+			}
+			hv := have[k]
+			if k == "run" { // run-1 and run-01 are the same run
+				hv, v = strings.TrimLeft(hv, "0"), strings.TrimLeft(v, "0")
+			}
+			if hv != v {
+				return nil
+			}
+		}
+		found = append(found, p)
+		return nil
+	})
+	if err != nil {
+		return "", err
+	}
+	sort.Strings(found)
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("%s: no *_desc-preproc_bold.nii.gz matches %s", root, e.describe())
+	case 1:
+		return found[0], nil
+	}
+	names := make([]string, len(found))
+	for i, f := range found {
+		names[i] = filepath.Base(f)
+	}
+	return "", fmt.Errorf("%s: %d preprocessed runs match %s (%s): name one more of --participant, --session, --task, --run, --space", root, len(found), e.describe(), strings.Join(names, ", "))
+}
+
+func (e Entities) describe() string {
+	var parts []string
+	for _, kv := range [][2]string{{"sub", e.Participant}, {"ses", e.Session}, {"task", e.Task}, {"run", e.Run}, {"space", e.Space}} {
+		if kv[1] != "" {
+			parts = append(parts, kv[0]+"-"+strings.TrimPrefix(kv[1], kv[0]+"-"))
+		}
+	}
+	if len(parts) == 0 {
+		return "any entities"
+	}
+	return strings.Join(parts, " ")
+}

@@ -46,3 +46,30 @@ func TestFindsFMRIPrepSiblings(t *testing.T) {
 		t.Fatalf("plain name: %q, %v", c, err)
 	}
 }
+
+func TestFindPreprocByEntities(t *testing.T) {
+	root := t.TempDir()
+	for _, p := range []string{
+		"sub-01/func/sub-01_task-rest_run-1_space-MNI152NLin2009cAsym_desc-preproc_bold.nii.gz",
+		"sub-01/func/sub-01_task-rest_run-2_space-MNI152NLin2009cAsym_desc-preproc_bold.nii.gz",
+		"sub-01/func/sub-01_task-rest_run-2_space-T1w_desc-preproc_bold.nii.gz",
+		"sub-02/ses-a/func/sub-02_ses-a_task-rest_space-T1w_desc-preproc_bold.nii.gz",
+		"sub-01/func/sub-01_task-rest_run-1_space-MNI152NLin2009cAsym_desc-brain_mask.nii.gz",
+	} {
+		os.MkdirAll(filepath.Join(root, filepath.Dir(p)), 0o755)
+		touch(t, filepath.Join(root, filepath.Dir(p)), filepath.Base(p))
+	}
+	got, err := FindPreproc(root, Entities{Participant: "01", Run: "01", Space: "MNI152NLin2009cAsym"})
+	if err != nil || !strings.HasSuffix(got, "sub-01_task-rest_run-1_space-MNI152NLin2009cAsym_desc-preproc_bold.nii.gz") {
+		t.Fatalf("%q, %v", got, err)
+	}
+	if got, err := FindPreproc(root, Entities{Participant: "sub-02"}); err != nil || !strings.Contains(got, "ses-a") {
+		t.Fatalf("%q, %v", got, err)
+	}
+	if _, err := FindPreproc(root, Entities{Participant: "01", Run: "2"}); err == nil || !strings.Contains(err.Error(), "2 preprocessed runs match sub-01 run-2") {
+		t.Fatalf("two matches: %v", err)
+	}
+	if _, err := FindPreproc(root, Entities{Participant: "03"}); err == nil || !strings.Contains(err.Error(), "no *_desc-preproc_bold.nii.gz matches sub-03") {
+		t.Fatalf("none: %v", err)
+	}
+}
