@@ -295,7 +295,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 		t0 = time.Now()
 		sp, _ := sweep.Parse(cfg.Sweep) // Validate parsed it
 		if sw, err = sweep.Analyse(ctx, nw, sp, sweep.Options{HubSD: cfg.HubSD, Paths: cfg.Metrics == settings.MetricsFull,
-			LocalEfficiency: cfg.Metrics == settings.MetricsFull}, rep); err != nil {
+			LocalEfficiency: cfg.Metrics == settings.MetricsFull, Clustering: cfg.Metrics != settings.MetricsNone}, rep); err != nil {
 			return nil, err
 		}
 		m.Sweep = sw

@@ -75,6 +75,7 @@ type Result struct {
 // Options choose the costlier measures.
 type Options struct {
 	HubSD           float64 // hub rule: degree > mean + HubSD·SD (Wang et al.: 1)
+	Clustering      bool    // mean clustering coefficient (triangle counts)
 	Paths           bool    // characteristic path length and global efficiency (BFS from every node)
 	LocalEfficiency bool    // mean local efficiency
 }
@@ -84,11 +85,22 @@ func Analyse(ctx context.Context, loose *network.Network, spec Spec, opt Options
 	rep = progress.OrDiscard(rep)
 	res := &Result{Spec: spec, HubSD: opt.HubSD, HubStability: make([]float32, loose.N)}
 	hubCount := make([]int, loose.N)
+	var rank []int64
 	for _, t := range spec.Values {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		nw, weakest, err := Filter(loose, spec.Kind, t)
+		var nw *network.Network
+		var weakest float64
+		var err error
+		if spec.Kind == KindDensity {
+			if rank == nil {
+				rank = DensityRanks(loose) // once for the whole sweep
+			}
+			nw, weakest, err = filterDensity(loose, rank, t)
+		} else {
+			nw, weakest, err = Filter(loose, spec.Kind, t)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -110,8 +122,10 @@ func Analyse(ctx context.Context, loose *network.Network, spec Spec, opt Options
 			}
 		}
 		p.Components, _, p.LargestComponentShare = graph.LargestComponent(g)
-		if p.ClusteringCoefficient, err = graph.MeanClustering(ctx, g); err != nil {
-			return nil, err
+		if opt.Clustering {
+			if p.ClusteringCoefficient, err = graph.MeanClustering(ctx, g); err != nil {
+				return nil, err
+			}
 		}
 		if opt.Paths {
 			ps, err := graph.ShortestPaths(ctx, g, progress.Discard)
@@ -140,10 +154,9 @@ func Analyse(ctx context.Context, loose *network.Network, spec Spec, opt Options
 	}
 	res.AUC = map[string]float64{}
 	for _, m := range Measures {
-		if m.Key == "characteristic_path_length" || m.Key == "global_efficiency" {
-			if !opt.Paths {
-				continue
-			}
+		if (m.Key == "characteristic_path_length" || m.Key == "global_efficiency") && !opt.Paths ||
+			m.Key == "clustering_coefficient" && !opt.Clustering {
+			continue
 		}
 		ys := make([]float64, len(res.Points))
 		ok := true

@@ -55,13 +55,13 @@ func (r *Result) Rows(emit func(fields ...string) error) error {
 	return emit(row...)
 }
 
-// measured is false for the path measures when the sweep skipped them (they read 0).
+// measured is false for the optional measures the sweep skipped (path measures, clustering):
+// those are always defined when measured, so their area under the curve is there.
 func (r *Result) measured(key string) bool {
-	if key == "characteristic_path_length" || key == "global_efficiency" {
+	switch key {
+	case "characteristic_path_length", "global_efficiency", "clustering_coefficient":
 		_, ok := r.AUC[key]
-		if !ok && len(r.Points) > 0 && r.Points[0].CharacteristicPath == 0 && r.Points[0].GlobalEfficiency == 0 {
-			return false
-		}
+		return ok
 	}
 	return true
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -161,36 +162,57 @@ func Filter(loose *network.Network, kind string, t float64) (*network.Network, f
 		}
 		return nw, weakest, nil
 	case KindDensity:
-		m := float64(n) * float64(n-1) / 2
-		k := int64(math.Round(t * m))
-		e := loose.Edges()
-		if k > e {
-			return nil, 0, fmt.Errorf("sweep: density %g needs %d edges but the loosest network holds %d", t, k, e)
-		}
-		// Rank the loose network's edges (value desc, i, j); keep the first k.
-		order := make([]int64, e)
-		for p := range order {
-			order[p] = int64(p)
-		}
-		// Edges are stored in (i, j) order, so a stable sort by value alone breaks ties by (i, j).
-		sort.SliceStable(order, func(a, b int) bool { return loose.Weights[order[a]] > loose.Weights[order[b]] })
-		keep := make([]bool, e)
-		weakest := math.Inf(1)
-		for _, p := range order[:k] {
-			keep[p] = true
-			weakest = float64(loose.Weights[p])
-		}
-		nw := &network.Network{N: n, Indptr: make([]uint64, n+1), Indices: make([]uint32, 0, k), Weights: make([]float32, 0, k)}
-		for i := 0; i < n; i++ {
-			for p := loose.Indptr[i]; p < loose.Indptr[i+1]; p++ {
-				if keep[p] {
-					nw.Indices = append(nw.Indices, loose.Indices[p])
-					nw.Weights = append(nw.Weights, loose.Weights[p])
-				}
-			}
-			nw.Indptr[i+1] = uint64(len(nw.Indices))
-		}
-		return nw, weakest, nil
+		return filterDensity(loose, DensityRanks(loose), t)
 	}
 	return nil, 0, errors.New("sweep: unknown kind " + kind)
+}
+
+// DensityRanks ranks the loose network's edges as fc's density mode orders pairs: value
+// descending, then the smaller (i, j) (edges are stored in (i, j) order, so a stable sort by
+// value alone breaks the ties). rank[p] is edge p's position; a density keeps ranks < k.
+func DensityRanks(loose *network.Network) []int64 {
+	e := loose.Edges()
+	order := make([]int64, e)
+	for p := range order {
+		order[p] = int64(p)
+	}
+	w := loose.Weights
+	slices.SortStableFunc(order, func(a, b int64) int {
+		switch {
+		case w[a] > w[b]:
+			return -1
+		case w[a] < w[b]:
+			return 1
+		}
+		return 0
+	})
+	rank := make([]int64, e)
+	for r, p := range order {
+		rank[p] = int64(r)
+	}
+	return rank
+}
+
+// filterDensity keeps the k = round(t·N(N−1)/2) edges of rank < k.
+func filterDensity(loose *network.Network, rank []int64, t float64) (*network.Network, float64, error) {
+	n := loose.N
+	k := int64(math.Round(t * float64(n) * float64(n-1) / 2))
+	if e := loose.Edges(); k > e {
+		return nil, 0, fmt.Errorf("sweep: density %g needs %d edges but the loosest network holds %d", t, k, e)
+	}
+	nw := &network.Network{N: n, Indptr: make([]uint64, n+1), Indices: make([]uint32, 0, k), Weights: make([]float32, 0, k)}
+	weakest, weakRank := math.Inf(1), int64(-1)
+	for i := 0; i < n; i++ {
+		for p := loose.Indptr[i]; p < loose.Indptr[i+1]; p++ {
+			if rank[p] < k {
+				nw.Indices = append(nw.Indices, loose.Indices[p])
+				nw.Weights = append(nw.Weights, loose.Weights[p])
+				if rank[p] > weakRank {
+					weakRank, weakest = rank[p], float64(loose.Weights[p])
+				}
+			}
+		}
+		nw.Indptr[i+1] = uint64(len(nw.Indices))
+	}
+	return nw, weakest, nil
 }

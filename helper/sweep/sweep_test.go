@@ -152,7 +152,7 @@ func TestAnalyseAUCAndStability(t *testing.T) {
 	cfg := fc.Config{Measure: fc.Pearson}
 	sp.FC(&cfg)
 	loose := build(t, x, n, l, cfg)
-	res, err := Analyse(context.Background(), loose, sp, Options{HubSD: 1, Paths: true}, nil)
+	res, err := Analyse(context.Background(), loose, sp, Options{HubSD: 1, Paths: true, Clustering: true}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
