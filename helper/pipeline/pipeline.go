@@ -191,26 +191,29 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 			r.cfg.Clean.Confounds = finalPath(w, DemoConfoundsFile)
 		}
 	}
+	if err := checkDFCLength(cfg, s.L); err != nil {
+		return nil, err
+	}
+	if s.N < 2 {
+		return nil, fmt.Errorf("%s: only %d usable node(s) after masking: a network needs at least 2", cfg.Scan, s.N)
+	}
 	// 1b. Cleaning (clean.go): the series every later stage sees.
 	var crep *CleanReport
 	if coh == nil {
-		t0 = time.Now()
+		t1 := time.Now()
 		if crep, err = clean(cfg.Clean, cfg.Scan, s); err != nil {
 			return nil, err
 		}
 		if crep != nil {
-			r.stage("denoise", t0)
+			r.stage("denoise", t1)
 			rep.Note(fmt.Sprintf("cleaning: %s; %d of %d volumes kept", crep.Strategy, crep.VolumesKept, crep.VolumesIn))
 			if cfg.DFCWindow > 0 && len(crep.Censored) > 0 {
 				return nil, fmt.Errorf("%s: dynamic connectivity with censored volumes is not supported yet: drop --window or the censoring (--fd/--dvars, scrubbing)", cfg.Scan)
 			}
 		}
 	}
-	if err := checkDFCLength(cfg, s.L); err != nil {
+	if err := checkDFCLength(cfg, s.L); err != nil { // the cleaned length
 		return nil, err
-	}
-	if s.N < 2 {
-		return nil, fmt.Errorf("%s: only %d usable node(s) after masking: a network needs at least 2", cfg.Scan, s.N)
 	}
 	if secs := time.Since(t0).Seconds(); s.BytesRead > 0 && secs > 0 {
 		rep.Note(fmt.Sprintf("loaded %d nodes × %d time points (%.0f MB/s)", s.N, s.L, float64(s.BytesRead)/1e6/secs))
