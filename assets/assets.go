@@ -25,3 +25,13 @@ const (
 	// AtlasCitation is what a report names as the atlas's source.
 	AtlasCitation = "AAL (Tzourio-Mazoyer et al., NeuroImage 15:273-289, 2002), from Debian mricron-data, BSD-3-clause"
 )
+
+// Template holds the MNI152 brain template that helper/register aligns a scan's mean EPI to:
+// template/mni152_brain_4mm.nii.gz (ICBM 2009a T1 brain, 4 mm; see
+// template/LICENSE-MNI152-ICBM2009a.txt).
+//
+//go:embed template
+var Template embed.FS
+
+// TemplateImage is the path of the brain template inside Template.
+const TemplateImage = "template/mni152_brain_4mm.nii.gz"

@@ -223,3 +223,10 @@ func splineLine(c []float64) {
 		c[k] = z * (c[k+1] - c[k])
 	}
 }
+
+// TrilinearAt samples vol (dims) at voxel coordinates (x, y, z) by trilinear interpolation; ok is
+// false outside the grid.
+func TrilinearAt(vol []float32, dims [3]int, x, y, z float64) (float64, bool) {
+	s := sampler{dims: dims, data: vol, order: Trilinear}
+	return s.at(x, y, z)
+}

@@ -1,0 +1,5 @@
+package register
+
+import "sort"
+
+func sortFloats(s []float64) { sort.Float64s(s) }
