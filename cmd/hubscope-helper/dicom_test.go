@@ -31,7 +31,8 @@ func dicomData(t *testing.T) string {
 }
 
 // TestRunDICOMTooShort: run on each shipped DICOM folder, and on a zip of one, converts and
-// stops with the too-few-volumes line: exit 1, one line, no bundle, no temporary folder.
+// stops with the too-few-volumes line (the pipeline's real minimum for run's settings): exit 1,
+// one line, no bundle, no temporary folder.
 func TestRunDICOMTooShort(t *testing.T) {
 	data := dicomData(t)
 	zipped := filepath.Join(t.TempDir(), "export.zip")
@@ -57,7 +58,8 @@ func TestRunDICOMTooShort(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		code := realMain(t.Context(), []string{"run", c.in, "--out", out}, &stdout, &stderr)
 		lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
-		want := "hubscope-helper run: " + c.in + ": " + c.series + ": 2 volumes; a network needs at least 3"
+		// run cleans by default (auto: 5 tCompCor components on a converted scan), so 7.
+		want := "hubscope-helper run: " + c.in + ": " + c.series + ": 2 volumes; a network needs at least 7 (the cleaning regresses out 5 confounds beside a constant and a trend; 3 with --denoise none)"
 		if code != 1 || lines[len(lines)-1] != want {
 			t.Errorf("%s: exit %d, last line %q, want %q", c.in, code, lines[len(lines)-1], want)
 		}

@@ -37,6 +37,7 @@ func (p *Prepared) Redact(s string) string { return redact(s, identityValues(p.S
 type Options struct {
 	Series     int          // 0: pick the BOLD series by the rule (Listing.Pick)
 	MinVolumes int          // fewer converted volumes are refused ("a network needs at least N")
+	MinWhy     string       // said after N: why this many (e.g. the cleaning's confounds)
 	Note       func(string) // progress notes and dcm2niix's warnings, in words (may be nil)
 	TempDir    string       // parent of the private temporary folder ("" = the system's)
 }
@@ -104,7 +105,7 @@ func Prepare(ctx context.Context, path string, opt Options) (p *Prepared, err er
 		note("dcm2niix: " + w)
 	}
 	if opt.MinVolumes > 0 && c.Volumes < opt.MinVolumes {
-		return nil, fmt.Errorf("%s: %s: %s; a network needs at least %d", path, s.Name(), plural(c.Volumes, "volume"), opt.MinVolumes)
+		return nil, fmt.Errorf("%s: %s: %s; a network needs at least %d%s", path, s.Name(), plural(c.Volumes, "volume"), opt.MinVolumes, opt.MinWhy)
 	}
 	return &Prepared{Conversion: c, Source: path, Kind: src.Kind, Files: len(src.Files), Listing: lst, Reason: reason, dir: dir}, nil
 }

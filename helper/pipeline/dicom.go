@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/dicom"
@@ -25,7 +26,69 @@ func prepareDICOM(ctx context.Context, cfg Config, rep progress.Reporter) (*dico
 		return nil, nil
 	}
 	rep.Start("convert DICOM", 0)
-	return dicom.Prepare(ctx, cfg.Scan, dicom.Options{Series: cfg.DICOMSeries, MinVolumes: scan.MinTimePoints, Note: rep.Note})
+	n, why := minVolumes(cfg)
+	return dicom.Prepare(ctx, cfg.Scan, dicom.Options{Series: cfg.DICOMSeries, MinVolumes: n, MinWhy: why, Note: rep.Note})
+}
+
+// minVolumes is the shortest series this configuration can build a network from, said before
+// anything else is done with a DICOM input: 3 for a correlation (scan.MinTimePoints), and,
+// when the series are cleaned, 2 more than the confounds regressed out (denoise needs a
+// constant and a trend beside them) plus the volumes dropped — for auto on a converted scan,
+// which has no confounds table, its 5 tCompCor components (clean.go) and the global signal
+// when asked for. A confounds table named with --confounds is counted when it is read.
+func minVolumes(cfg Config) (int, string) {
+	c := cfg.Clean
+	if !c.active() {
+		return scan.MinTimePoints, ""
+	}
+	k := 0
+	if c.Confounds == "" && (c.Denoise == CleanAuto || c.Denoise == "") && c.Denoise != CleanNone {
+		k = rawCompCor
+	}
+	if c.GlobalSignal {
+		k++
+	}
+	need := scan.MinTimePoints
+	if k > 0 {
+		need = max(need, k+2)
+	}
+	if need+c.DropVolumes == scan.MinTimePoints {
+		return scan.MinTimePoints, ""
+	}
+	why := fmt.Sprintf(" (the cleaning regresses out %d confounds beside a constant and a trend", k)
+	if c.DropVolumes > 0 {
+		why += fmt.Sprintf(", and %d volumes are dropped", c.DropVolumes)
+	}
+	return need + c.DropVolumes, why + fmt.Sprintf("; %d with --denoise none)", scan.MinTimePoints)
+}
+
+// dicomError names the DICOM input and its series where an error names the converted NIfTI,
+// which lives in a temporary folder the user never sees.
+func dicomError(err error, p *dicom.Prepared) error {
+	if err == nil || !strings.Contains(err.Error(), p.NIfTI) {
+		return err
+	}
+	return &renamedError{msg: strings.ReplaceAll(err.Error(), p.NIfTI, dicomName(p)), err: err}
+}
+
+func dicomName(p *dicom.Prepared) string { return p.Redact(p.Source) + " (" + p.Series.Name() + ")" }
+
+type renamedError struct {
+	msg string
+	err error
+}
+
+func (e *renamedError) Error() string { return e.msg }
+func (e *renamedError) Unwrap() error { return e.err }
+
+// dicomNotes passes notes on with the converted NIfTI's temporary path replaced likewise.
+type dicomNotes struct {
+	progress.Reporter
+	p *dicom.Prepared
+}
+
+func (d dicomNotes) Note(msg string) {
+	d.Reporter.Note(strings.ReplaceAll(msg, d.p.NIfTI, dicomName(d.p)))
 }
 
 // dicomTR applies the rule of docs/dicom.md to the loaded scan: the NIfTI header's TR unless

@@ -145,6 +145,9 @@ func TestDICOMRunsToBundle(t *testing.T) {
 			t.Errorf("a note holds identity value %q", v)
 		}
 	}
+	if notes := strings.Join(rec.notes, "\n"); strings.Contains(notes, "hubscope-dicom-") {
+		t.Errorf("a note names the temporary conversion folder:\n%s", notes)
+	}
 	if files < 6 || len(identity) < 4 {
 		t.Errorf("checked %d files for %d identity values", files, len(identity))
 	}
@@ -172,6 +175,28 @@ func TestDICOMTooShort(t *testing.T) {
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
 		t.Errorf("temporary folder holds %d entries", len(left))
 	}
+	// With cleaning the minimum is the cleaning's: auto regresses 5 tCompCor components.
+	cfg.Clean.Denoise = CleanAuto
+	if _, err := Run(t.Context(), cfg, nil); err == nil || !strings.Contains(err.Error(), "2 volumes; a network needs at least 7 (the cleaning regresses out 5 confounds") {
+		t.Errorf("auto cleaning: %v", err)
+	}
+	cfg.Clean.Denoise = CleanNone
+	// A problem found after the conversion names the DICOM and its series, not the temporary
+	// NIfTI: a window longer than the series.
+	long := t.TempDir()
+	first, _ := filepath.Glob(filepath.Join(data, "ax_asc_35sl", "MR.*"))
+	if _, err := dicomtest.Series(first[0], long, 4, 3, 0.05, 1); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Scan, cfg.DFCWindow, cfg.DFCStep = long, 10, 1
+	_, err = Run(t.Context(), cfg, nil)
+	if err == nil || !strings.Contains(err.Error(), "longer than "+long+` (series 6 "ax_asc_35sl")'s 4 time points`) || strings.Contains(err.Error(), "hubscope-dicom-") {
+		t.Errorf("window longer than the series: %v", err)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("temporary folder holds %d entries", len(left))
+	}
+	cfg.DFCWindow, cfg.DFCStep = 0, 0
 	cfg.Scan, cfg.DICOMSeries = filepath.Join(data, "ref", "ax_asc_35sl_6.nii"), 6
 	if _, err := Run(t.Context(), cfg, nil); err == nil || !strings.Contains(err.Error(), "--series chooses a series of DICOM input") {
 		t.Errorf("--series with a NIfTI: %v", err)

@@ -39,7 +39,7 @@ type Result struct {
 
 // Run performs one analysis and commits its bundle to cfg.Out. On error or cancellation
 // nothing is left at cfg.Out (the partial bundle is removed).
-func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error) {
+func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err error) {
 	rep = progress.OrDiscard(rep)
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -54,6 +54,8 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (*Result, error
 	}
 	if dcm != nil {
 		defer dcm.Remove()
+		defer func() { err = dicomError(err, dcm) }() // the DICOM, not the temporary NIfTI, in messages
+		rep = dicomNotes{rep, dcm}
 		cfg.Scan = dcm.NIfTI
 	}
 	if cfg.Group != nil || cfg.Demo {
