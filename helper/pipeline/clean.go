@@ -55,7 +55,8 @@ type CleanReport struct {
 	Options         denoise.Options `json:"options"`
 	VolumesIn       int             `json:"volumes_in"`
 	VolumesKept     int             `json:"volumes_kept"`
-	Censored        []int           `json:"censored_volumes"`
+	Dropped         int             `json:"dropped_volumes"`  // the first volumes, left out
+	Censored        []int           `json:"censored_volumes"` // volumes left out after them (original indices)
 	VarianceRemoved float64         `json:"variance_removed"` // share of the detrended series' variance the cleaning removed
 
 	// For qc/ (cleanqc.go): the carpet's voxels before cleaning, DVARS before, the kept
@@ -238,8 +239,9 @@ func clean(cfg CleanConfig, scanPath string, s *scan.Scan) (*CleanReport, error)
 	for _, k := range p.Kept {
 		kept[k] = true
 	}
-	rep.Censored = []int{}
-	for i := 0; i < s.L; i++ {
+	rep.Censored = []int{} // the dropped first volumes are not censoring: DFC's axis starts after them
+	rep.Dropped = o.Drop
+	for i := o.Drop; i < s.L; i++ {
 		if !kept[i] {
 			rep.Censored = append(rep.Censored, i)
 		}

@@ -234,19 +234,22 @@ func TestCleaningQCAndBadInput(t *testing.T) {
 	if _, err := synth.WriteNuisance(context.Background(), m, affine, p, synth.DefaultNuisance, bold, nil); err != nil {
 		t.Fatal(err)
 	}
-	run := func(c CleanConfig) (*Result, string, error) {
+	run := func(c CleanConfig, window int) (*Result, string, error) {
 		cfg := Defaults()
 		cfg.Scan, cfg.Backend, cfg.Metrics, cfg.Clean = bold, "cpu", settings.MetricsNone, c
+		if window > 0 {
+			cfg.DFCWindow, cfg.DFCStep = window, 1
+		}
 		cfg.Out = filepath.Join(t.TempDir(), "b")
 		res, err := Run(context.Background(), cfg, nil)
 		return res, cfg.Out, err
 	}
-	res, _, err := run(CleanConfig{Denoise: CleanScrubbing, FD: 0.12})
+	res, _, err := run(CleanConfig{Denoise: CleanScrubbing, FD: 0.12}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := res.Metrics.Denoise
-	if len(d.Censored) == 0 || d.VolumesKept+len(d.Censored) != d.VolumesIn {
+	if len(d.Censored) == 0 || d.VolumesKept+len(d.Censored)+d.Dropped != d.VolumesIn {
 		t.Fatalf("censored %v, kept %d of %d", d.Censored, d.VolumesKept, d.VolumesIn)
 	}
 	for _, f := range []string{QCDenoiseFile, QCCarpetFile, QCFDFile} {
@@ -287,8 +290,13 @@ func TestCleaningQCAndBadInput(t *testing.T) {
 		{"all censored", CleanConfig{Denoise: CleanScrubbing, FD: 1e-9, DVARS: 1e-9}, "every volume is censored"},
 		{"too few volumes", CleanConfig{Denoise: CleanSimple, DropVolumes: 175}, "too few for"},
 		{"TR", CleanConfig{Denoise: CleanNone, Band: [2]float64{0.01, 0.08}, TR: 100}, "--tr"},
+		{"window", CleanConfig{Denoise: CleanSimple, DropVolumes: 20}, "window (--window, dfc_window) 190 volumes is longer"},
 	} {
-		_, out, err := run(c.c)
+		window := 0
+		if c.name == "window" {
+			window = 190 // fits the scan's 200 volumes, not the 180 left after the drop
+		}
+		_, out, err := run(c.c, window)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: %v, want one line with %q", c.name, err, c.want)
 		}
