@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"github.com/hubscope/hubscope/helper/realign"
 	"io"
 	"math"
 	"slices"
@@ -371,12 +372,18 @@ func hubsByDegree(degree []int, k float64) ([]int, []float64, HubInfo) {
 
 // writeHubTable writes hubs.tsv, naming each hub's atlas region when an atlas was given (and
 // the scan has voxel positions).
-func writeHubTable(w *bundle.Writer, s *scan.Scan, m *Metrics, atl *atlas.Atlas) error {
+// writeHubTable writes hubs.tsv; with toMNI (the scan's registration to MNI space) the atlas is
+// read at toMNI·x instead of at the scan's own world coordinates x.
+func writeHubTable(w *bundle.Writer, s *scan.Scan, m *Metrics, atl *atlas.Atlas, toMNI *[4][4]float64) error {
 	var names []string
 	if atl != nil && s.IJK != nil {
 		names = make([]string, len(m.hubs))
 		for k, v := range m.hubs {
-			_, names[k] = atl.Region(s.World(v))
+			x := s.World(v)
+			if toMNI != nil {
+				x = realign.Apply(*toMNI, x)
+			}
+			_, names[k] = atl.Region(x)
 		}
 	}
 	return w.WriteHubTable(s, m.hubs, m.degree, m.strength, m.hubZ, names)

@@ -159,7 +159,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 		} else if why != "" {
 			rep.Note("not realigned: " + why)
 		}
-		s, err = scan.Load(ctx, loadPath, scan.Options{MaskPath: cfg.Mask, Mean: cfg.KeepSeries, TimeAxis: cfg.TimeAxis}, rep)
+		s, err = scan.Load(ctx, loadPath, scan.Options{MaskPath: cfg.Mask, Mean: cfg.KeepSeries || registerWanted(cfg), TimeAxis: cfg.TimeAxis}, rep)
 		if err == nil && loadPath != cfg.Scan {
 			// Provenance names the scan given; its digest is the given file's.
 			s.Source = cfg.Scan
@@ -198,6 +198,17 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 	}
 	if s.N < 2 {
 		return nil, fmt.Errorf("%s: only %d usable node(s) after masking: a network needs at least 2", cfg.Scan, s.N)
+	}
+	// 1a'. Registration to MNI (register.go): the hubs' atlas labels look up ToMNI·x.
+	var toMNI *[4][4]float64
+	if coh == nil {
+		t1 := time.Now()
+		if toMNI, err = registerScan(ctx, cfg, s, w, rep); err != nil {
+			return nil, err
+		}
+		if registerWanted(cfg) {
+			r.stage("register", t1)
+		}
 	}
 	// 1b. Cleaning (clean.go): the series every later stage sees.
 	var crep *CleanReport
@@ -260,7 +271,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 	stage := func(m *Metrics, maps []nodeMap) error {
 		staged = append(staged, maps...)
 		if !hubsStaged {
-			if err := writeHubTable(w, s, m, atl); err != nil {
+			if err := writeHubTable(w, s, m, atl, toMNI); err != nil {
 				return err
 			}
 			hubsStaged = true

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/synth"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
@@ -95,5 +96,57 @@ func TestRunRealigned(t *testing.T) {
 	}
 	if st, err := os.Stat(filepath.Join(cfg.Out, "qc", "motion.png")); err != nil || st.Size() < 1000 {
 		t.Errorf("motion.png: %v", err)
+	}
+}
+
+// TestRunRegistered: --register on a (non-MNI-coded) moving phantom writes qc/registration.json
+// with an estimate; the same scan with sform code 4 is left alone and the report says why.
+func TestRunRegistered(t *testing.T) {
+	m, a, err := synth.DemoMask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, a = synth.ResampleMask(m, a, 8)
+	p := synth.DefaultParams()
+	p.Length, p.Hubs = 20, 10
+	dir := t.TempDir()
+	in := filepath.Join(dir, "moving.nii")
+	if _, _, err := synth.WriteMoving(context.Background(), m, a, p, synth.Motion{MaxShiftMM: 1, MaxRotDeg: 1}, in, nil); err != nil {
+		t.Fatal(err)
+	}
+	run := func(scan, out string) RegistrationReport {
+		cfg := Defaults()
+		cfg.Scan, cfg.Out, cfg.Backend, cfg.Metrics, cfg.Density = scan, filepath.Join(dir, out), "cpu", settings.MetricsNone, 0.05
+		cfg.Register = RealignOn
+		if _, err := Run(context.Background(), cfg, nil); err != nil {
+			t.Fatal(err)
+		}
+		var rr RegistrationReport
+		b, err := os.ReadFile(filepath.Join(cfg.Out, "qc", "registration.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &rr); err != nil {
+			t.Fatal(err)
+		}
+		return rr
+	}
+	rr := run(in, "native")
+	if !rr.Estimated || rr.Result == nil || rr.Reason == "" {
+		t.Fatalf("native scan: %+v", rr)
+	}
+	t.Logf("native phantom: %s; zooms %.3v, shear %.3f, plausible %v", rr.Reason, rr.Result.Zooms, rr.Result.Shear, rr.Result.Plausible)
+	// The same scan marked MNI152 (sform code 4): nothing estimated.
+	h, data, err := nifti.ReadImage(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.SformCode = nifti.XformMNI152
+	mni := filepath.Join(dir, "mni.nii")
+	if err := nifti.WriteImage(mni, h, data); err != nil {
+		t.Fatal(err)
+	}
+	if rr := run(mni, "mni"); rr.Estimated || !strings.Contains(rr.Reason, "MNI152") {
+		t.Fatalf("MNI-coded scan: %+v", rr)
 	}
 }
