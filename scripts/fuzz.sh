@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every native Go fuzz target of the readers of untrusted bytes for a bounded time each
-# (FUZZTIME, default 10s; `make test` keeps the total near 2 minutes on 2 cores). The seed
+# (FUZZTIME, default 10s; `make test` keeps the total near 2.5 minutes on 2 cores). The seed
 # corpora (f.Add and testdata/fuzz/<Target>/) already run in every plain `go test`; this adds
 # the mutation search. A crasher is written by Go under the package's testdata/fuzz/<Target>/:
 # fix the reader and commit that file as the regression case.
@@ -24,6 +24,8 @@ TARGETS="
 ./ipc FuzzHandler
 ./ipc FuzzReadVolume
 ./ipc FuzzNames
+./helper/dicom FuzzReadHeader
+./helper/dicom FuzzZip
 "
 
 start=$SECONDS
