@@ -77,7 +77,7 @@ func TestSampledShortestPaths(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		all := estimateFromSources(so, si, len(inL), g.N)
+		all := estimateFromSources(so, si, nil, [2]float64{}, len(inL), g.N)
 		if !close(all.CharacteristicPathLength, exact.CharacteristicPathLength, 1e-12) || !close(all.GlobalEfficiency, exact.GlobalEfficiency, 1e-12) ||
 			all.CharacteristicPathLengthSE != 0 || all.GlobalEfficiencySE != 0 {
 			t.Fatalf("every source: %+v, exact L_p %g E_glob %g", all, exact.CharacteristicPathLength, exact.GlobalEfficiency)
@@ -90,7 +90,7 @@ func TestSampledShortestPaths(t *testing.T) {
 			var zs []float64
 			within2 := 0
 			for r := 0; r < reps; r++ {
-				e, err := SampledShortestPaths(ctx, g, 40, 9, uint64(r))
+				e, err := SampledShortestPaths(ctx, g, 150, 9, uint64(r))
 				if err != nil {
 					t.Fatal(err)
 				}
