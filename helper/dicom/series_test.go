@@ -296,3 +296,44 @@ func TestMessages(t *testing.T) {
 		t.Errorf("errors %q", m.errors)
 	}
 }
+
+// TestBidsGuessDecides: where the installed dcm2niix guesses BIDS names, its guess narrows
+// the EPI time series before the volume count does (here a tie the count alone would refuse).
+// The dcm2niix is a stand-in script: it guesses "bold" for the series described rest_bold,
+// and converts nothing, so the run stops after the pick, naming the series it picked.
+func TestBidsGuessDecides(t *testing.T) {
+	data := dicomData(t)
+	raw, err := os.ReadFile(firstFile(t, data, "ax_asc_35sl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for _, s := range []struct{ number, desc, uid string }{{"6", "rest_bold", "1.2.3.6"}, {"7", "other_epi", "1.2.3.7"}} {
+		for v := 1; v <= 2; v++ {
+			b, err := dicomtest.Rewrite(raw, map[uint32][]byte{
+				dicomtest.SeriesNumber: []byte(s.number), dicomtest.SeriesDesc: []byte(s.desc), dicomtest.SeriesUID: []byte(s.uid),
+				dicomtest.Instance: []byte(strconv.Itoa(v)),
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.WriteFile(filepath.Join(dir, s.desc+strconv.Itoa(v)), b, 0o644)
+		}
+	}
+	if _, err := FindTool(t.Context()); err == nil { // the real dcm2niix (no BidsGuess in Debian 12's): a tie
+		prepareErr(t, dir, Options{}, "mixed series: 2 EPI time series have 2 volumes each (series 6, 7)")
+	}
+	bin := t.TempDir()
+	script := `#!/bin/sh
+case "$1" in --version) echo "Chris Rorden's dcm2niiX version v1.0.20241211"; exit 3;; esac
+while [ $# -gt 1 ]; do case "$1" in -f) f=$2; shift;; -o) o=$2; shift;; -b) b=$2; shift;; esac; shift; done
+if [ "$b" = o ]; then
+  if grep -q rest_bold "$1"/*; then g='["func","_task-rest_bold"]'; else g='["func","_sbref"]'; fi
+  echo "{\"BidsGuess\": $g}" > "$o/$f.json"
+fi
+exit 0
+`
+	os.WriteFile(filepath.Join(bin, ToolName), []byte(script), 0o755)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	prepareErr(t, dir, Options{}, `series 6 "rest_bold": dcm2niix wrote no image`)
+}
