@@ -204,6 +204,9 @@ type DFCWindow struct {
 	Start    int                `json:"start"` // first volume of the window
 	Edges    int64              `json:"edges"`
 	Measures map[string]float64 `json:"measures"`
+	// Undefined names the measures the window has no value for (left out of Measures, as
+	// JSON has no NaN or Inf) and why, e.g. "threshold": "no pair of nodes is kept …".
+	Undefined map[string]string `json:"undefined,omitempty"`
 }
 
 // Series is one voxel's time series.

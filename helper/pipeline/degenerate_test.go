@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/bundle"
+	"github.com/hubscope/hubscope/helper/dfc"
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/network"
 	"github.com/hubscope/hubscope/helper/progress"
@@ -195,4 +196,28 @@ func nullPaths(v any, path string) []string {
 		}
 	}
 	return out
+}
+
+// TestDFCSummaryUndefined: a window that keeps no pair has no threshold and no modularity;
+// dfc/summary.json leaves them out of its measures and says why in the window's "undefined".
+func TestDFCSummaryUndefined(t *testing.T) {
+	q := 0.3
+	res := &dfc.Result{Windows: []dfc.Window{
+		{Index: 0, Start: 0, Measures: dfc.Measures{Threshold: math.Inf(1)}},
+		{Index: 1, Start: 5, Measures: dfc.Measures{Threshold: 0.5, Edges: 3, Density: 0.1, Modularity: &q}},
+	}}
+	cfg := Defaults()
+	cfg.Metrics, cfg.DFCWindow, cfg.DFCStep = settings.MetricsBasic, 10, 5
+	sum := dfcSummary(cfg, 2, res)
+	w0, w1 := sum.Windows[0], sum.Windows[1]
+	if _, ok := w0.Measures["threshold"]; ok || !strings.Contains(w0.Undefined["threshold"], "no pair of nodes is kept") ||
+		!strings.Contains(w0.Undefined["modularity"], "no edges") {
+		t.Errorf("empty window: measures %v, undefined %v", w0.Measures, w0.Undefined)
+	}
+	if w1.Undefined != nil || w1.Measures["threshold"] != 0.5 || w1.Measures["modularity"] != q {
+		t.Errorf("full window: measures %v, undefined %v", w1.Measures, w1.Undefined)
+	}
+	if _, err := json.Marshal(sum); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -144,7 +144,8 @@ func runDFC(ctx context.Context, cfg Config, be fc.Backend, s *scan.Scan, fcc fc
 
 // dfcSummary is dfc/summary.json, the form the daemon serves to the app's Dynamics tab.
 // Non-finite values (the +Inf threshold of a window that keeps nothing) are left out, as JSON
-// has no such numbers.
+// has no such numbers, and the window's Undefined says why; so does a modularity a window
+// without edges cannot have.
 func dfcSummary(cfg Config, tr float64, res *dfc.Result) *ipc.DFCSummary {
 	sum := &ipc.DFCSummary{Window: cfg.DFCWindow, Step: cfg.DFCStep, TR: tr, Windows: make([]ipc.DFCWindow, len(res.Windows))}
 	for i, win := range res.Windows {
@@ -152,12 +153,20 @@ func dfcSummary(cfg Config, tr float64, res *dfc.Result) *ipc.DFCSummary {
 		if lr := win.LowRank; lr != nil {
 			m["lowrank_mae_svd"], m["lowrank_mae_randomized"] = lr.MAESVD, lr.MAERandomized
 		}
+		und := map[string]string{}
 		for key, v := range m {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				delete(m, key)
+				und[key] = dfcReason(key, v)
 			}
 		}
+		if _, ok := m["modularity"]; !ok && cfg.Metrics != settings.MetricsNone && win.Measures.Edges == 0 {
+			und["modularity"] = dfcReason("modularity", math.NaN())
+		}
 		sum.Windows[i] = ipc.DFCWindow{Index: win.Index, Start: win.Start, Edges: win.Measures.Edges, Measures: m}
+		if len(und) > 0 {
+			sum.Windows[i].Undefined = und
+		}
 	}
 	return sum
 }
@@ -209,4 +218,15 @@ func writeLowRankTable(w *bundle.Writer, res *dfc.Result) error {
 		}
 		return nil
 	})
+}
+
+// dfcReason is why a window's measure has no value (the same words as metrics.json's).
+func dfcReason(key string, v float64) string {
+	switch key {
+	case "threshold":
+		return reasonFor("network.threshold", "")
+	case "modularity":
+		return "the window's network has no edges: modularity divides by twice the number of edges"
+	}
+	return fmt.Sprintf("not a finite number (%v)", v)
 }
