@@ -55,20 +55,21 @@ func listDICOM(ctx context.Context, path, name string, series int) (*dicom.Listi
 
 // checkDICOM lists a DICOM scan at submission (a folder, .zip or DICOMDIR), so that a folder
 // without a time series, mixed series, missing volumes or a missing dcm2niix fail at once, by
-// name; the job's name loses any identity the files hold (a folder named after the patient).
-func checkDICOM(ctx context.Context, r *record, series int, name *string) error {
+// name; the job's name loses any identity the files hold (a folder named after the patient),
+// and so does the path it returns for job.json.
+func checkDICOM(ctx context.Context, r *record, series int, name *string) (string, error) {
 	if _, err := dicom.FindTool(ctx); err != nil {
-		return ipc.Errorf(ipc.CodeUnavailable, "scan %s: %v", *name, err)
+		return "", ipc.Errorf(ipc.CodeUnavailable, "scan %s: %v", *name, err)
 	}
 	_, s, _, err := listDICOM(ctx, r.Scan, *name, series)
 	if err != nil {
-		return err
+		return "", err
 	}
 	*name = s.Redact(*name)
 	if s.Problem != "" {
-		return ipc.Errorf(ipc.CodeBadRequest, "scan %s: %s: %s", *name, s.Name(), s.Problem)
+		return "", ipc.Errorf(ipc.CodeBadRequest, "scan %s: %s: %s", *name, s.Name(), s.Problem)
 	}
-	return nil
+	return s.Redact(r.Scan), nil
 }
 
 // ListSeries implements ipc.SeriesLister: the series of DICOM input on this machine, for the

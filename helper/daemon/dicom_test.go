@@ -3,6 +3,7 @@ package daemon
 import (
 	"archive/zip"
 	"bytes"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,6 +123,26 @@ func TestDICOMJobs(t *testing.T) {
 	}
 	if _, err := d.Upload(web, "notes.zip", strings.NewReader("hello, not a zip")); err == nil || !strings.Contains(err.Error(), "not a zip archive") {
 		t.Errorf("non-zip upload: %v", err)
+	}
+
+	// Nothing the daemon wrote — job records, bundles, logs — holds the patient's name (the
+	// folder's name included) or any other identity value of the files.
+	checked := 0
+	filepath.WalkDir(d.dir, func(p string, de fs.DirEntry, err error) error {
+		if err != nil || de.IsDir() {
+			return err
+		}
+		checked++
+		b, _ := os.ReadFile(p)
+		for _, v := range []string{"stc_test", "crlab", "19800707", "1980-07-07", "Medical Center Dr"} {
+			if bytes.Contains(b, []byte(v)) {
+				t.Errorf("%s holds identity value %q", p, v)
+			}
+		}
+		return nil
+	})
+	if checked < 10 {
+		t.Errorf("only %d files under the results directory", checked)
 	}
 
 	// Bad DICOM fails at submission, by name, with nothing queued.

@@ -109,8 +109,9 @@ func (d *Daemon) Submit(ctx context.Context, req ipc.JobRequest) (ipc.Job, error
 	}
 	// The header is read now, so that a file that is no 4D NIfTI fails at once, by name, and
 	// its space codes are kept for the atlas decision.
+	shownScan := ""
 	if dicom.IsInput(r.Scan) {
-		err = checkDICOM(ctx, &r, cfg.DICOMSeries, &name)
+		shownScan, err = checkDICOM(ctx, &r, cfg.DICOMSeries, &name)
 	} else {
 		err = checkScanHeader(&r, name)
 	}
@@ -124,6 +125,9 @@ func (d *Daemon) Submit(ctx context.Context, req ipc.JobRequest) (ipc.Job, error
 		r.Class = "cuda"
 	}
 	cfg.Scan, cfg.Mask, cfg.Out = r.Scan, r.Mask, filepath.Join(dir, "bundle")
+	if shownScan != "" {
+		r.Scan = shownScan // job.json keeps a DICOM path without the identity its files hold
+	}
 	if err := d.save(&r); err != nil {
 		undo()
 		return ipc.Job{}, err
