@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/hubscope/hubscope/helper/atlas"
@@ -154,6 +155,12 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 			}
 			rep.Note(fmt.Sprintf("realigned (%s): mean FD %.3f mm, max %.3f mm, %d volume(s) over 0.5 mm; largest motion %.2f mm / %.2f° (qc/motion.tsv)",
 				why, mr.MeanFD, mr.MaxFD, mr.VolumesOverFD05, mr.MaxTranslationMM, mr.MaxRotationDeg))
+			// FD scrubbing and motion regressors (--fd, --confound-columns) of a raw scan read
+			// the motion just estimated: the same table, fMRIPrep's names.
+			if cfg.Clean.Confounds == "" && (cfg.Clean.FD > 0 || len(cfg.Clean.ConfoundColumns) > 0) {
+				cfg.Clean.Confounds = filepath.Join(filepath.Dir(loadPath), "motion.tsv")
+				rep.Note("cleaning: confounds from the realignment's motion table (qc/motion.tsv)")
+			}
 			r.stage("realign", t0)
 			t0 = time.Now()
 		} else if why != "" {

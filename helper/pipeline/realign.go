@@ -67,8 +67,9 @@ func realignWanted(cfg Config) (bool, string) {
 // realignScan realigns the scan (package realign: rigid, two passes, trilinear estimation,
 // cubic B-spline reslicing), writes qc/motion.tsv (fMRIPrep's columns), qc/motion.png and
 // qc/motion.json into the bundle, and returns the path of the realigned series (a float32
-// NIfTI in a private temporary folder that cleanup removes) for the loader. The header keeps the
-// scan's geometry and transform codes.
+// NIfTI in a private temporary folder that cleanup removes) for the loader, with a copy of the
+// motion table there (motion.tsv) for the cleaning step. The header keeps the scan's geometry
+// and transform codes.
 func realignScan(ctx context.Context, cfg Config, w *bundle.Writer, rep progress.Reporter) (path string, mr *MotionReport, cleanup func(), err error) {
 	cleanup = func() {}
 	h, data, err := nifti.ReadImage(cfg.Scan)
@@ -120,6 +121,19 @@ func realignScan(ctx context.Context, cfg Config, w *bundle.Writer, rep progress
 		}
 	}
 	if err := w.WriteFile("qc/motion.tsv", res.WriteTSV); err != nil {
+		cleanup()
+		return "", nil, func() {}, err
+	}
+	if f, err := os.Create(filepath.Join(dir, "motion.tsv")); err == nil {
+		err = res.WriteTSV(f)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			cleanup()
+			return "", nil, func() {}, err
+		}
+	} else {
 		cleanup()
 		return "", nil, func() {}, err
 	}

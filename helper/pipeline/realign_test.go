@@ -66,8 +66,16 @@ func TestRunRealigned(t *testing.T) {
 	cfg := Defaults()
 	cfg.Scan, cfg.Out, cfg.Backend, cfg.Metrics, cfg.Density = in, filepath.Join(dir, "out"), "cpu", settings.MetricsNone, 0.05
 	cfg.Realign = RealignOn
-	if _, err := Run(context.Background(), cfg, nil); err != nil {
+	// The 24-parameter motion expansion regressed from the realignment's own table.
+	for _, n := range []string{"trans_x", "trans_y", "trans_z", "rot_x", "rot_y", "rot_z"} {
+		cfg.Clean.ConfoundColumns = append(cfg.Clean.ConfoundColumns, n, n+"_derivative1", n+"_power2", n+"_derivative1_power2")
+	}
+	res, err := Run(context.Background(), cfg, nil)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if res.Metrics == nil || res.Metrics.Denoise == nil || len(res.Metrics.Denoise.Confounds) != 24 {
+		t.Fatalf("cleaning with the motion table: %+v", res.Metrics)
 	}
 	tsv, err := os.ReadFile(filepath.Join(cfg.Out, "qc", "motion.tsv"))
 	if err != nil {

@@ -20,25 +20,45 @@ func (r *Result) Confounds() (motion [][]float64, fd []float64) {
 	return motion, append([]float64(nil), r.FD...)
 }
 
-// WriteTSV writes the motion table in fMRIPrep's confounds format: a header trans_x … rot_z
-// framewise_displacement, one row per volume, FD "n/a" in the first row.
+// WriteTSV writes the motion table in fMRIPrep's confounds format: trans_x … rot_z,
+// framewise_displacement, then fMRIPrep's expansions of each parameter P — P_derivative1
+// (backward difference), P_power2, P_derivative1_power2 — so that a confounds strategy reading
+// fMRIPrep's names (motion 6/12/24, FD scrubbing) reads this table too. One row per volume; "n/a"
+// where fMRIPrep writes it (the first row's FD and derivatives).
 func (r *Result) WriteTSV(w io.Writer) error {
 	bw := bufio.NewWriter(w)
+	cols := append([]string{}, Names[:]...)
+	cols = append(cols, "framewise_displacement")
 	for _, n := range Names {
-		bw.WriteString(n)
-		bw.WriteByte('\t')
+		cols = append(cols, n+"_derivative1", n+"_power2", n+"_derivative1_power2")
 	}
-	bw.WriteString("framewise_displacement\n")
+	for i, c := range cols {
+		if i > 0 {
+			bw.WriteByte('\t')
+		}
+		bw.WriteString(c)
+	}
+	bw.WriteByte('\n')
+	num := func(v float64) string { return strconv.FormatFloat(v, 'g', 8, 64) }
 	for t, p := range r.Params {
 		for _, v := range p {
-			bw.WriteString(strconv.FormatFloat(v, 'g', 8, 64))
+			bw.WriteString(num(v))
 			bw.WriteByte('\t')
 		}
 		if t == 0 {
-			bw.WriteString("n/a\n")
+			bw.WriteString("n/a")
 		} else {
-			fmt.Fprintf(bw, "%s\n", strconv.FormatFloat(r.FD[t], 'g', 8, 64))
+			bw.WriteString(num(r.FD[t]))
 		}
+		for k, v := range p {
+			if t == 0 {
+				fmt.Fprintf(bw, "\tn/a\t%s\tn/a", num(v*v))
+				continue
+			}
+			d := v - r.Params[t-1][k]
+			fmt.Fprintf(bw, "\t%s\t%s\t%s", num(d), num(v*v), num(d*d))
+		}
+		bw.WriteByte('\n')
 	}
 	return bw.Flush()
 }
