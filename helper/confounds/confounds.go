@@ -57,6 +57,24 @@ func missingCell(s string) bool {
 // same name ending .json) when present. Bad content is refused with one line naming the
 // file and the place.
 func Read(path string) (*Table, error) {
+	t, err := ReadPlain(path)
+	if err != nil {
+		return nil, err
+	}
+	js := strings.TrimSuffix(path, ".tsv") + ".json"
+	if b, err := os.ReadFile(js); err == nil {
+		if err := json.Unmarshal(b, &t.Meta); err != nil {
+			return nil, fmt.Errorf("%s: %v", js, err)
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	return t, nil
+}
+
+// ReadPlain reads the table alone, for tables whose .json beside them is no column sidecar
+// (the realignment's qc/motion.tsv beside its summary qc/motion.json).
+func ReadPlain(path string) (*Table, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -114,14 +132,6 @@ func Read(path string) (*Table, error) {
 	}
 	if t.Rows() == 0 {
 		return nil, fmt.Errorf("%s: the confounds file has a header but no rows", path)
-	}
-	js := strings.TrimSuffix(path, ".tsv") + ".json"
-	if b, err := os.ReadFile(js); err == nil {
-		if err := json.Unmarshal(b, &t.Meta); err != nil {
-			return nil, fmt.Errorf("%s: %v", js, err)
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, err
 	}
 	return t, nil
 }
@@ -480,4 +490,40 @@ func (t *Table) compcorColumns(method string, n int) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// WithExpansions returns the table with the derivative1, power2 and derivative1_power2
+// columns fMRIPrep writes, added for every column that lacks them (backward differences, the
+// first row n/a), so that a plain six-parameter motion table (the realignment's) serves
+// load_confounds' motion expansions.
+func (t *Table) WithExpansions() *Table {
+	out := &Table{Path: t.Path, Meta: t.Meta, index: map[string]int{}}
+	add := func(name string, c []float64) {
+		if _, ok := out.index[name]; ok {
+			return
+		}
+		out.index[name] = len(out.Names)
+		out.Names, out.Cols = append(out.Names, name), append(out.Cols, c)
+	}
+	for i, n := range t.Names {
+		add(n, t.Cols[i])
+	}
+	for i, n := range t.Names {
+		if strings.Contains(n, "derivative") || strings.Contains(n, "power") || n == "framewise_displacement" {
+			continue
+		}
+		c := t.Cols[i]
+		d, sq, dsq := make([]float64, len(c)), make([]float64, len(c)), make([]float64, len(c))
+		for k := range c {
+			d[k] = math.NaN()
+			if k > 0 {
+				d[k] = c[k] - c[k-1]
+			}
+			sq[k], dsq[k] = c[k]*c[k], d[k]*d[k]
+		}
+		add(n+"_derivative1", d)
+		add(n+"_power2", sq)
+		add(n+"_derivative1_power2", dsq)
+	}
+	return out
 }

@@ -36,6 +36,10 @@ type CleanConfig struct {
 	DVARS           float64    `json:"std_dvars,omitempty"`        // scrub volumes with standardised DVARS above
 	GlobalSignal    bool       `json:"global_signal,omitempty"`    // regress the global signal too
 	ConfoundColumns []string   `json:"confound_columns,omitempty"` // these columns of the table instead of a preset
+
+	// motionTable is the realignment's qc/motion.tsv when the run realigned the scan: auto's
+	// raw recipe then regresses the 24 motion parameters too, and --fd can censor.
+	motionTable string
 }
 
 // RawRecipe is auto's cleaning for a scan without a confounds table (ALGORITHMS' recipe for
@@ -129,7 +133,15 @@ func clean(cfg CleanConfig, scanPath string, s *scan.Scan) (*CleanReport, error)
 	if tab == nil && (preset == CleanSimple || preset == CleanScrubbing || preset == CleanCompcor) {
 		return nil, fmt.Errorf("%s: --denoise %s needs fMRIPrep's confounds table (none found beside the scan: give --confounds FILE)", scanPath, mode)
 	}
-	if tab == nil && (cfg.FD > 0 || cfg.DVARS > 0 || len(cfg.ConfoundColumns) > 0) {
+	var motion *confounds.Table
+	if cfg.motionTable != "" && tab == nil {
+		var err error
+		if motion, err = confounds.ReadPlain(cfg.motionTable); err != nil {
+			return nil, err
+		}
+		rep.fd = motion.Col("framewise_displacement")
+	}
+	if tab == nil && motion == nil && (cfg.FD > 0 || cfg.DVARS > 0 || len(cfg.ConfoundColumns) > 0) {
 		return nil, fmt.Errorf("%s: --fd, --dvars and --confound-columns need a confounds table (--confounds FILE)", scanPath)
 	}
 	o := denoise.Options{Drop: cfg.DropVolumes, Detrend: true, Standardize: denoise.ZScoreSample, StandardizeConfounds: true}
@@ -205,10 +217,26 @@ func clean(cfg CleanConfig, scanPath string, s *scan.Scan) (*CleanReport, error)
 		for j, c := range tc {
 			names, cols = append(names, fmt.Sprintf("t_comp_cor_%02d", j)), append(cols, c)
 		}
+		withMotion := ""
+		if motion != nil {
+			// The realignment's six parameters with derivatives and squares (Friston 24), as
+			// fMRIPrep's table would give them to load_confounds(motion="full").
+			st := confounds.Strategy{Components: []string{"motion"}, Motion: "full", Demean: true}
+			if cfg.FD > 0 {
+				st.Components, st.Scrub, st.FD, st.DVARS = append(st.Components, "scrub"), 5, cfg.FD, math.Inf(1)
+				rep.fdThreshold = cfg.FD
+			}
+			sel, err := motion.WithExpansions().Select(st)
+			if err != nil {
+				return nil, err
+			}
+			names, cols, mask = append(names, sel.Names...), append(cols, sel.Cols...), sel.SampleMask
+			withMotion = fmt.Sprintf(", %d motion parameters from the realignment", len(sel.Names))
+		}
 		if band != [2]float64{} {
-			rep.Strategy = fmt.Sprintf("auto: no confounds table, so detrend, band-pass %g–%g Hz and %d tCompCor components from the scan", band[0], band[1], len(tc))
+			rep.Strategy = fmt.Sprintf("auto: no confounds table, so detrend, band-pass %g–%g Hz and %d tCompCor components from the scan%s", band[0], band[1], len(tc), withMotion)
 		} else {
-			rep.Strategy = fmt.Sprintf("auto: no confounds table, so detrend and %d tCompCor components from the scan; %s", len(tc), skipped)
+			rep.Strategy = fmt.Sprintf("auto: no confounds table, so detrend and %d tCompCor components from the scan%s; %s", len(tc), withMotion, skipped)
 		}
 	default: // none with explicit options
 		o.Detrend = cfg.Detrend

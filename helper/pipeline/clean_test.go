@@ -380,3 +380,48 @@ func checkNetworkOfReference(t *testing.T, dir string, yb []byte, n, l int, dens
 	}
 	t.Logf("network at density %g: %d edges, %d differ from the float64 network of nilearn's series (at the cut)", density, k, differ)
 }
+
+// TestAutoCleaningUsesRealignment: a raw scan realigned by the run gets the 24 motion
+// parameters of its own motion table (qc/motion.tsv) besides tCompCor, and --fd censors by
+// the realignment's framewise displacement.
+func TestAutoCleaningUsesRealignment(t *testing.T) {
+	m, a, err := synth.DemoMask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, a = synth.ResampleMask(m, a, 12)
+	p := synth.DefaultParams()
+	p.Length, p.Hubs = 60, 10
+	dir := t.TempDir()
+	in := filepath.Join(dir, "moving.nii.gz")
+	if _, _, err := synth.WriteMoving(context.Background(), m, a, p, synth.Motion{MaxShiftMM: 2, MaxRotDeg: 2}, in, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Defaults()
+	cfg.Scan, cfg.Out, cfg.Backend, cfg.Metrics, cfg.Density = in, filepath.Join(dir, "out"), "cpu", settings.MetricsNone, 0.05
+	cfg.Realign, cfg.Clean = RealignOn, CleanConfig{Denoise: CleanAuto, FD: 1}
+	res, err := Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := res.Metrics.Denoise
+	if d == nil || !strings.Contains(d.Strategy, "24 motion parameters from the realignment") {
+		t.Fatalf("strategy %+v", d)
+	}
+	tsv, err := os.ReadFile(filepath.Join(res.Dir, "qc", "motion.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(tsv)), "\n")
+	high := 0
+	for _, l := range lines[2:] {
+		f := strings.Split(l, "\t")
+		if v, _ := strconv.ParseFloat(f[len(f)-1], 64); v > 1 {
+			high++
+		}
+	}
+	if high > 0 && len(d.Censored) < high {
+		t.Errorf("%d volumes with FD > 1 mm but %d censored", high, len(d.Censored))
+	}
+	t.Logf("%s; %d volumes over 1 mm, %d censored", d.Strategy, high, len(d.Censored))
+}

@@ -150,6 +150,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 			}
 			defer cleanup()
 			mr.Reason = why
+			cfg.Clean.motionTable = w.Path("qc/motion.tsv") // auto's raw recipe regresses it
 			if err := w.WriteJSON("qc/motion.json", mr); err != nil {
 				return nil, err
 			}
