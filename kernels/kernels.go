@@ -1,5 +1,6 @@
 // Package kernels holds HubScope's CUDA kernels: the CUDA C sources (*.cu, one job each,
-// sharing common.cuh and the tile products sgemm_tile.cuh, tf32x3_tile.cuh, popc_tile.cuh and bmma_tile.cuh) and the fatbin
+// sharing common.cuh and the tile products sgemm_tile.cuh, tf32x3_tile.cuh, popc_tile.cuh and bmma_tile.cuh, and group_tile.cuh for the
+// group mean) and the fatbin
 // nvcc compiled from them, embedded so that the helper built with -tags cuda needs only the
 // NVIDIA driver at run time (the CUDA backend loads it with cuModuleLoadData).
 //
@@ -41,4 +42,7 @@ const (
 	ComponentsHook       = "components_hook"
 	ComponentsFlatten    = "components_flatten"
 	SplitTF32            = "split_tf32"
+	GroupEdges           = "group_edges"
+	GroupHistogram       = "group_histogram"
+	GroupValues          = "group_values"
 )

@@ -106,7 +106,7 @@ func TestFatbinHeader(t *testing.T) {
 	if magic := uint32(Fatbin[0]) | uint32(Fatbin[1])<<8 | uint32(Fatbin[2])<<16 | uint32(Fatbin[3])<<24; magic != 0xBA55ED50 {
 		t.Fatalf("fatbin magic %#x, want 0xba55ed50", magic)
 	}
-	for _, name := range []string{NormalizeRows, AverageRanks, KendallSigns, CorrelationEdges, CorrelationHistogram, KendallEdges, KendallHistogram, CorrelationValues, KendallValues, TopKSelect, CheckSeries, CorrelationRows, PanelDegrees, PanelScan, PanelGather, SplitTF32, KeysHistogram, PanelTrim, PanelCompact, ComponentsInit, ComponentsHook, ComponentsFlatten} {
+	for _, name := range []string{NormalizeRows, AverageRanks, KendallSigns, CorrelationEdges, CorrelationHistogram, KendallEdges, KendallHistogram, CorrelationValues, KendallValues, TopKSelect, CheckSeries, CorrelationRows, PanelDegrees, PanelScan, PanelGather, SplitTF32, KeysHistogram, PanelTrim, PanelCompact, ComponentsInit, ComponentsHook, ComponentsFlatten, GroupEdges, GroupHistogram, GroupValues} {
 		if !bytes.Contains(Fatbin, []byte(name)) {
 			t.Errorf("fatbin does not mention kernel %q", name)
 		}

@@ -145,8 +145,17 @@ func (b *backend) init() error {
 	return nil
 }
 
-func (b *backend) Name() string   { return "cuda" }
-func (b *backend) Device() string { return b.device }
+func (b *backend) Name() string { return "cuda" }
+
+func (b *backend) Device() string {
+	if S := b.subjects(); S > 1 {
+		return fmt.Sprintf("%s, group mean Fisher z of %d subjects", b.device, S)
+	}
+	return b.device
+}
+
+// subjects is the number of subjects whose mean Fisher z the backend computes (1: one scan).
+func (b *backend) subjects() int { return max(b.opts.Subjects, 1) }
 
 // do runs f on the context's thread, or fails once the backend is closed.
 func (b *backend) do(f func() error) error {
@@ -191,6 +200,19 @@ func (b *backend) Prepare(ctx context.Context, x []float32, n, l int, m fc.Measu
 	if n < 1 || l < 3 || len(x) != n*l {
 		return fc.CheckSeries(x, n, l) // its error names the shape problem
 	}
+	if S := b.subjects(); S > 1 {
+		// The group mean: every subject's part of a row is a row of its own (N·S rows of
+		// L/S time points; group_tile.cuh's layout).
+		switch {
+		case l%S != 0:
+			return fmt.Errorf("cuda backend: group: %d time points do not split into %d subjects", l, S)
+		case m == fc.Kendall:
+			return fmt.Errorf("cuda backend: group: the mean Fisher z is defined for Pearson and Spearman, not Kendall's τ")
+		case l/S < 3:
+			return fmt.Errorf("cuda backend: group: %d time points per subject; need at least 3", l/S)
+		}
+		l /= S
+	}
 	switch {
 	case n > math.MaxUint32:
 		return fmt.Errorf("cuda backend: prepare: %d series exceed the uint32 node index", n)
@@ -207,7 +229,7 @@ func (b *backend) Prepare(ctx context.Context, x []float32, n, l int, m fc.Measu
 		b.freePrepared()
 		b.freeTime = time.Since(t0)
 		defer func() { b.prepareTime = time.Since(t0) }()
-		if err := b.prepare(x, n, l, m); err != nil {
+		if err := b.prepare(x, n*b.subjects(), l, m); err != nil {
 			b.freePrepared()
 			return err
 		}
@@ -231,8 +253,10 @@ func (b *backend) prepare(x []float32, n, l int, m fc.Measure) error {
 	switch m {
 	case fc.Pearson, fc.Spearman:
 		b.ld = roundUp(l, sgemmStep)
-		// 128 zero rows past the last tile start, so no tile reads out of bounds.
-		rows := roundUp(n, sgemmTile) + sgemmTile
+		// 128 zero rows past the last tile start, so no tile reads out of bounds (group mean:
+		// 128 zero node rows of S subject rows each).
+		S := b.subjects()
+		rows := (roundUp(n/S, sgemmTile) + sgemmTile) * S
 		if b.u, err = alloc("normalized series", rows*b.ld*4); err != nil {
 			return err
 		}
@@ -296,7 +320,7 @@ func (b *backend) prepare(x []float32, n, l int, m fc.Measure) error {
 		return fmt.Errorf("cuda backend: preparing %d series × %d time points: %w", n, l, err)
 	}
 	b.kernelTime = time.Since(t1)
-	b.prepared, b.measure, b.n, b.l = true, m, n, l
+	b.prepared, b.measure, b.n, b.l = true, m, n/b.subjects(), l
 	b.blockRows = b.chooseBlockRows()
 	return nil
 }
@@ -320,6 +344,14 @@ func (b *backend) checkSeries(x []float32, dx cu.DevicePtr, n, l int) error {
 	bad := *(*uint64)(sl.hostCount)
 	if bad == 0 {
 		return nil
+	}
+	if S := b.subjects(); S > 1 {
+		// Row i·S + s is node i of subject s: name them as helper/group does.
+		for r := 0; r < n; r++ {
+			if err := fc.CheckSeries(x[r*l:(r+1)*l], 1, l); err != nil {
+				return fmt.Errorf("cuda backend: group: node %d of subject %d: %w", r/S, r%S+1, err)
+			}
+		}
 	}
 	if err := fc.CheckSeries(x, n, l); err != nil {
 		return err
@@ -516,7 +548,9 @@ func (b *backend) enqueue(s *slot, op fc.Op) error {
 			return fmt.Errorf("cuda backend: clearing the histogram: %w", err)
 		}
 		var err error
-		if b.measure == fc.Kendall {
+		if S := b.subjects(); S > 1 {
+			err = b.fn.groupHistogramLaunch(s.stream, b.series(), S, blk, op, s.hist)
+		} else if b.measure == fc.Kendall {
 			err = b.fn.kendallHistogramLaunch(s.stream, b.kendall(), blk, op, s.hist)
 		} else {
 			err = b.fn.correlationHistogramLaunch(s.stream, b.series(), blk, op, s.hist)
@@ -533,7 +567,9 @@ func (b *backend) enqueue(s *slot, op fc.Op) error {
 		return fmt.Errorf("cuda backend: clearing the edge counter: %w", err)
 	}
 	var err error
-	if b.measure == fc.Kendall {
+	if S := b.subjects(); S > 1 {
+		err = b.fn.groupEdgesLaunch(s.stream, b.series(), S, blk, op, s.edges, s.count, s.edgeCap)
+	} else if b.measure == fc.Kendall {
 		err = b.fn.kendallEdgesLaunch(s.stream, b.kendall(), blk, op, s.edges, s.count, s.edgeCap)
 	} else {
 		err = b.fn.correlationEdgesLaunch(s.stream, b.series(), blk, op, s.edges, s.count, s.edgeCap)
@@ -768,7 +804,9 @@ func (b *backend) runTopK(ctx context.Context, blocks []fc.Block, op fc.Op, sink
 		if err := cu.MemsetD32Async(s.count, 0, 2, s.stream); err != nil {
 			return fmt.Errorf("cuda backend: clearing the edge counter: %w", err)
 		}
-		if b.measure == fc.Kendall {
+		if S := b.subjects(); S > 1 {
+			err = b.fn.groupValuesLaunch(s.stream, b.series(), S, blk, op, b.vals, w)
+		} else if b.measure == fc.Kendall {
 			err = b.fn.kendallValuesLaunch(s.stream, b.kendall(), blk, op, b.vals, w)
 		} else {
 			err = b.fn.correlationValuesLaunch(s.stream, b.series(), blk, op, b.vals, w)

@@ -219,3 +219,88 @@ func BenchmarkBackend(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGroup is BENCHMARKS.md's W8: the group-mean Fisher z network of 197 subjects ×
+// 58,523 nodes × 200 time points at r̄ > 0.5 (the torch peer's `--subjects 197 --r 0.5`),
+// from the subjects' series in host memory (N × S·L) to the CSR in host memory through
+// fc.Build (Prepare's upload and normalisation included, as the peer's preparation is).
+// HUBSCOPE_GROUP_SUBJECTS / HUBSCOPE_GROUP_N shrink it. One JSON line per product unit.
+func BenchmarkGroup(b *testing.B) {
+	requireGPU(b)
+	s, n, l := 197, 58_523, 200
+	if v, err := strconv.Atoi(os.Getenv("HUBSCOPE_GROUP_SUBJECTS")); err == nil && v > 1 {
+		s = v
+	}
+	if v, err := strconv.Atoi(os.Getenv("HUBSCOPE_GROUP_N")); err == nil && v > 1 {
+		n = v
+	}
+	runs := 3
+	if r, err := strconv.Atoi(os.Getenv("HUBSCOPE_BENCH_RUNS")); err == nil && r > 0 {
+		runs = r
+	}
+	// Standard normal subjects drawn in parallel (seeded per node).
+	x := make([]float32, n*s*l)
+	var wg sync.WaitGroup
+	for p := 0; p < 16; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := n * p / 16; i < n*(p+1)/16; i++ {
+				rng := rand.New(rand.NewPCG(uint64(i), 197))
+				row := x[i*s*l : (i+1)*s*l]
+				for k := range row {
+					row[k] = float32(rng.NormFloat64())
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	cfg := fc.Config{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.5}
+	ctx := context.Background()
+	for _, unit := range []string{"simt", "tc"} {
+		b.Run(unit, func(b *testing.B) {
+			be, err := New(Options{Subjects: s, TF32x3: unit == "tc"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer be.Close()
+			if _, _, err := fc.Build(ctx, be, x, n, s*l, cfg, nil); err != nil { // warm-up
+				b.Fatal(err)
+			}
+			var times []float64
+			var rpt *fc.Report
+			for i := 0; i < runs; i++ {
+				t0 := time.Now()
+				_, r, err := fc.Build(ctx, be, x, n, s*l, cfg, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				times = append(times, time.Since(t0).Seconds())
+				rpt = r
+			}
+			bk := be.(*backend)
+			prep := bk.prepareTime.Seconds()
+			t0 := time.Now()
+			edges := 0
+			err = be.Run(ctx, fc.PlanBlocks(n, be.BlockRows()), fc.Op{Kind: fc.OpEdges, Threshold: 0.5}, func(r *fc.BlockResult) error {
+				edges += len(r.Edges)
+				return nil
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			pass := time.Since(t0).Seconds()
+			slices.Sort(times)
+			median := times[len(times)/2]
+			// S subjects × N(N−1)/2 pairs × L multiply-adds × 2 flops.
+			flops := float64(s) * float64(n) * float64(n-1) * float64(l)
+			line, _ := json.Marshal(map[string]any{
+				"ours": "hubscope-cuda-group", "workload": "W8/" + unit, "subjects": s, "n": n, "l": l, "r": 0.5,
+				"seconds": median, "runs": times, "edges": rpt.Edges, "block_rows": rpt.BlockRows, "passes": rpt.Passes,
+				"prepare_s": prep, "upload_s": bk.uploadTime.Seconds(), "edge_pass_s": pass, "edge_pass_edges": edges,
+				"edge_pass_tflops": flops / pass / 1e12, "device": be.Device(),
+			})
+			fmt.Fprintln(os.Stdout, string(line))
+		})
+	}
+}

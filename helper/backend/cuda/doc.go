@@ -58,4 +58,12 @@ type Options struct {
 	// RowStageCapacity is the initial number of kept edges a row panel can stage without a
 	// retry (0 = 1<<24). A panel with more is recomputed once with room, which then stays.
 	RowStageCapacity int
+	// Subjects > 1 makes the backend the group mean Fisher z of that many subjects, the
+	// device counterpart of helper/group.FisherZ: Prepare takes the subjects' series
+	// concatenated along time (N × S·L, subject s in columns [s·L, (s+1)·L) of every row),
+	// every subject's rows are normalised on the device and stay resident there, and each
+	// block pair's value is tanh((1/S) Σ_s atanh r_s), summed over the subjects inside one
+	// kernel (kernels/group_tile.cuh). Kendall's τ is refused, as on the CPU. Blocks take the
+	// block path (no row emission).
+	Subjects int
 }

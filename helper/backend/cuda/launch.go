@@ -48,6 +48,7 @@ type functions struct {
 	splitTF32                                                              cu.Function
 	keysHistogram, panelTrim, panelCompact                                 cu.Function
 	componentsInit, componentsHook, componentsFlatten                      cu.Function
+	groupEdges, groupHistogram, groupValues                                cu.Function
 }
 
 func loadFunctions(mod cu.Module) (functions, error) {
@@ -78,6 +79,9 @@ func loadFunctions(mod cu.Module) (functions, error) {
 		{kernels.ComponentsInit, &f.componentsInit},
 		{kernels.ComponentsHook, &f.componentsHook},
 		{kernels.ComponentsFlatten, &f.componentsFlatten},
+		{kernels.GroupEdges, &f.groupEdges},
+		{kernels.GroupHistogram, &f.groupHistogram},
+		{kernels.GroupValues, &f.groupValues},
 	} {
 		fn, err := mod.Function(k.name)
 		if err != nil {
@@ -150,6 +154,17 @@ func (c corrSeries) params() []uint64 {
 	return []uint64{ptr(c.hi), ptr(c.lo), i64(c.ld), i64(c.ld), tc}
 }
 
+// groupParams are the group kernels' leading operands (group_tile.cuh): the series as
+// corrSeries gives them with ld one subject's row length (also the product's K: the padding
+// is zeros, as for one scan), then the number of subjects.
+func (c corrSeries) groupParams(subjects int) []uint64 {
+	var tc uint64
+	if c.tc {
+		tc = 1
+	}
+	return []uint64{ptr(c.hi), ptr(c.lo), i64(c.ld), i64(c.ld), tc, i64(subjects)}
+}
+
 func blockParams(b fc.Block) []uint64 { return []uint64{i64(b.I0), i64(b.I1), i64(b.J0), i64(b.J1)} }
 
 // correlationEdges: grid (ceil((J1−J0)/128), ceil((I1−I0)/128)), block 256.
@@ -164,6 +179,27 @@ func (f *functions) correlationHistogramLaunch(s cu.Stream, u corrSeries, b fc.B
 	p := append(u.params(), blockParams(b)...)
 	p = append(p, f64(op.Lo), f64(op.Hi), i64(op.Bins), opFlags(op), ptr(hist))
 	return launch(kernels.CorrelationHistogram, f.correlationHistogram, ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, sgemmTile), 256, 0, s, p...)
+}
+
+// groupEdges: grid (ceil((J1−J0)/128), ceil((I1−I0)/128)), block 256.
+func (f *functions) groupEdgesLaunch(s cu.Stream, u corrSeries, subjects int, b fc.Block, op fc.Op, out, count cu.DevicePtr, capacity int) error {
+	p := append(u.groupParams(subjects), blockParams(b)...)
+	p = append(p, f64(op.Threshold), opFlags(op), ptr(out), ptr(count), uint64(capacity))
+	return launch(kernels.GroupEdges, f.groupEdges, ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, sgemmTile), 256, 0, s, p...)
+}
+
+// groupHistogram: grid (ceil((J1−J0)/128), ceil((I1−I0)/128)), block 256.
+func (f *functions) groupHistogramLaunch(s cu.Stream, u corrSeries, subjects int, b fc.Block, op fc.Op, hist cu.DevicePtr) error {
+	p := append(u.groupParams(subjects), blockParams(b)...)
+	p = append(p, f64(op.Lo), f64(op.Hi), i64(op.Bins), opFlags(op), ptr(hist))
+	return launch(kernels.GroupHistogram, f.groupHistogram, ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, sgemmTile), 256, 0, s, p...)
+}
+
+// groupValues: grid (ceil((J1−J0)/128), ceil((I1−I0)/128)), block 256.
+func (f *functions) groupValuesLaunch(s cu.Stream, u corrSeries, subjects int, b fc.Block, op fc.Op, v cu.DevicePtr, ldv int) error {
+	p := append(u.groupParams(subjects), blockParams(b)...)
+	p = append(p, opFlags(op), ptr(v), i64(ldv))
+	return launch(kernels.GroupValues, f.groupValues, ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, sgemmTile), 256, 0, s, p...)
 }
 
 // kendallEdges: grid (ceil((J1−J0)/64), ceil((I1−I0)/64)), block 256.

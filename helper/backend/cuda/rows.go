@@ -178,6 +178,9 @@ func (b *backend) EmitRows(ctx context.Context, blocks []fc.Block, op fc.Op, spl
 	if b.measure == fc.Kendall {
 		return nil, unsupported("Kendall τ-b takes the block path")
 	}
+	if b.subjects() > 1 {
+		return nil, unsupported("the group mean takes the block path")
+	}
 	if b.opts.NoRowEmission {
 		return nil, unsupported("disabled by Options.NoRowEmission")
 	}

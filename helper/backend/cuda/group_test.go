@@ -1,0 +1,255 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/helper/group"
+)
+
+// groupSeries makes S subjects' N×L series sharing a block structure, concatenated along
+// time as helper/group.Load does (N × S·L). ties rounds them to a few levels (Spearman's
+// average ranks).
+func groupSeries(n, s, l int, seed uint64, ties bool) []float32 {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	x := make([]float32, n*s*l)
+	for k := 0; k < s; k++ {
+		sig := make([][]float64, 5)
+		for g := range sig {
+			sig[g] = make([]float64, l)
+			for t := range sig[g] {
+				sig[g][t] = rng.NormFloat64()
+			}
+		}
+		for i := 0; i < n; i++ {
+			a := 0.3 + 1.5*rng.Float64()
+			for t := 0; t < l; t++ {
+				v := a*sig[i%5][t] + rng.NormFloat64()
+				if ties {
+					v = math.Round(v * 1.5)
+				}
+				x[i*s*l+k*l+t] = float32(v)
+			}
+		}
+		for i := 0; i < n; i++ { // keep no subject's row constant
+			d := x[i*s*l+k*l : i*s*l+(k+1)*l]
+			if d[0] == d[1] {
+				d[0]++
+			}
+		}
+	}
+	return x
+}
+
+// groupReference is the float64 mean Fisher z (back on the r scale) of every pair i < j,
+// from float64 normalisation of each subject's part (ranks for Spearman: fc.Ranker's average
+// ranks, which are exact in float32).
+func groupReference(x []float32, n, s, l int, m fc.Measure) []float64 {
+	us := make([][]float64, n*s) // row i·s + k
+	var rk fc.Ranker
+	tmp := make([]float32, l)
+	for i := 0; i < n; i++ {
+		for k := 0; k < s; k++ {
+			d := x[i*s*l+k*l : i*s*l+(k+1)*l]
+			if m == fc.Spearman {
+				rk.Ranks(tmp, d)
+				d = tmp
+			}
+			var mean float64
+			for _, v := range d {
+				mean += float64(v)
+			}
+			mean /= float64(l)
+			u := make([]float64, l)
+			var ss float64
+			for t, v := range d {
+				u[t] = float64(v) - mean
+				ss += u[t] * u[t]
+			}
+			for t := range u {
+				u[t] /= math.Sqrt(ss)
+			}
+			us[i*s+k] = u
+		}
+	}
+	ref := make([]float64, n*n)
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			var z float64
+			for k := 0; k < s; k++ {
+				var r float64
+				a, b := us[i*s+k], us[j*s+k]
+				for t := range a {
+					r += a[t] * b[t]
+				}
+				z += math.Atanh(math.Max(-group.ZClamp, math.Min(group.ZClamp, r)))
+			}
+			ref[i*n+j] = math.Tanh(z / float64(s))
+		}
+	}
+	return ref
+}
+
+// TestGroupFisherZ checks every pair's group-mean value (an edge pass keeping all pairs)
+// against the float64 reference, on both product units, with blocks that split tiles and
+// a node count that is no multiple of the tile.
+func TestGroupFisherZ(t *testing.T) {
+	const n, s, l = 613, 5, 37
+	ctx := context.Background()
+	for _, m := range []fc.Measure{fc.Pearson, fc.Spearman} {
+		x := groupSeries(n, s, l, 3, m == fc.Spearman)
+		ref := groupReference(x, n, s, l, m)
+		for _, tc := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%v/tf32x3=%v", m, tc), func(t *testing.T) {
+				be := newTestBackend(t, Options{Subjects: s, TF32x3: tc})
+				if err := be.Prepare(ctx, x, n, s*l, m); err != nil {
+					t.Fatal(err)
+				}
+				be.(fc.BlockRowsSetter).SetBlockRows(200)
+				seen := make([]bool, n*n)
+				var worst float64
+				err := be.Run(ctx, fc.PlanBlocks(n, 200), fc.Op{Kind: fc.OpEdges, Threshold: -2}, func(r *fc.BlockResult) error {
+					for _, e := range r.Edges {
+						k := int(e.I)*n + int(e.J)
+						if e.J <= e.I || seen[k] {
+							return fmt.Errorf("pair (%d,%d) out of order or twice", e.I, e.J)
+						}
+						seen[k] = true
+						worst = math.Max(worst, math.Abs(float64(e.W)-ref[k]))
+					}
+					return nil
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := 0; i < n; i++ {
+					for j := i + 1; j < n; j++ {
+						if !seen[i*n+j] {
+							t.Fatalf("pair (%d,%d) missing", i, j)
+						}
+					}
+				}
+				t.Logf("max |r̄ − float64 reference| = %.3g", worst)
+				if worst > 2e-6 {
+					t.Errorf("max deviation %.3g from the float64 reference", worst)
+				}
+			})
+		}
+	}
+}
+
+// TestGroupMatchesCPU builds the group-mean network with the CUDA backend and with
+// helper/group's CPU backend through fc.Build in every threshold mode: the same edges
+// (pairs within 1e-5 of the cut may go either way) and weights within 2e-6.
+func TestGroupMatchesCPU(t *testing.T) {
+	const n, s, l = 700, 4, 50
+	ctx := context.Background()
+	x := groupSeries(n, s, l, 5, false)
+	ref := groupReference(x, n, s, l, fc.Pearson)
+	for _, cfg := range []fc.Config{
+		{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.3},
+		{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.25, Abs: true, BlockRows: 256},
+		{Measure: fc.Pearson, Mode: fc.Density, Density: 0.02},
+		{Measure: fc.Pearson, Mode: fc.Density, Density: 0.05, BlockRows: 384},
+		{Measure: fc.Spearman, Mode: fc.Density, Density: 0.03},
+		{Measure: fc.Pearson, Mode: fc.NearestNeighbours, K: 4, BlockRows: 256},
+	} {
+		t.Run(fmt.Sprintf("%v/%v/%d", cfg.Measure, cfg.Mode, cfg.BlockRows), func(t *testing.T) {
+			gpu := newTestBackend(t, Options{Subjects: s})
+			cpu := group.NewFisherZ(s)
+			defer cpu.Close()
+			g, grpt, err := fc.Build(ctx, gpu, x, n, s*l, cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, _, err := fc.Build(ctx, cpu, x, n, s*l, cfg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := g.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			edges := func(i int, nw interface {
+				Row(int) ([]uint32, []float32)
+			}) map[int]float32 {
+				out := map[int]float32{}
+				cols, ws := nw.Row(i)
+				for p, j := range cols {
+					out[int(j)] = ws[p]
+				}
+				return out
+			}
+			cut := grpt.Threshold
+			differ := 0
+			for i := 0; i < n; i++ {
+				ge, ce := edges(i, g), edges(i, c)
+				for j, w := range ge {
+					cw, ok := ce[j]
+					r := ref[min(i, j)*n+max(i, j)]
+					if cfg.Measure == fc.Spearman {
+						r = float64(cw)
+					}
+					if !ok {
+						if math.Abs(math.Abs(r)-cut) > 1e-5 && cfg.Mode != fc.NearestNeighbours {
+							t.Fatalf("pair (%d,%d) w %.7f only on the GPU (reference %.7f, cut %.7f)", i, j, w, r, cut)
+						}
+						differ++
+						continue
+					}
+					if math.Abs(float64(w-cw)) > 2e-6 {
+						t.Fatalf("pair (%d,%d): GPU %.8f, CPU %.8f", i, j, w, cw)
+					}
+				}
+				for j := range ce {
+					if _, ok := ge[j]; !ok {
+						differ++
+					}
+				}
+			}
+			t.Logf("%d edges on the GPU, %d on the CPU, %d pairs at the cut differ", g.Edges(), c.Edges(), differ)
+			if differ > 4 {
+				t.Errorf("%d pairs differ", differ)
+			}
+		})
+	}
+}
+
+func TestGroupRefusals(t *testing.T) {
+	ctx := context.Background()
+	const n, s, l = 50, 3, 20
+	for _, c := range []struct {
+		name string
+		m    fc.Measure
+		l    int
+		edit func([]float32)
+		want string
+	}{
+		{"kendall", fc.Kendall, s * l, nil, "Kendall"},
+		{"split", fc.Pearson, s*l - 1, nil, "do not split into 3 subjects"},
+		{"constant", fc.Pearson, s * l, func(x []float32) {
+			d := x[7*s*l+2*l : 7*s*l+3*l]
+			for t := range d {
+				d[t] = 4
+			}
+		}, "node 7 of subject 3"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			be := newTestBackend(t, Options{Subjects: s})
+			x := groupSeries(n, s, l, 9, false)
+			if c.edit != nil {
+				c.edit(x)
+			}
+			err := be.Prepare(ctx, x[:n*c.l], n, c.l, c.m)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want one naming %q", err, c.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,31 @@
+// group_values: one block pair of the group-mean Fisher z network (group_tile.cuh) written
+// densely to device memory for topk_select (the k-nearest-neighbour mode), as
+// correlation_values does for one scan: V[(i−i0)·ldv + (j−j0)] = r̄_ij (|r̄_ij| when abs), NaN
+// for pairs the block does not count.
+//
+// Launch: grid (ceil((j1−j0)/128), ceil((i1−i0)/128)), block 256, static shared memory
+// 48 KiB. ldv ≥ j1 − j0.
+#include "common.cuh"
+#include "group_tile.cuh"
+
+extern "C" __global__ void __launch_bounds__(CT_THREADS, 1)
+group_values(const float* __restrict__ U, const float* __restrict__ Lo, long long ld, long long K, long long use_tc,
+             long long S, long long i0, long long i1, long long j0, long long j1, long long flags,
+             float* __restrict__ V, long long ldv) {
+    const BlockPair bp = {i0, i1, j0, j1};
+    const long long r0 = i0 + (long long)blockIdx.y * CT_TM;
+    const long long c0 = j0 + (long long)blockIdx.x * CT_TM;
+    __shared__ CorrShared s;
+    float acc[8][8];
+    group_tile(U, Lo, ld, K, use_tc != 0, S, r0, c0, s, acc);
+#pragma unroll
+    for (int m = 0; m < 8; ++m) {
+        const long long i = r0 + corr_row(use_tc != 0, m);
+#pragma unroll
+        for (int n = 0; n < 8; ++n) {
+            const long long j = c0 + corr_col(use_tc != 0, n);
+            if (i < i1 && j < j1)
+                V[(i - i0) * ldv + (j - j0)] = pair_counts(bp, i, j) ? connection_value(acc[m][n], flags) : __int_as_float(0x7fc00000);
+        }
+    }
+}
