@@ -23,11 +23,20 @@ const (
 // one product per subject per panel) can be put here.
 var NewFisherZBackend = func(s int) fc.Backend { return NewFisherZ(s) }
 
+// FisherZEngine is a backend with a device engine for the mean Fisher z (the CUDA backend:
+// subjects resident on the device, their atanh r summed inside each tile). Network uses it
+// instead of NewFisherZBackend when the run's backend offers one.
+type FisherZEngine interface {
+	// GroupFisherZ opens the engine for s subjects on the backend's device.
+	GroupFisherZ(s int) (fc.Backend, error)
+}
+
 // Network builds the group-mean network of c with fc.Build's threshold cfg (cfg.Measure is
 // each subject's measure: Pearson or Spearman). The mean of r is one Pearson build over the
 // concatenated normalised series on plain (any backend, the CUDA one included; nil: the CPU
 // backend) and consumes c.X (normalised in place); the mean Fisher z runs on
-// NewFisherZBackend.
+// NewFisherZBackend, or on plain's device engine when plain is a FisherZEngine (if that
+// engine cannot be opened, a note says why and the CPU engine runs).
 func Network(ctx context.Context, c *Cohort, mean string, cfg fc.Config, plain fc.Backend, rep progress.Reporter) (*network.Network, *fc.Report, error) {
 	if cfg.Mode == fc.Significance {
 		return nil, nil, fmt.Errorf("group: significance thresholds test one subject's r with L−2 degrees of freedom; a group mean has no such test: use --r, --density or --knn")
@@ -35,7 +44,17 @@ func Network(ctx context.Context, c *Cohort, mean string, cfg fc.Config, plain f
 	n, S, L := c.Scan.N, c.S, c.L
 	switch mean {
 	case MeanFisherZ, "":
-		be := NewFisherZBackend(S)
+		var be fc.Backend
+		if eng, ok := plain.(FisherZEngine); ok {
+			var err error
+			if be, err = eng.GroupFisherZ(S); err != nil {
+				progress.OrDiscard(rep).Note(fmt.Sprintf("group mean Fisher z on the CPU (%v)", err))
+				be = nil
+			}
+		}
+		if be == nil {
+			be = NewFisherZBackend(S)
+		}
 		defer be.Close()
 		nw, rpt, err := fc.Build(ctx, be, c.X, n, S*L, cfg, rep)
 		if rpt != nil {

@@ -395,12 +395,11 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 		return nil, err
 	}
 	r.stage("write bundle", t0)
-	provBe := be
+	engine, device := be.Name(), be.Device()
 	if coh != nil && cfg.Group.Mean != group.MeanR { // the mean Fisher z ran on its own engine
-		provBe = group.NewFisherZBackend(coh.S)
-		defer provBe.Close()
+		engine, device = fcrep.Backend, fcrep.Device
 	}
-	prov, err := r.provenance(provBe, fcrep, s.Inputs)
+	prov, err := r.provenance(engine, device, fcrep, s.Inputs)
 	if err != nil {
 		return nil, err
 	}
@@ -462,9 +461,9 @@ func inputOf(path string, digests []scan.FileDigest) (bundle.Input, error) {
 	return describeInput(path)
 }
 
-// provenance describes the run; digests are the scan's Inputs, so the input files are not
-// read again.
-func (r *runner) provenance(be fc.Backend, fcrep *fc.Report, digests []scan.FileDigest) (*bundle.Provenance, error) {
+// provenance describes the run; engine and device name what built the network; digests are
+// the scan's Inputs, so the input files are not read again.
+func (r *runner) provenance(engine, device string, fcrep *fc.Report, digests []scan.FileDigest) (*bundle.Provenance, error) {
 	scanPath := r.cfg.Scan
 	if r.cfg.Group != nil && len(digests) > 0 { // the first subject; group.json lists them all
 		scanPath = digests[0].Path
@@ -485,13 +484,13 @@ func (r *runner) provenance(be fc.Backend, fcrep *fc.Report, digests []scan.File
 		Created:    time.Now().UTC().Truncate(time.Second),
 		Input:      in,
 		Parameters: r.cfg,
-		Backend:    be.Name(),
+		Backend:    engine,
 		Host:       bundle.ThisHost(),
 		Timings:    append(r.timings, bundle.StageTiming{Stage: "total", Seconds: time.Since(r.start).Seconds()}),
 		Notes:      fcrep.Notes,
 	}
-	if be.Name() == "cuda" {
-		p.Device = be.Device()
+	if engine == "cuda" {
+		p.Device = device
 	}
 	p.Conversion = r.conversion
 	if r.cfg.Mask != "" {

@@ -858,3 +858,11 @@ func uniquePairs(edges []fc.Edge) []fc.Edge {
 	})
 	return slices.CompactFunc(edges, func(a, b fc.Edge) bool { return a.I == b.I && a.J == b.J })
 }
+
+// GroupFisherZ opens the group-mean Fisher z engine for s subjects on this backend's device
+// with its options (helper/group.FisherZEngine; Options.Subjects).
+func (b *backend) GroupFisherZ(s int) (fc.Backend, error) {
+	o := b.opts
+	o.Subjects = s
+	return New(o)
+}
