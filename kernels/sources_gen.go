@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "ecdf66fc20ccc885366d600cf804f6da0675fd4de6766c0101670f3c53dedeac"
+const SourceSHA256 = "face73192648bb7e582e57272d06259c47e96f16f9e44fee1f82a7487c141e57"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "a95e77cee3fd6cf1fe9487b347bfe7de27cb688a01f2eca98d4d8ea3fa50734b"
+const FatbinSHA256 = "efa82bd9d3762700aaea8861dbad2889e0d4c1918eb7c1eb12c24be4ddc6da7d"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"
