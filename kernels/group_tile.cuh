@@ -5,8 +5,8 @@
 // (correlation_tile.cuh: fp32 SIMT, or 3×TF32 when use_tc), |r| clamped to 1 − 1e−7 as
 // helper/group.ZClamp does (two identical voxels would give an infinite z). Subjects are the
 // inner loop: the tile's running Σ atanh stays in registers across all S products, so no S × N
-// × N intermediate ever reaches device memory (row panel outer, subjects inner; docs/algorithms.md
-// on the group mean).
+// × N intermediate ever reaches device memory (row panel outer, subjects inner, as helper/group's
+// CPU engine blocks it; its package comment gives the two means).
 //
 // Layout: the prepared series are node-major, subject-minor: subject s's row i starts at
 // U + (i·S + s)·ld (normalize_rows over the N·S rows of the input N × S·L matrix read as
