@@ -131,7 +131,12 @@ func (m *Metrics) GlobalMeasures() []Measure {
 	}
 	if g := m.Global; g != nil {
 		add("C_p (clustering coefficient)", f3(g.ClusteringCoefficient), "mean over all voxels")
-		add("L_p (characteristic path length)", f3(g.CharacteristicPathLength), "mean shortest path over connected pairs, in links")
+		if m.Network.Edges == 0 {
+			// metrics.json writes L_p as null here (no connected pair; see its "undefined").
+			add("L_p (characteristic path length)", "undefined", "no two voxels are connected: L_p is a mean over connected pairs")
+		} else {
+			add("L_p (characteristic path length)", f3(g.CharacteristicPathLength), "mean shortest path over connected pairs, in links")
+		}
 		add("E_glob (global efficiency)", f3(g.GlobalEfficiency), "mean inverse shortest path")
 		if g.LocalEfficiency != nil {
 			add("E_loc (local efficiency)", f3(*g.LocalEfficiency), "mean over all voxels")
@@ -163,3 +168,13 @@ func (m *Metrics) ModuleSizes() []int {
 }
 
 func f3(v float64) string { return fmt.Sprintf("%.3f", v) }
+
+// thresholdWords is the threshold line of the report. A network that keeps no pair has no
+// threshold value (metrics.json writes null, with the reason in "undefined"), which must not
+// read as a threshold of 0.
+func (m *Metrics) thresholdWords() string {
+	if m.Network.Edges == 0 {
+		return fmt.Sprintf("%s: undefined (no pair of voxels is kept); 0 links", m.Network.Measure)
+	}
+	return fmt.Sprintf("%s %.4g; %d links, density %.3g %%", m.Network.Measure, m.Network.Threshold, m.Network.Edges, 100*m.Network.Density)
+}

@@ -93,7 +93,7 @@ func Write(w io.Writer, r Report) error {
 		{"File", filepath.Base(m.Scan.Path)},
 		{"Grid", fmt.Sprintf("%d × %d × %d voxels, %d volumes, TR %s", m.Scan.Grid[0], m.Scan.Grid[1], m.Scan.Grid[2], m.Scan.TimePoints, tr)},
 		{"Voxels analysed", fmt.Sprintf("%d of %d in the mask (%d constant, %d with invalid values left out)", m.Scan.Nodes, m.Scan.MaskVoxels, m.Scan.ZeroVariance, m.Scan.NonFinite)},
-		{"Threshold used", fmt.Sprintf("%s %.4g; %d links, density %.3g %%", m.Network.Measure, m.Network.Threshold, m.Network.Edges, 100*m.Network.Density)},
+		{"Threshold used", m.thresholdWords()},
 		{"Connectivity", fmt.Sprintf("%d isolated voxels; the largest connected part holds %d voxels", m.Network.Isolated, m.Network.LargestComponent)},
 	}
 	for _, f := range r.Figures {
