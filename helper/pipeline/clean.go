@@ -226,12 +226,34 @@ func clean(cfg CleanConfig, scanPath string, s *scan.Scan) (*CleanReport, error)
 				st.Components, st.Scrub, st.FD, st.DVARS = append(st.Components, "scrub"), 5, cfg.FD, math.Inf(1)
 				rep.fdThreshold = cfg.FD
 			}
-			sel, err := motion.WithExpansions().Select(st)
-			if err != nil {
-				return nil, err
+			// A short scan takes the 6 parameters alone, or none, rather than failing: auto
+			// keeps at least 2 more volumes than regressors, as the cleaning requires.
+			for _, expansion := range []string{"full", "basic", ""} {
+				if expansion == "" {
+					withMotion = ", no motion parameters (too few volumes for them)"
+					break
+				}
+				st.Motion = expansion
+				sel, err := motion.WithExpansions().Select(st)
+				if err != nil {
+					return nil, err
+				}
+				kept := s.L - cfg.DropVolumes
+				if sel.SampleMask != nil {
+					kept = 0
+					for _, v := range sel.SampleMask {
+						if v >= cfg.DropVolumes {
+							kept++
+						}
+					}
+				}
+				if len(cols)+len(sel.Cols)+2 > kept {
+					continue
+				}
+				names, cols, mask = append(names, sel.Names...), append(cols, sel.Cols...), sel.SampleMask
+				withMotion = fmt.Sprintf(", %d motion parameters from the realignment", len(sel.Names))
+				break
 			}
-			names, cols, mask = append(names, sel.Names...), append(cols, sel.Cols...), sel.SampleMask
-			withMotion = fmt.Sprintf(", %d motion parameters from the realignment", len(sel.Names))
 		}
 		if band != [2]float64{} {
 			rep.Strategy = fmt.Sprintf("auto: no confounds table, so detrend, band-pass %g–%g Hz and %d tCompCor components from the scan%s", band[0], band[1], len(tc), withMotion)
