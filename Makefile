@@ -24,6 +24,7 @@ test: deps-test fmt-check vet cuda-vet wasm-vet
 	HUBSCOPE_STRICT=1 $(GO) test -count=1 -tags purego ./helper/backend/cpu/... ./helper/fc/...
 	$(GO) build -o $(BIN)/hubscope-helper ./cmd/hubscope-helper
 	scripts/cli-smoke.sh $(BIN)/hubscope-helper
+	scripts/slurm-smoke.sh $(BIN)/hubscope-helper
 	scripts/fuzz.sh
 	scripts/cuda-smoke.sh
 	scripts/gui-smoke.sh

@@ -67,10 +67,18 @@ func cmdCohort(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&opt.Subject, "subject", "", "only this `SUBJECT`'s runs, without the table (the per-subject step, e.g. one array task)")
 	tableOnly := fs.Bool("table-only", false, "only the group step: the subjects × measures table from the finished bundles")
 	fs.IntVar(&opt.Jobs, "jobs", 0, "`N` runs analysed at once (default: half the CPU cores)")
+	sl := slurmFlags(fs)
 	apply := analysisFlags(fs, &opt.Config, "cohort", stderr)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
+	}
+	if *sl.status {
+		if len(pos) != 1 {
+			fmt.Fprintln(stderr, "cohort: --status takes one derivatives folder: cohort DERIV --status")
+			return errUsage
+		}
+		return cohortStatus(pos[0], stdout)
 	}
 	if err := apply(); err != nil {
 		return err
@@ -89,6 +97,13 @@ func cmdCohort(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	check.Scan, check.Out = "check", "check"
 	if err := check.Validate(); err != nil {
 		return err
+	}
+	if *sl.slurm {
+		if *tableOnly || opt.Subject != "" {
+			fmt.Fprintln(stderr, "cohort: --slurm submits both steps; leave out --subject and --table-only")
+			return errUsage
+		}
+		return cohortSlurm(opt, fs, sl, stdout)
 	}
 	if !*tableOnly {
 		disp := progress.NewDisplay(stderr)
