@@ -24,6 +24,7 @@ import (
 	"github.com/hubscope/hubscope/app/slices"
 	"github.com/hubscope/hubscope/app/watch"
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // IsScan reports whether a dropped or chosen file looks like a NIfTI scan by its name.
@@ -300,8 +301,8 @@ func BackendText(info ipc.Info) string {
 	if info.GPU == nil && info.CPU != "" {
 		out += fmt.Sprintf(" (%s, %d cores)", info.CPU, info.Cores)
 	}
-	if info.Version != "" && info.Version != ipc.Version {
-		out += fmt.Sprintf(" · note: the helper is version %s, this app %s", info.Version, ipc.Version)
+	if info.Version != "" && info.Version != schema.Version {
+		out += fmt.Sprintf(" · note: the helper is version %s, this app %s", info.Version, schema.Version)
 	}
 	return out
 }
@@ -529,7 +530,7 @@ func (r *pendingRow) show(p Pending) {
 // header is the title, the helper's backend (or why it is unreachable), Retry and the button
 // that folds the scan list away.
 func (u *UI) header() fyne.CanvasObject {
-	title := widget.NewLabelWithStyle(ipc.AppName+" "+ipc.Version, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	title := widget.NewLabelWithStyle(schema.AppName+" "+schema.Version, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	return container.NewVBox(container.NewBorder(nil, nil, title, container.NewHBox(u.Retry, u.ListToggle), u.Backend), widget.NewSeparator())
 }
 

@@ -23,6 +23,7 @@ import (
 
 	"github.com/hubscope/hubscope/app/report"
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
@@ -47,7 +48,7 @@ var t0 = time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 func newHelper() *helper {
 	return &helper{jobs: map[string]ipc.Job{
 		"old": {ID: "old", Name: "earlier.nii.gz", State: ipc.JobInterrupted, Error: "the helper stopped while it ran", Submitted: t0.Add(-time.Hour)},
-	}, info: ipc.Info{App: ipc.AppName, Version: ipc.Version, API: ipc.Prefix, Backend: "cpu", CPU: "Test CPU", Cores: 2}}
+	}, info: ipc.Info{App: schema.AppName, Version: schema.Version, API: ipc.Prefix, Backend: "cpu", CPU: "Test CPU", Cores: 2}}
 }
 
 func (h *helper) Info(context.Context) (ipc.Info, error) { return h.info, nil }
@@ -322,7 +323,7 @@ func TestUnreachableHelperThenRetry(t *testing.T) {
 	if err := <-connected; err != nil {
 		t.Fatal(err)
 	}
-	if u.Backend.Text != "Helper "+ipc.Version+" · computing on GPU NVIDIA H200" || u.Retry.Visible() {
+	if u.Backend.Text != "Helper "+schema.Version+" · computing on GPU NVIDIA H200" || u.Retry.Visible() {
 		t.Errorf("connected: %q (retry visible %v)", u.Backend.Text, u.Retry.Visible())
 	}
 	if r, ok := u.Jobs.Get("old"); !ok || r.Job.State != ipc.JobInterrupted {

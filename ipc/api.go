@@ -35,6 +35,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 	"io"
 	"net/http"
@@ -179,7 +180,7 @@ type Summary struct {
 	Atlas *AtlasInfo `json:"atlas,omitempty"`
 	// DFC is the dynamic analysis, when windows were asked for; window w's degree map is the
 	// volume "dfc_degree@w" (w from 0).
-	DFC *DFCSummary `json:"dfc,omitempty"`
+	DFC *schema.DFCSummary `json:"dfc,omitempty"`
 }
 
 // AtlasInfo describes the labelled atlas used to name regions.
@@ -187,26 +188,6 @@ type AtlasInfo struct {
 	Name     string         `json:"name"`     // e.g. "AAL (Tzourio-Mazoyer et al. 2002)"
 	Citation string         `json:"citation"` // what to cite, and its licence
 	Labels   map[int]string `json:"labels"`   // value in the "atlas" volume → region name
-}
-
-// DFCSummary is the sliding-window analysis of a job.
-type DFCSummary struct {
-	Window  int         `json:"window"` // volumes per window
-	Step    int         `json:"step"`   // volumes between window starts
-	TR      float64     `json:"tr_seconds"`
-	Windows []DFCWindow `json:"windows"`
-}
-
-// DFCWindow holds one window's global measures (density, mean_degree, clustering,
-// efficiency, modularity, … as computed) keyed by their names in metrics.json.
-type DFCWindow struct {
-	Index    int                `json:"index"`
-	Start    int                `json:"start"` // first volume of the window
-	Edges    int64              `json:"edges"`
-	Measures map[string]float64 `json:"measures"`
-	// Undefined names the measures the window has no value for (left out of Measures, as
-	// JSON has no NaN or Inf) and why, e.g. "threshold": "no pair of nodes is kept …".
-	Undefined map[string]string `json:"undefined,omitempty"`
 }
 
 // Series is one voxel's time series.

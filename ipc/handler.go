@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 	"io"
 	"io/fs"
@@ -480,7 +481,7 @@ func (h *handler) root(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	fmt.Fprintf(w, "%s helper %s is running; its API is at %s. This helper serves no browser build.\n", AppName, Version, Prefix)
+	fmt.Fprintf(w, "%s helper %s is running; its API is at %s. This helper serves no browser build.\n", schema.AppName, schema.Version, Prefix)
 }
 
 func (h *handler) info(w http.ResponseWriter, r *http.Request) error {

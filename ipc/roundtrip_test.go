@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 	"io"
 	"log/slog"
@@ -109,7 +110,7 @@ func roundTrip(t *testing.T, svc *scripted, c *Client, tr Transport) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Transport != string(tr) || info.App != AppName || info.API != Prefix || info.CPU != "scripted CPU" || info.MaxUploadBytes != DefaultMaxUploadBytes {
+	if info.Transport != string(tr) || info.App != schema.AppName || info.API != Prefix || info.CPU != "scripted CPU" || info.MaxUploadBytes != DefaultMaxUploadBytes {
 		t.Fatalf("info %+v", info)
 	}
 	if !slices.Contains(svc.Calls(), string(tr)+" Info") {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 	"io"
 	"math"
@@ -102,7 +103,7 @@ func (s *scripted) job(id string) (Job, error) {
 
 func (s *scripted) Info(ctx context.Context) (Info, error) {
 	s.record(ctx, "Info")
-	return Info{App: AppName, Version: Version, Backend: "cpu", CPU: "scripted CPU", Cores: 2, FreeMemoryBytes: 1 << 30, ActiveJobs: 1}, nil
+	return Info{App: schema.AppName, Version: schema.Version, Backend: "cpu", CPU: "scripted CPU", Cores: 2, FreeMemoryBytes: 1 << 30, ActiveJobs: 1}, nil
 }
 
 func (s *scripted) Upload(ctx context.Context, name string, body io.Reader) (Upload, error) {
@@ -214,7 +215,7 @@ func (s *scripted) Summary(ctx context.Context, id string) (Summary, error) {
 		Hubs:    []Hub{{Node: 7, Voxel: [3]int{1, 2, 3}, MNI: [3]float64{-30, 12, 40}, Degree: 88, Strength: 31.5, HubZ: 3.2, Module: 2, Participation: &p, Role: "connector", Region: "Precentral_L"}},
 		Volumes: []string{"degree", "modules"}, Files: []FileInfo{{Name: "metrics.json", Size: 16}},
 		Atlas: &AtlasInfo{Name: "AAL", Labels: map[int]string{1: "Precentral_L"}},
-		DFC:   &DFCSummary{Window: 30, Step: 5, TR: 2, Windows: []DFCWindow{{Index: 0, Start: 0, Edges: 120, Measures: map[string]float64{"density": 0.01}}}},
+		DFC:   &schema.DFCSummary{Window: 30, Step: 5, TR: 2, Windows: []schema.DFCWindow{{Index: 0, Start: 0, Edges: 120, Measures: map[string]float64{"density": 0.01}}}},
 	}, nil
 }
 

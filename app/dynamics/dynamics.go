@@ -25,6 +25,7 @@ import (
 	"github.com/hubscope/hubscope/app/slices"
 	"github.com/hubscope/hubscope/app/slices/lineplot"
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // Tab is the Dynamics tab (a fyne widget).
@@ -140,7 +141,7 @@ func displayName(s ipc.Summary, id string) string {
 func WindowVolume(w int) string { return fmt.Sprintf("%s%d", slices.DFCPrefix, w) }
 
 // measureNames is the union of the windows' measure names, sorted.
-func measureNames(ws []ipc.DFCWindow) []string {
+func measureNames(ws []schema.DFCWindow) []string {
 	seen := map[string]bool{}
 	var names []string
 	for _, w := range ws {

@@ -7,80 +7,14 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
-// Metrics is the part of a bundle's metrics.json (written by the helper's pipeline) that the
-// app shows. Fields absent from a run (basic metrics, no random networks) stay nil.
+// Metrics is a bundle's metrics.json (schema.Metrics, the type the helper writes) with the
+// ways the app presents it. Fields absent from a run (basic metrics, no random networks) are
+// nil.
 type Metrics struct {
-	Scan struct {
-		Path         string  `json:"path"`
-		MaskRule     string  `json:"mask_rule"` // how the nodes were chosen (the helper's scan.MaskRule*)
-		Nodes        int     `json:"nodes"`
-		TimePoints   int     `json:"time_points"`
-		TR           float64 `json:"tr_seconds"`
-		Grid         [3]int  `json:"grid"`
-		MaskVoxels   int     `json:"mask_voxels"`
-		ZeroVariance int     `json:"dropped_zero_variance"`
-		NonFinite    int     `json:"dropped_non_finite"`
-	} `json:"scan"`
-	Network struct {
-		Measure          string  `json:"measure"`
-		Abs              bool    `json:"abs"`
-		Mode             string  `json:"threshold_mode"`
-		Correction       string  `json:"correction"`
-		Threshold        float64 `json:"threshold"`
-		Edges            int64   `json:"edges"`
-		Density          float64 `json:"density"`
-		MeanDegree       float64 `json:"mean_degree"`
-		Isolated         int     `json:"isolated_nodes"`
-		LargestComponent int     `json:"largest_component"`
-		Backend          string  `json:"backend"`
-		Device           string  `json:"device"`
-	} `json:"network"`
-	Hubs struct {
-		Rule   string  `json:"rule"`
-		Cutoff float64 `json:"degree_cutoff"`
-		Count  int     `json:"count"`
-	} `json:"hubs"`
-	Global *struct {
-		ClusteringCoefficient    float64  `json:"clustering_coefficient"`
-		CharacteristicPathLength float64  `json:"characteristic_path_length"`
-		GlobalEfficiency         float64  `json:"global_efficiency"`
-		LocalEfficiency          *float64 `json:"local_efficiency"`
-		Assortativity            *float64 `json:"assortativity"`
-		Diameter                 int      `json:"diameter"`
-		SmallWorld               *struct {
-			Gamma          float64 `json:"gamma"`
-			Lambda         float64 `json:"lambda"`
-			Sigma          float64 `json:"sigma"`
-			SigmaSD        float64 `json:"sigma_sd"`
-			RandomNetworks int     `json:"random_networks"`
-			// The random networks' L_p estimated from sampled BFS sources, with the
-			// standard error that carries into λ.
-			Estimated bool    `json:"random_path_length_estimated"`
-			Sources   int     `json:"random_path_length_sources"`
-			LambdaSE  float64 `json:"lambda_se"`
-		} `json:"small_world"`
-		DegreeDistribution *struct {
-			PowerLaw struct {
-				Alpha float64 `json:"alpha"`
-				Xmin  int     `json:"xmin"`
-			} `json:"power_law"`
-		} `json:"degree_distribution"`
-	} `json:"global"`
-	GlobalBasic *struct {
-		ClusteringCoefficient float64  `json:"clustering_coefficient"`
-		Assortativity         *float64 `json:"assortativity"`
-	} `json:"global_basic"`
-	Modules []struct {
-		Method  string   `json:"method"`
-		Q       float64  `json:"q"`
-		Count   int      `json:"count"`
-		Modules int      `json:"modules_of_two_or_more"`
-		Single  int      `json:"single_node_modules"`
-		Sizes   []int    `json:"sizes"`
-		QZScore *float64 `json:"q_z_score"`
-	} `json:"modules"`
+	schema.Metrics
 }
 
 // ParseMetrics decodes metrics.json (ipc.Summary.Metrics).
@@ -110,9 +44,9 @@ func (m *Metrics) GlobalMeasures() []Measure {
 	if g := m.Global; g != nil && g.SmallWorld != nil {
 		sw := g.SmallWorld
 		add("γ (normalised clustering)", f3(sw.Gamma), fmt.Sprintf("C_p / C_p of %d random networks; > 1: more clustered than chance", sw.RandomNetworks))
-		if sw.Estimated {
+		if sw.RandomPathLengthEstimated {
 			add("λ (normalised path length)", fmt.Sprintf("%.3f ± %.1g (estimate)", sw.Lambda, sw.LambdaSE),
-				fmt.Sprintf("L_p / L_p of the random networks, theirs estimated from %d sampled sources each (± one standard error); ≈ 1: as short as chance", sw.Sources))
+				fmt.Sprintf("L_p / L_p of the random networks, theirs estimated from %d sampled sources each (± one standard error); ≈ 1: as short as chance", sw.RandomPathSources))
 		} else {
 			add("λ (normalised path length)", f3(sw.Lambda), "L_p / L_p of the random networks; ≈ 1: as short as chance")
 		}
@@ -121,8 +55,8 @@ func (m *Metrics) GlobalMeasures() []Measure {
 	if len(m.Modules) > 0 {
 		mod := m.Modules[0]
 		count := fmt.Sprintf("%d modules of ≥ 2 nodes", mod.Modules)
-		if mod.Single > 0 {
-			count += fmt.Sprintf(" (and %d nodes on their own)", mod.Single)
+		if mod.SingleNodes > 0 {
+			count += fmt.Sprintf(" (and %d nodes on their own)", mod.SingleNodes)
 		}
 		add("Q (modularity, "+mod.Method+")", f3(mod.Q), count)
 		if mod.QZScore != nil {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // Figure is one image of the report, PNG-encoded.
@@ -72,7 +73,7 @@ func Write(w io.Writer, r Report) error {
 	m := r.Metrics
 	p := page{
 		Title:    r.Summary.Job.Name,
-		Version:  ipc.Version,
+		Version:  schema.Version,
 		Created:  r.Created.Format("2 January 2006, 15:04"),
 		Bundle:   r.Summary.Bundle,
 		Settings: DescribeSettings(r.Summary.Job.Settings, r.Mask),

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
@@ -205,7 +206,7 @@ func TestReportContent(t *testing.T) {
 	if set["Connectivity"] != "Spearman rank correlation" || set["Links kept"] != "strongest 1 % of all voxel pairs (exact density)" || !strings.Contains(set["Brain mask"], "automatic") || set["Random networks"] != "15 (degree-preserving rewiring)" {
 		t.Errorf("settings %v", set)
 	}
-	for _, want := range []string{"demo_phantom.nii.gz", "31 × 37 × 31 voxels, 200 volumes, TR 2 s", "8558 of 8593", "NeuroImage 15:273-289", "HubScope " + ipc.Version, "/home/dr/results/demo_phantom"} {
+	for _, want := range []string{"demo_phantom.nii.gz", "31 × 37 × 31 voxels, 200 volumes, TR 2 s", "8558 of 8593", "NeuroImage 15:273-289", "HubScope " + schema.Version, "/home/dr/results/demo_phantom"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -13,7 +13,7 @@ import (
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/progress"
-	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -36,7 +36,7 @@ func cmdBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	h := bundle.ThisHost()
 	fmt.Fprintf(stdout, "hubscope-helper %s bench, %s\ncpu: %s, %d logical CPUs\n%s\n\n",
-		ipc.Version, time.Now().UTC().Format("2006-01-02 15:04 UTC"), orUnknown(h.CPUModel), h.CPUs, gpu)
+		schema.Version, time.Now().UTC().Format("2006-01-02 15:04 UTC"), orUnknown(h.CPUModel), h.CPUs, gpu)
 	var rows []benchmark.Row
 	disp := progress.NewDisplay(stderr)
 	err := benchmark.Run(ctx, benchmark.Options{Workloads: strings.Split(*work, ","), PeersDir: *peers,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hubscope/hubscope/helper/daemon"
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // shutdownGrace bounds how long a stopping helper waits for its jobs to stop (the pipeline
@@ -82,7 +83,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		stopDaemon()
 		return err
 	}
-	fmt.Fprintf(stdout, "hubscope-helper %s serving on unix %s\n", ipc.Version, srv.SocketPath())
+	fmt.Fprintf(stdout, "hubscope-helper %s serving on unix %s\n", schema.Version, srv.SocketPath())
 	if srv.WebAddr() != "" {
 		fmt.Fprintf(stdout, "web: open %s\n", srv.TokenURL())
 	}

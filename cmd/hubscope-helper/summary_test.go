@@ -6,6 +6,7 @@ import (
 
 	"github.com/hubscope/hubscope/helper/graph"
 	"github.com/hubscope/hubscope/helper/pipeline"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // TestSummaryWords checks the summary's wording of the degree fits, the modules and the
@@ -39,11 +40,11 @@ func TestSummaryWords(t *testing.T) {
 			[]string{"Leiden: 4 modules of ≥ 2 nodes (and 3 nodes on their own)", "Q 0.6100", "z 12.5"}, nil},
 		{"z undefined", []string{moduleWords(pipeline.ModuleInfo{Method: "Leiden", Q: 0.5, Sizes: []int{2, 2}, QZScoreUndefined: "all 15 random networks reached the same Q = 0.5"})},
 			[]string{"2 modules of ≥ 2 nodes, modularity Q 0.5000; its z-score is undefined (all 15 random networks"}, []string{"community:", "on their own"}},
-		{"small network", networkWarnings(&pipeline.Metrics{Scan: pipeline.ScanInfo{Nodes: 99, MaskRule: "automatic"}, Network: pipeline.NetworkInfo{Isolated: 64}}),
+		{"small network", networkWarnings(&pipeline.Metrics{Metrics: schema.Metrics{Scan: pipeline.ScanInfo{Nodes: 99, MaskRule: "automatic"}, Network: pipeline.NetworkInfo{Isolated: 64}}}),
 			[]string{"only 99 nodes", "--mask", "64 of the 99 nodes have no edge", "--density"}, nil},
-		{"region network", networkWarnings(&pipeline.Metrics{Scan: pipeline.ScanInfo{Nodes: 90}, Network: pipeline.NetworkInfo{Isolated: 2}}),
+		{"region network", networkWarnings(&pipeline.Metrics{Metrics: schema.Metrics{Scan: pipeline.ScanInfo{Nodes: 90}, Network: pipeline.NetworkInfo{Isolated: 2}}}),
 			nil, []string{"only", "no edge"}},
-		{"large network", networkWarnings(&pipeline.Metrics{Scan: pipeline.ScanInfo{Nodes: 8000, MaskRule: "automatic"}, Network: pipeline.NetworkInfo{Isolated: 11}}),
+		{"large network", networkWarnings(&pipeline.Metrics{Metrics: schema.Metrics{Scan: pipeline.ScanInfo{Nodes: 8000, MaskRule: "automatic"}, Network: pipeline.NetworkInfo{Isolated: 11}}}),
 			nil, []string{"only", "no edge"}},
 	}
 	for _, c := range cases {

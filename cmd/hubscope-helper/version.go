@@ -8,7 +8,7 @@ import (
 
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/pipeline"
-	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 func cmdVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -17,7 +17,7 @@ func cmdVersion(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	h := bundle.ThisHost()
-	fmt.Fprintf(stdout, "hubscope-helper %s (%s %s/%s)\n", ipc.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(stdout, "hubscope-helper %s (%s %s/%s)\n", schema.Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(stdout, "cpu: %s, %d logical CPUs\n", orUnknown(h.CPUModel), h.CPUs)
 	fmt.Fprintln(stdout, pipeline.DeviceSummary())
 	return nil

@@ -14,6 +14,7 @@ import (
 	"github.com/hubscope/hubscope/app"
 	"github.com/hubscope/hubscope/assets"
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // run opens the window; setup (per platform) fills in how to reach the helper and what to do
@@ -21,7 +22,7 @@ import (
 func run(cfg config) {
 	a := fyneapp.NewWithID("org.hubscope.app")
 	a.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon))
-	w := a.NewWindow(ipc.AppName + " " + ipc.Version)
+	w := a.NewWindow(schema.AppName + " " + schema.Version)
 	ctx := context.Background()
 	opts := app.Options{Connect: cfg.connect, Window: w, OnResult: cfg.onResult}
 	u := app.New(ctx, opts)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hubscope/hubscope/app"
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 func main() {
@@ -23,7 +24,7 @@ func main() {
 	watchDir := flag.String("watch", "", "watch this folder: new scans there are analysed once they have finished copying")
 	smoke := flag.String("smoke-dump", "", "once the first result is shown, write a screenshot of the window, the 3D view's place in it, the hub table (TSV), the slices and the report to this folder; then show the Slices tab when the file show-slices appears there (for scripts/gui-smoke.sh)")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: hubscope [flags]\n\nHubScope %s: voxel-wise functional brain networks, hubs and modules.\n\n", ipc.Version)
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: hubscope [flags]\n\nHubScope %s: voxel-wise functional brain networks, hubs and modules.\n\n", schema.Version)
 		flag.PrintDefaults()
 	}
 	flag.Parse()

@@ -98,7 +98,7 @@ func TestProvenanceJSON(t *testing.T) {
 			Measure string  `json:"measure"`
 			Density float64 `json:"density"`
 		}{"pearson", 0.01}, Backend: "cpu", Host: Host{OS: "linux", Arch: "amd64", CPUs: 2, GoVersion: "go1.26"},
-		Timings: []StageTiming{{"load", 1.5}, {"correlate", 0.25}}}
+		Timings: []StageTiming{{Stage: "load", Seconds: 1.5}, {Stage: "correlate", Seconds: 0.25}}}
 	if err := w.WriteJSON("provenance.json", p); err != nil {
 		t.Fatal(err)
 	}

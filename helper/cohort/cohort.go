@@ -25,7 +25,7 @@ import (
 	"github.com/hubscope/hubscope/helper/norm"
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/progress"
-	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // Options describe a cohort run.
@@ -117,7 +117,7 @@ func Run(ctx context.Context, opt Options, rep progress.Reporter) ([]Status, err
 		return nil, err
 	}
 	src, _ := filepath.Abs(opt.BIDS)
-	if err := derivatives.WriteDescription(opt.Out, ipc.AppName, ipc.Version, src); err != nil {
+	if err := derivatives.WriteDescription(opt.Out, schema.AppName, schema.Version, src); err != nil {
 		return nil, err
 	}
 	jobs := opt.Jobs
@@ -200,7 +200,7 @@ func RunSubject(ctx context.Context, opt Options, r derivatives.Run) Status {
 	if _, err := pipeline.Run(ctx, cfg, nil); err != nil {
 		return fail(err)
 	}
-	m := Marker{Software: ipc.AppName, Version: ipc.Version, Input: in, Settings: settings, Files: map[string]Digest{}}
+	m := Marker{Software: schema.AppName, Version: schema.Version, Input: in, Settings: settings, Files: map[string]Digest{}}
 	for _, mp := range maps {
 		srcPath := filepath.Join(s.Bundle, mp[0])
 		if _, err := os.Stat(srcPath); err != nil {

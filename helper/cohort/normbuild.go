@@ -10,7 +10,7 @@ import (
 	"github.com/hubscope/hubscope/helper/bids/derivatives"
 	"github.com/hubscope/hubscope/helper/norm"
 	"github.com/hubscope/hubscope/helper/sweep"
-	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // NormOptions describe a normative folder built from a cohort's derivatives.
@@ -96,5 +96,5 @@ func BuildNorm(opt NormOptions) (*norm.Info, error) {
 	}
 	hubSD, _ := settings["hub_sd"].(float64)
 	return norm.Build(opt.Out, norm.Input{Dims: nd.Dims, Affine: nd.Affine, IJK: nd.IJK, Values: nd.Values, Subjects: ids,
-		Settings: settings, HubSD: hubSD, Software: ipc.AppName, Version: ipc.Version})
+		Settings: settings, HubSD: hubSD, Software: schema.AppName, Version: schema.Version})
 }

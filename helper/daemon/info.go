@@ -12,6 +12,7 @@ import (
 
 	"github.com/hubscope/hubscope/helper/backend/cuda"
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // resolveBackend decides what "auto" means on this machine: cuda when a device works, else
@@ -57,7 +58,7 @@ func gpuInfo(d cuda.DeviceInfo) *ipc.GPU {
 
 // Info describes the helper, its machine and its queue.
 func (d *Daemon) Info(ctx context.Context) (ipc.Info, error) {
-	in := ipc.Info{App: ipc.AppName, Version: ipc.Version, API: ipc.Prefix, Backend: d.backend, GPU: d.gpu,
+	in := ipc.Info{App: schema.AppName, Version: schema.Version, API: ipc.Prefix, Backend: d.backend, GPU: d.gpu,
 		CPU: cpuModel(), Cores: runtime.NumCPU(), FreeMemoryBytes: memAvailable(),
 		Transport: string(ipc.TransportFrom(ctx)), MaxUploadBytes: d.opt.MaxUpload}
 	d.mu.Lock()

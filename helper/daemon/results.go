@@ -17,6 +17,7 @@ import (
 	"github.com/hubscope/hubscope/helper/atlas"
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // bundleView is what the daemon keeps of a finished job's bundle to answer views quickly: the
@@ -281,7 +282,7 @@ func (d *Daemon) Summary(ctx context.Context, id string) (ipc.Summary, error) {
 		return s, err
 	}
 	if b, err := os.ReadFile(filepath.Join(v.dir, "dfc", "summary.json")); err == nil {
-		var dfc ipc.DFCSummary
+		var dfc schema.DFCSummary
 		if err := json.Unmarshal(b, &dfc); err != nil {
 			return s, fmt.Errorf("job %s: dfc/summary.json: %w", id, err)
 		}

@@ -54,7 +54,7 @@ type Measures struct {
 	Constant              int      // rows constant within the window, left out of its network
 }
 
-// Map returns the measures keyed as metrics.json names them, the form of ipc.DFCWindow's
+// Map returns the measures keyed as metrics.json names them, the form of schema.DFCWindow's
 // Measures map (the app's Dynamics tab plots them by these names).
 func (m Measures) Map() map[string]float64 {
 	out := map[string]float64{

@@ -5,21 +5,12 @@ import (
 	"math"
 	"slices"
 
+	"github.com/hubscope/hubscope/ipc/schema"
 	"gonum.org/v1/gonum/mathext"
 )
 
-// DegreeHistogram is the degree distribution on logarithmic bins, for a log–log plot. Bin b
-// holds the integer degrees lo_b ≤ k < hi_b; Density is the probability per unit degree,
-// p(k) ≈ Counts[b] / (n · (hi_b − lo_b)), with n the number of nodes of degree ≥ 1 (degree 0 has
-// no place on a log axis and is counted in Zero).
-type DegreeHistogram struct {
-	Lo      []int     `json:"lo"`
-	Hi      []int     `json:"hi"`
-	Centers []float64 `json:"centers"` // geometric centre √(lo·(hi−1)) of the degrees in the bin
-	Counts  []int     `json:"counts"`
-	Density []float64 `json:"density"`
-	Zero    int       `json:"zero_degree_nodes"`
-}
+// DegreeHistogram is schema.DegreeHistogram (the bundle's file schemas live in package schema).
+type DegreeHistogram = schema.DegreeHistogram
 
 // LogBinnedDegrees bins degrees on a logarithmic grid with binsPerDecade bins per factor of 10
 // (default 10 when ≤ 0), widened where needed so every bin holds at least one integer.
@@ -62,57 +53,14 @@ func LogBinnedDegrees(degrees []int, binsPerDecade int) DegreeHistogram {
 	return h
 }
 
-// PowerLawFit is the discrete power law p(k) = k^(−α) / ζ(α, k_min) for k ≥ k_min, fitted by
-// maximum likelihood with k_min chosen to minimise the Kolmogorov–Smirnov distance between the
-// fitted and the empirical tail distribution (Clauset, Shalizi & Newman, SIAM Review 51:661,
-// 2009, §3.1 and §3.3). ζ(α, q) is the Hurwitz zeta function.
-type PowerLawFit struct {
-	Alpha         float64 `json:"alpha"`
-	AlphaSE       float64 `json:"alpha_se"` // asymptotic standard error 1/√(n ψ′), eq. (3.6)'s discrete analogue
-	Xmin          int     `json:"xmin"`
-	NTail         int     `json:"n_tail"` // number of degrees ≥ k_min
-	KS            float64 `json:"ks"`
-	LogLikelihood float64 `json:"log_likelihood"`
-}
+// PowerLawFit is schema.PowerLawFit (the bundle's file schemas live in package schema).
+type PowerLawFit = schema.PowerLawFit
 
-// TruncatedPowerLawFit is the discrete power law with exponential cut-off,
-// p(k) = k^(−α) e^(−λk) / Z(α, λ, k_min) for k ≥ k_min, fitted by maximum likelihood on the
-// same tail as the power law (Clauset et al. 2009, §5).
-type TruncatedPowerLawFit struct {
-	Alpha         float64 `json:"alpha"`
-	Lambda        float64 `json:"lambda"` // cut-off rate λ; the cut-off degree is 1/λ
-	Xmin          int     `json:"xmin"`
-	KS            float64 `json:"ks"`
-	LogLikelihood float64 `json:"log_likelihood"`
-}
+// TruncatedPowerLawFit is schema.TruncatedPowerLawFit (the bundle's file schemas live in package schema).
+type TruncatedPowerLawFit = schema.TruncatedPowerLawFit
 
-// DegreeDistribution gathers the histogram and both fits. LogLikelihoodRatio is
-// R = ln L_powerlaw − ln L_truncated on the common tail: negative favours the cut-off. The
-// power law is the truncated law at λ = 0 (nested models), so 2(ln L_trunc − ln L_pl) is χ²
-// with one degree of freedom under the power law, and PValue = P(χ²₁ ≥ −2R) (Clauset et al.
-// 2009, §5.1 and Appendix C); a small PValue rejects the pure power law for the cut-off.
-type DegreeDistribution struct {
-	Histogram          DegreeHistogram      `json:"histogram"`
-	PowerLaw           PowerLawFit          `json:"power_law"`
-	Truncated          TruncatedPowerLawFit `json:"truncated_power_law"`
-	LogLikelihoodRatio float64              `json:"log_likelihood_ratio"`
-	PValue             float64              `json:"p_value"`
-}
-
-// NoFit reports whether the fitted exponent ran to a bound of FitPowerLaw's search (1, 20]:
-// the tail falls off faster than any power law (α → 20) or not at all (α → 1), so the "fit" is
-// no description of the degrees.
-func (f PowerLawFit) NoFit() bool { return f.Alpha >= 19.99 || f.Alpha <= 1.001 }
-
-// NoFit reports whether the truncated law describes no heavy tail: with α < 0, k^(−α) rises
-// with k and the fitted law is a bump peaking at k = −α/λ, held down by the cut-off — the
-// degrees are peaked around a typical value.
-func (f TruncatedPowerLawFit) NoFit() bool { return f.Alpha < 0 }
-
-// NoCutOff reports whether the cut-off lies far beyond the largest degree kmax (λ·kmax < 10⁻³,
-// so e^(−λk) stays within 0.1 % of 1 over the data): the truncated law then coincides with a
-// pure power law.
-func (f TruncatedPowerLawFit) NoCutOff(kmax int) bool { return f.Lambda*float64(kmax) < 1e-3 }
+// DegreeDistribution is schema.DegreeDistribution (the bundle's file schemas live in package schema).
+type DegreeDistribution = schema.DegreeDistribution
 
 // FitError is a degree distribution a law cannot be fitted to (a property of the network, not
 // a failure of the program); Why says so in words.

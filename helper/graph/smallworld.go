@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/hubscope/hubscope/helper/progress"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // SmallWorldOptions sets up the comparison with random networks; the zero value asks for the
@@ -36,38 +37,8 @@ type SmallWorldOptions struct {
 // which is stated beside λ and σ (docs/algorithms.md, "Sampled path lengths").
 const DefaultPathSources = 1024
 
-// SmallWorldResult compares g with degree-preserving random networks (Humphries et al. 2008;
-// Wang et al. 2013): γ = C_p / ⟨C_p,rand⟩, λ = L_p / ⟨L_p,rand⟩, σ = γ / λ, where ⟨·⟩ is the mean
-// over the K random networks. SDs are sample standard deviations (n − 1) over the K networks.
-type SmallWorldResult struct {
-	ClusteringCoefficient    float64   `json:"clustering_coefficient"`     // C_p of g
-	CharacteristicPathLength float64   `json:"characteristic_path_length"` // L_p of g
-	RandomClustering         []float64 `json:"random_clustering"`          // C_p of each random network
-	RandomPathLength         []float64 `json:"random_path_length"`         // L_p of each random network
-	RandomClusteringMean     float64   `json:"random_clustering_mean"`
-	RandomClusteringSD       float64   `json:"random_clustering_sd"`
-	RandomPathLengthMean     float64   `json:"random_path_length_mean"`
-	RandomPathLengthSD       float64   `json:"random_path_length_sd"`
-	Gamma                    float64   `json:"gamma"`  // normalised clustering γ
-	Lambda                   float64   `json:"lambda"` // normalised path length λ
-	Sigma                    float64   `json:"sigma"`  // small-worldness σ = γ/λ
-	// SigmaSD is the SD of the per-network ratios (C_p/C_p,rand,k)/(L_p/L_p,rand,k), a spread
-	// for σ (σ itself is taken from the means, as in the papers).
-	SigmaSD        float64 `json:"sigma_sd"`
-	SwapsPerEdge   float64 `json:"swaps_per_edge"`
-	MinSwapsFrac   float64 `json:"min_swaps_fraction"` // lowest accepted/asked swap ratio over the K rewirings
-	RandomNetworks int     `json:"random_networks"`
-	// RandomPathLengthEstimated is true when the random networks' L_p are estimates from
-	// RandomPathSources sampled BFS sources each; RandomPathLengthSE holds each estimate's
-	// standard error, RandomPathLengthMeanSE that of their mean, and LambdaSE and SigmaSE the
-	// errors they carry into λ and σ (sampling error only; SigmaSD is the spread over networks).
-	RandomPathLengthEstimated bool      `json:"random_path_length_estimated"`
-	RandomPathSources         int       `json:"random_path_length_sources"`
-	RandomPathLengthSE        []float64 `json:"random_path_length_se"`
-	RandomPathLengthMeanSE    float64   `json:"random_path_length_mean_se"`
-	LambdaSE                  float64   `json:"lambda_se"`
-	SigmaSE                   float64   `json:"sigma_se"`
-}
+// SmallWorldResult is schema.SmallWorldResult (the bundle's file schemas live in package schema).
+type SmallWorldResult = schema.SmallWorldResult
 
 // SmallWorld measures C_p and L_p of g and of K Maslov–Sneppen random networks with the same
 // degree sequence, generated, measured and discarded one per core at a time. Progress counts

@@ -6,45 +6,11 @@ import (
 	"math"
 
 	"github.com/hubscope/hubscope/helper/progress"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
-// Global gathers the whole-network measures written to metrics.json (snake_case keys). Every
-// number is finite; a measure that is undefined for this graph (assortativity of a regular
-// graph, say) or was not asked for is null or absent, never NaN.
-type Global struct {
-	Nodes                 int     `json:"nodes"`
-	Edges                 int64   `json:"edges"`
-	Density               float64 `json:"density"`
-	MeanDegree            float64 `json:"mean_degree"`
-	DegreeSD              float64 `json:"degree_sd"` // population SD, the hub rule's σ
-	MaxDegree             int     `json:"max_degree"`
-	MeanStrength          float64 `json:"mean_strength"`
-	IsolatedNodes         int     `json:"isolated_nodes"`
-	Components            int     `json:"components"`
-	LargestComponentSize  int     `json:"largest_component_size"`
-	LargestComponentShare float64 `json:"largest_component_share"`
-	HubCount              int     `json:"hub_count"` // nodes with degree > mean + 1 SD
-
-	// C_p, mean binary clustering with C_i = 0 for degree < 2 (igraph mode="zero").
-	ClusteringCoefficient float64 `json:"clustering_coefficient"`
-	// Mean Onnela weighted clustering; absent for binary graphs.
-	WeightedClusteringCoefficient *float64 `json:"weighted_clustering_coefficient,omitempty"`
-	// L_p over connected pairs (igraph unconn=True) and E_glob over all pairs.
-	CharacteristicPathLength float64 `json:"characteristic_path_length"`
-	GlobalEfficiency         float64 `json:"global_efficiency"`
-	ConnectedPairs           int64   `json:"connected_pairs"`
-	Diameter                 int     `json:"diameter"`
-	// Mean local efficiency (networkx local_efficiency); absent unless asked for.
-	LocalEfficiency *float64 `json:"local_efficiency,omitempty"`
-	// Newman's degree assortativity; null when undefined.
-	Assortativity *float64 `json:"assortativity"`
-
-	SmallWorld         *SmallWorldResult   `json:"small_world,omitempty"`
-	DegreeDistribution *DegreeDistribution `json:"degree_distribution,omitempty"`
-	// DegreeDistributionUndefined says in words why the degrees could not be fitted (the
-	// FitError's reason) when DegreeDistribution was asked for and is absent.
-	DegreeDistributionUndefined string `json:"-"`
-}
+// Global is schema.Global (the bundle's file schemas live in package schema).
+type Global = schema.Global
 
 // GlobalOptions chooses the optional, costlier parts of GlobalMeasures.
 type GlobalOptions struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
 	"github.com/hubscope/hubscope/helper/synth"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // The demo (Config.Demo) analyses the built-in phantom and keeps it, with its mask and its
@@ -34,33 +35,8 @@ const (
 // takes seconds to a minute on a laptop. Tests shrink the grid by raising it.
 var DemoVoxelMM = 6.0
 
-// TruthCheck compares what the analysis found in the demo phantom with what was planted
-// (metrics.json's demo_truth_check).
-type TruthCheck struct {
-	// Truth files, relative to the bundle.
-	TruthModules string `json:"truth_modules"`
-	TruthHubs    string `json:"truth_hubs"`
-
-	PlantedModules int `json:"planted_modules"`
-	// FoundModules counts the Leiden modules of at least 2 nodes; FoundSingletons the nodes
-	// left in a module of their own (isolated nodes, mostly). Absent with metrics "none".
-	FoundModules    *int `json:"found_modules,omitempty"`
-	FoundSingletons *int `json:"found_single_nodes,omitempty"`
-	// NMI is the normalised mutual information between the planted modules and the Leiden
-	// modules over every node (community.NormalizedMutualInformation; 1 = identical).
-	NMI *float64 `json:"nmi,omitempty"`
-
-	PlantedHubs int `json:"planted_hubs"`
-	// TopDegreeHits: planted hubs among the PlantedHubs nodes of highest degree (ties by node
-	// number); TopDegreeRecall = TopDegreeHits / PlantedHubs.
-	TopDegreeHits   int     `json:"planted_hubs_in_top_degree"`
-	TopDegreeRecall float64 `json:"top_degree_recall"`
-	// RuleHits: planted hubs the hub rule flags (degree > mean + k SD); RuleHubs: every node it
-	// flags; RuleRecall = RuleHits / PlantedHubs.
-	RuleHits   int     `json:"planted_hubs_under_rule"`
-	RuleHubs   int     `json:"hubs_under_rule"`
-	RuleRecall float64 `json:"hub_rule_recall"`
-}
+// TruthCheck is schema.TruthCheck (the bundle's file schemas live in package schema).
+type TruthCheck = schema.TruthCheck
 
 // demoTruth is the planted structure on the phantom's grid (flat voxel index → truth).
 type demoTruth struct {

@@ -16,14 +16,14 @@ import (
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
-	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // The dynamic-connectivity stage (ALGORITHMS.md §5): sliding-window networks with the static
 // network's measure and threshold, written into the bundle's dfc/ folder:
 //
-//	dfc/summary.json        ipc.DFCSummary: window, step, TR, each window's start, edges, measures
+//	dfc/summary.json        schema.DFCSummary: window, step, TR, each window's start, edges, measures
 //	dfc/windows.tsv         the same measures, one row per window
 //	dfc/degree.nii.gz       4D: window k's degree map is volume k (pixdim[4] = step·TR)
 //	dfc/degree_sd.nii.gz    population SD of each node's degree over the windows
@@ -146,8 +146,8 @@ func runDFC(ctx context.Context, cfg Config, be fc.Backend, s *scan.Scan, fcc fc
 // Non-finite values (the +Inf threshold of a window that keeps nothing) are left out, as JSON
 // has no such numbers, and the window's Undefined says why; so does a modularity a window
 // without edges cannot have.
-func dfcSummary(cfg Config, tr float64, res *dfc.Result) *ipc.DFCSummary {
-	sum := &ipc.DFCSummary{Window: cfg.DFCWindow, Step: cfg.DFCStep, TR: tr, Windows: make([]ipc.DFCWindow, len(res.Windows))}
+func dfcSummary(cfg Config, tr float64, res *dfc.Result) *schema.DFCSummary {
+	sum := &schema.DFCSummary{Window: cfg.DFCWindow, Step: cfg.DFCStep, TR: tr, Windows: make([]schema.DFCWindow, len(res.Windows))}
 	for i, win := range res.Windows {
 		m := win.Measures.Map()
 		if lr := win.LowRank; lr != nil {
@@ -163,7 +163,7 @@ func dfcSummary(cfg Config, tr float64, res *dfc.Result) *ipc.DFCSummary {
 		if _, ok := m["modularity"]; !ok && cfg.Metrics != settings.MetricsNone && win.Measures.Edges == 0 {
 			und["modularity"] = dfcReason("modularity", math.NaN())
 		}
-		sum.Windows[i] = ipc.DFCWindow{Index: win.Index, Start: win.Start, Edges: win.Measures.Edges, Measures: m}
+		sum.Windows[i] = schema.DFCWindow{Index: win.Index, Start: win.Start, Edges: win.Measures.Edges, Measures: m}
 		if len(und) > 0 {
 			sum.Windows[i].Undefined = und
 		}
@@ -176,7 +176,7 @@ func dfcSummary(cfg Config, tr float64, res *dfc.Result) *ipc.DFCSummary {
 var windowColumns = []string{"threshold", "density", "mean_degree", "isolated_nodes", "clustering_coefficient",
 	"largest_component_share", "modularity", "lowrank_mae_svd", "lowrank_mae_randomized"}
 
-func writeWindowTable(w *bundle.Writer, sum *ipc.DFCSummary) error {
+func writeWindowTable(w *bundle.Writer, sum *schema.DFCSummary) error {
 	var cols []string
 	for _, c := range windowColumns {
 		for _, win := range sum.Windows {

@@ -17,11 +17,11 @@ import (
 	"github.com/hubscope/hubscope/helper/dfc"
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/scan"
-	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
-// The DFC stage writes dfc/ as documented: summary.json decodes strictly into ipc.DFCSummary
+// The DFC stage writes dfc/ as documented: summary.json decodes strictly into schema.DFCSummary
 // and encodes back to the same bytes, the 4D degree map holds each window's degrees (those of
 // the per-window networks), windows.tsv has one row per window, provenance has the settings.
 func TestDFCBundle(t *testing.T) {
@@ -44,13 +44,13 @@ func TestDFCBundle(t *testing.T) {
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	var sum ipc.DFCSummary
+	var sum schema.DFCSummary
 	if err := dec.Decode(&sum); err != nil {
-		t.Fatalf("dfc/summary.json does not decode as ipc.DFCSummary: %v", err)
+		t.Fatalf("dfc/summary.json does not decode as schema.DFCSummary: %v", err)
 	}
 	again, _ := json.MarshalIndent(&sum, "", "  ")
 	if !bytes.Equal(bytes.TrimSpace(raw), bytes.TrimSpace(again)) {
-		t.Errorf("dfc/summary.json does not round-trip through ipc.DFCSummary:\n%s\nvs\n%s", raw, again)
+		t.Errorf("dfc/summary.json does not round-trip through schema.DFCSummary:\n%s\nvs\n%s", raw, again)
 	}
 	if sum.Window != 60 || sum.Step != 35 || sum.TR != 2 || len(sum.Windows) != k {
 		t.Fatalf("summary: window %d, step %d, TR %g, %d windows; want 60, 35, 2, %d", sum.Window, sum.Step, sum.TR, len(sum.Windows), k)

@@ -22,29 +22,21 @@ import (
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
 	"github.com/hubscope/hubscope/helper/sweep"
+	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
-// Metrics is the content of metrics.json.
+// Metrics is metrics.json (schema.Metrics) with what a run keeps beside it: the cleaning
+// report (metrics.json's "denoise"), the sweep and the normative comparison (files of their
+// own) and the per-node results the bundle's tables need.
 type Metrics struct {
-	Scan    ScanInfo      `json:"scan"`
-	Network NetworkInfo   `json:"network"`
-	Hubs    HubInfo       `json:"hubs"`
-	Global  *graph.Global `json:"global,omitempty"` // full metrics
-	// GlobalBasic is what basic metrics measure globally (no path-based measures).
-	GlobalBasic *BasicGlobal `json:"global_basic,omitempty"`
-	Modules     []ModuleInfo `json:"modules,omitempty"`
+	schema.Metrics
+	// Denoise is what the cleaning did (clean.go); absent when the series were used as loaded.
+	Denoise *CleanReport `json:"denoise,omitempty"`
 	// Sweep is the threshold sweep, when one was asked for (written as sweep.json).
 	Sweep *sweep.Result `json:"-"`
 	// Norm is the comparison with a normative cohort (norm.json in the bundle).
 	Norm *norm.Result `json:"-"`
-	// Demo compares the result with the demo phantom's planted modules and hubs (demo only).
-	Demo *TruthCheck `json:"demo_truth_check,omitempty"`
-	// Denoise is what the cleaning did (clean.go); absent when the series were used as loaded.
-	Denoise *CleanReport `json:"denoise,omitempty"`
-	// Undefined says, for every measure written as null (or left out) because it has no
-	// value on this network, why — keyed by its JSON path ("global.assortativity").
-	Undefined map[string]string `json:"undefined,omitempty"`
 
 	// Per-node results the bundle's tables need; not part of metrics.json.
 	undefined  map[string]string // reasons found while measuring (explainUndefined adds them)
@@ -56,71 +48,20 @@ type Metrics struct {
 	degreeFits func(io.Writer) error
 }
 
-// ScanInfo describes the input after masking.
-type ScanInfo struct {
-	Path         string  `json:"path"`
-	MaskRule     string  `json:"mask_rule,omitempty"` // how the nodes were chosen (scan.MaskRule*)
-	Nodes        int     `json:"nodes"`
-	TimePoints   int     `json:"time_points"`
-	TR           float64 `json:"tr_seconds"`
-	Grid         [3]int  `json:"grid"`
-	MaskVoxels   int     `json:"mask_voxels"`
-	ZeroVariance int     `json:"dropped_zero_variance"`
-	NonFinite    int     `json:"dropped_non_finite"`
-}
+// ScanInfo is schema.ScanInfo (the bundle's file schemas live in package schema).
+type ScanInfo = schema.ScanInfo
 
-// NetworkInfo is the threshold report ALGORITHMS.md §3 asks for.
-type NetworkInfo struct {
-	Measure            string  `json:"measure"`
-	Abs                bool    `json:"abs"`
-	Mode               string  `json:"threshold_mode"`
-	Correction         string  `json:"correction,omitempty"`
-	Threshold          float64 `json:"threshold"`
-	ThresholdInclusive bool    `json:"threshold_inclusive"`
-	Edges              int64   `json:"edges"`
-	Density            float64 `json:"density"`
-	MeanDegree         float64 `json:"mean_degree"`
-	Isolated           int     `json:"isolated_nodes"`
-	LargestComponent   int     `json:"largest_component"`
-	Backend            string  `json:"backend"`
-	Device             string  `json:"device,omitempty"`
-}
+// NetworkInfo is schema.NetworkInfo (the bundle's file schemas live in package schema).
+type NetworkInfo = schema.NetworkInfo
 
-// HubInfo states the hub rule and its outcome.
-type HubInfo struct {
-	Rule       string  `json:"rule"`
-	Cutoff     float64 `json:"degree_cutoff"`
-	MeanDegree float64 `json:"mean_degree"`
-	SDDegree   float64 `json:"sd_degree"`
-	Count      int     `json:"count"`
-}
+// HubInfo is schema.HubInfo (the bundle's file schemas live in package schema).
+type HubInfo = schema.HubInfo
 
-// ModuleInfo summarises one module-finding method.
-type ModuleInfo struct {
-	Method string  `json:"method"`
-	Q      float64 `json:"q"`
-	Count  int     `json:"count"` // every module, single nodes included
-	// Modules of ≥ 2 nodes, and nodes alone in their module (isolated nodes, mostly): what a
-	// reader means by "modules" is the first.
-	Modules     int   `json:"modules_of_two_or_more"`
-	SingleNodes int   `json:"single_node_modules"`
-	Sizes       []int `json:"sizes"`
-	// Against the random networks (when any were asked for).
-	RandomQMean *float64 `json:"random_q_mean,omitempty"`
-	RandomQSD   *float64 `json:"random_q_sd,omitempty"`
-	QZScore     *float64 `json:"q_z_score,omitempty"`
-	// QZScoreUndefined says in words why QZScore is absent although random networks ran.
-	QZScoreUndefined string `json:"-"`
-}
+// ModuleInfo is schema.ModuleInfo (the bundle's file schemas live in package schema).
+type ModuleInfo = schema.ModuleInfo
 
-// BasicGlobal holds the global measures of basic metrics: those that need no all-pairs search.
-type BasicGlobal struct {
-	ClusteringCoefficient float64  `json:"clustering_coefficient"` // C_p (igraph mode="zero")
-	Components            int      `json:"components"`
-	LargestComponentSize  int      `json:"largest_component_size"`
-	LargestComponentShare float64  `json:"largest_component_share"`
-	Assortativity         *float64 `json:"assortativity"`
-}
+// BasicGlobal is schema.BasicGlobal (the bundle's file schemas live in package schema).
+type BasicGlobal = schema.BasicGlobal
 
 func ptr[T any](v T) *T { return &v }
 
@@ -130,14 +71,14 @@ func ptr[T any](v T) *T { return &v }
 func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.Network, fr *fc.Report, rep progress.Reporter,
 	stage func(*Metrics, []nodeMap) error) (*Metrics, []nodeMap, error) {
 	g := graph.FromNetwork(nw)
-	m := &Metrics{
+	m := &Metrics{Metrics: schema.Metrics{
 		Scan: ScanInfo{Path: s.Source, MaskRule: s.MaskRule, Nodes: s.N, TimePoints: s.L, TR: s.TR, Grid: s.Dims,
 			MaskVoxels: s.Dropped.MaskVoxels, ZeroVariance: s.Dropped.ZeroVariance, NonFinite: s.Dropped.NonFinite},
 		Network: NetworkInfo{Measure: fr.Measure.String(), Abs: fr.Abs, Mode: fr.Mode.String(),
 			Threshold: fr.Threshold, ThresholdInclusive: fr.ThresholdInclusive, Edges: fr.Edges,
 			Density: fr.Density, Isolated: fr.Isolated, LargestComponent: fr.LargestComponent,
 			Backend: fr.Backend},
-	}
+	}}
 	if fr.Backend == "cuda" {
 		m.Network.Device = fr.Device
 	}

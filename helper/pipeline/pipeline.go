@@ -22,7 +22,7 @@ import (
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
 	"github.com/hubscope/hubscope/helper/sweep"
-	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
@@ -479,8 +479,8 @@ func (r *runner) provenance(engine, device string, fcrep *fc.Report, digests []s
 		in.Path = r.conversion.NIfTI // inside the bundle; the temporary copy is gone
 	}
 	p := &bundle.Provenance{
-		Software:   ipc.AppName,
-		Version:    ipc.Version,
+		Software:   schema.AppName,
+		Version:    schema.Version,
 		Created:    time.Now().UTC().Truncate(time.Second),
 		Input:      in,
 		Parameters: r.cfg,

@@ -9,9 +9,9 @@ import (
 	"testing"
 )
 
-// metricsExample is a metrics.json of a full analysis with random networks. The desktop app
-// (app/report, which may not import this package) reads metrics.json through its own types and
-// checks them against this file, so a renamed or dropped key fails a test on both sides.
+// metricsExample is a metrics.json of a full analysis with random networks. The pipeline writes
+// and the app reads metrics.json through the same types (package schema); this file pins the
+// keys, so that a renamed or dropped key is a deliberate change (docs/bundle.md, CHANGELOG.md).
 const metricsExample = "testdata/metrics_example.json"
 
 // jsonKeyPaths lists every key path of a decoded JSON value: objects as "a.b", array elements

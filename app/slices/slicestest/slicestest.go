@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // Grid of the phantom: 30 × 36 × 30 voxels of 2 mm with the MNI152 2 mm template's axes
@@ -243,14 +244,14 @@ func Summary() ipc.Summary {
 		Job:     ipc.Job{ID: JobID, Name: "phantom", State: ipc.JobDone},
 		Volumes: []string{"degree", "strength", "hubs", "hub_z", "modules", "mean", "mask", "atlas"},
 		Atlas:   &ipc.AtlasInfo{Name: "phantom quadrants", Labels: AtlasLabels},
-		DFC:     &ipc.DFCSummary{Window: DFCWindow, Step: DFCStep, TR: TR},
+		DFC:     &schema.DFCSummary{Window: DFCWindow, Step: DFCStep, TR: TR},
 	}
 	for _, h := range Hubs {
 		s.Hubs = append(s.Hubs, ipc.Hub{Voxel: h, Degree: int(Degree(h)), Strength: Strength(h), HubZ: HubZ(h), Module: Module(h)})
 	}
 	for w := range DFCWindows {
 		s.Volumes = append(s.Volumes, fmt.Sprintf("dfc_degree@%d", w))
-		s.DFC.Windows = append(s.DFC.Windows, ipc.DFCWindow{Index: w, Start: w * DFCStep, Edges: int64(1000 + w),
+		s.DFC.Windows = append(s.DFC.Windows, schema.DFCWindow{Index: w, Start: w * DFCStep, Edges: int64(1000 + w),
 			Measures: map[string]float64{"density": DFCMeasure("density", w), "modularity": DFCMeasure("modularity", w)}})
 	}
 	return s

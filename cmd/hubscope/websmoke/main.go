@@ -30,6 +30,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // Element IDs the app creates (app/upload_js.go; that file builds only for js, so they are
@@ -159,8 +160,8 @@ func (s *smoke) run(ctx context.Context, f files) error {
 	if err != nil {
 		return err
 	}
-	if !strings.HasPrefix(title, ipc.AppName+" ") {
-		return fmt.Errorf("page title %q, want %q followed by the version (the app names its window)", title, ipc.AppName)
+	if !strings.HasPrefix(title, schema.AppName+" ") {
+		return fmt.Errorf("page title %q, want %q followed by the version (the app names its window)", title, schema.AppName)
 	}
 	s.logf("app started: title %q", title)
 	if err := s.waitConnected(ctx); err != nil {
