@@ -264,6 +264,21 @@ func clean(cfg CleanConfig, scanPath string, s *scan.Scan) (*CleanReport, error)
 		o.Detrend = cfg.Detrend
 		rep.Strategy = "explicit options only"
 	}
+	if preset != CleanSimple && preset != CleanScrubbing && preset != CleanCompcor && tab != nil && (cfg.FD > 0 || cfg.DVARS > 0) {
+		// Censoring asked for without a preset: nilearn's scrub on the table's traces.
+		st := confounds.Strategy{Components: []string{"scrub"}, Scrub: 5, FD: math.Inf(1), DVARS: math.Inf(1)}
+		if cfg.FD > 0 {
+			st.FD, rep.fdThreshold = cfg.FD, cfg.FD
+		}
+		if cfg.DVARS > 0 {
+			st.DVARS = cfg.DVARS
+		}
+		sel, err := tab.Select(st)
+		if err != nil {
+			return nil, err
+		}
+		mask = sel.SampleMask
+	}
 	if cfg.GlobalSignal && (tab == nil || len(cfg.ConfoundColumns) > 0) {
 		names, cols = append(names, "global_signal (from the scan)"), append(cols, confounds.Global(s.Data, s.N, s.L))
 	}

@@ -158,7 +158,9 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 				why, mr.MeanFD, mr.MaxFD, mr.VolumesOverFD05, mr.MaxTranslationMM, mr.MaxRotationDeg))
 			// FD scrubbing and motion regressors (--fd, --confound-columns) of a raw scan read
 			// the motion just estimated: the same table, fMRIPrep's names.
-			if cfg.Clean.Confounds == "" && (cfg.Clean.FD > 0 || len(cfg.Clean.ConfoundColumns) > 0) {
+			// (auto's raw recipe reads it itself, through Clean.motionTable).
+			if cfg.Clean.Confounds == "" && (cfg.Clean.Denoise == "" || cfg.Clean.Denoise == CleanNone) &&
+				(cfg.Clean.FD > 0 || len(cfg.Clean.ConfoundColumns) > 0) {
 				cfg.Clean.Confounds = filepath.Join(filepath.Dir(loadPath), "motion.tsv")
 				rep.Note("cleaning: confounds from the realignment's motion table (qc/motion.tsv)")
 			}
