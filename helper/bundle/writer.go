@@ -81,7 +81,10 @@ func Create(dir string, overwrite bool) (*Writer, error) {
 		return nil, err
 	}
 	removeStalePartials(parent, base)
-	tmp, err := diskfault.MkdirTemp(parent, "."+base+".partial-")
+	// The writer's PID is in the directory's name as well as in the owner file written
+	// next: a writer killed between the two (kill -9 found that window) leaves a directory
+	// the next Create can still tell is dead.
+	tmp, err := diskfault.MkdirTemp(parent, "."+base+".partial-"+strconv.Itoa(os.Getpid())+"-")
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: create temporary directory: %w", dir, err)
 	}
@@ -154,6 +157,13 @@ func partialIsStale(p, host string) bool {
 	age := time.Since(fi.ModTime())
 	b, err := os.ReadFile(filepath.Join(p, ownerFile))
 	if err != nil {
+		// No owner file: the writer died right after creating the directory (or the file
+		// system lost the file). The PID in the name is taken for this host's: on a shared
+		// file system a writer on another host could lose its directory in the microseconds
+		// before its owner file exists, and would then fail with an error, never a bundle.
+		if pid, ok := namePID(filepath.Base(p)); ok && !processAlive(pid) {
+			return true
+		}
 		return age > staleAfter
 	}
 	var pid int
@@ -166,6 +176,20 @@ func partialIsStale(p, host string) bool {
 	default:
 		return age > staleForeignAfter
 	}
+}
+
+// namePID reads the writer's PID from a partial directory's name, .BASE.partial-PID-RANDOM.
+func namePID(name string) (int, bool) {
+	i := strings.LastIndex(name, ".partial-")
+	if i < 0 {
+		return 0, false
+	}
+	digits, _, ok := strings.Cut(name[i+len(".partial-"):], "-")
+	if !ok {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(digits)
+	return pid, err == nil && pid > 0
 }
 
 // Dir is the final path of the bundle.

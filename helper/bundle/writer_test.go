@@ -265,12 +265,18 @@ func TestStalePartialRemoved(t *testing.T) {
 	otherBundle := mk(".outer.partial-555", "", time.Hour)
 	foreign := mk(".out.partial-666", "1 some-other-node\n", time.Hour)
 	foreignOld := mk(".out.partial-777", "1 some-other-node\n", 48*time.Hour)
+	// Killed between creating the directory and writing its owner file: the PID in the
+	// name tells (TestKill9DuringRun found this window).
+	killedEarly := mk(fmt.Sprintf(".out.partial-%d-123", cmd.Process.Pid), "", 5*time.Second)
+	liveEarly := mk(fmt.Sprintf(".out.partial-%d-456", os.Getpid()), "", 5*time.Second)
+	justMade := mk(fmt.Sprintf(".out.partial-%d-789", cmd.Process.Pid), "", 0)
 	w, err := Create(dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Abort()
-	for p, wantGone := range map[string]bool{crashed: true, orphan: true, live: false, fresh: false, otherBundle: false, foreign: false, foreignOld: true} {
+	for p, wantGone := range map[string]bool{crashed: true, orphan: true, live: false, fresh: false, otherBundle: false, foreign: false, foreignOld: true,
+		killedEarly: true, liveEarly: false, justMade: true} {
 		_, err := os.Stat(p)
 		if gone := errors.Is(err, os.ErrNotExist); gone != wantGone {
 			t.Errorf("%s: removed = %v, want %v", filepath.Base(p), gone, wantGone)
