@@ -127,7 +127,7 @@ const metricsJSON = `{"scan":{"path":"/data/sub-01.nii.gz","nodes":8558,"time_po
 "hubs":{"rule":"degree > mean + 1 SD","count":2},
 "global":{"clustering_coefficient":0.279,"characteristic_path_length":2.84,"global_efficiency":0.375,
  "small_world":{"gamma":6.33,"lambda":1.19,"sigma":5.31,"sigma_sd":0.03,"random_networks":15}},
-"modules":[{"method":"Leiden","q":0.798,"count":2,"sizes":[5000,3558],"q_z_score":41.2}]}`
+"modules":[{"method":"Leiden","q":0.798,"count":2,"modules_of_two_or_more":2,"single_node_modules":0,"sizes":[5000,3558],"q_z_score":41.2}]}`
 
 func (h *helper) Summary(ctx context.Context, id string) (ipc.Summary, error) {
 	j, err := h.Job(ctx, id)

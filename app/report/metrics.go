@@ -29,6 +29,25 @@ func ParseMetrics(b []byte) (*Metrics, error) {
 	return &m, nil
 }
 
+// moduleCounts gives the modules of ≥ 2 nodes and the single-node modules as metrics.json
+// states them; a bundle written before those two keys existed has only the sizes, so they are
+// counted from there (the helper counts the same way) instead of reading as 0 modules. Both
+// keys 0 beside sizes can only be such a bundle: a partition has at least one module.
+func moduleCounts(multi, single int, sizes []int) (int, int) {
+	if multi+single > 0 || len(sizes) == 0 {
+		return multi, single
+	}
+	var m, s int
+	for _, n := range sizes {
+		if n >= 2 {
+			m++
+		} else {
+			s++
+		}
+	}
+	return m, s
+}
+
 // Measure is one global measure as shown to a reader: its name, value, and what it means.
 type Measure struct {
 	Name, Value, Meaning string
@@ -54,9 +73,12 @@ func (m *Metrics) GlobalMeasures() []Measure {
 	}
 	if len(m.Modules) > 0 {
 		mod := m.Modules[0]
-		count := fmt.Sprintf("%d modules of ≥ 2 nodes", mod.Modules)
-		if mod.SingleNodes > 0 {
-			count += fmt.Sprintf(" (and %d nodes on their own)", mod.SingleNodes)
+		multi, single := moduleCounts(mod.Modules, mod.SingleNodes, mod.Sizes)
+		count := fmt.Sprintf("%d modules of ≥ 2 nodes", multi)
+		if single == 1 {
+			count += " (and 1 node on its own)"
+		} else if single > 1 {
+			count += fmt.Sprintf(" (and %d nodes on their own)", single)
 		}
 		add("Q (modularity, "+mod.Method+")", f3(mod.Q), count)
 		if mod.QZScore != nil {
