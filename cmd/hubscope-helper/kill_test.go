@@ -44,7 +44,7 @@ func bundleFiles(t *testing.T, dir string) []string {
 }
 
 // TestKill9DuringRun kills `hubscope-helper run` (SIGKILL: no cleanup at all) at random
-// points of a run, 20 times (5 under -race), into the same output folder with --overwrite.
+// points of a run, 20 times (3 under -race), into the same output folder with --overwrite.
 // After every kill the output folder is either absent or a complete bundle (every file of a
 // finished run, its JSON whole); a rerun replaces it and removes the killed runs' partial
 // folders; nothing is left in the temporary folder (TMPDIR).
@@ -73,7 +73,7 @@ func TestKill9DuringRun(t *testing.T) {
 
 	kills := 20
 	if raceEnabled {
-		kills = 5
+		kills = 3
 	}
 	rng := rand.New(rand.NewPCG(17, 9))
 	completed := 0
