@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -125,4 +126,23 @@ func FuzzNames(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestReadVolumeLyingHeader is the regression case of what writing FuzzReadVolume showed: a
+// 12-byte preamble and a header claiming 1024×1024×256 voxels with no data made ReadVolume
+// allocate 1 GiB before reading a value. It must fail as truncated having allocated little.
+func TestReadVolumeLyingHeader(t *testing.T) {
+	hdr := `{"name":"x","dims":[1024,1024,256]}`
+	body := append([]byte("HSVOL1\n\x00"), byte(len(hdr)), 0, 0, 0)
+	body = append(body, hdr...)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	_, err := ReadVolume(bytes.NewReader(body))
+	runtime.ReadMemStats(&after)
+	if err == nil || !strings.Contains(err.Error(), "truncated data") {
+		t.Fatalf("err = %v, want a truncation", err)
+	}
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 16<<20 {
+		t.Fatalf("allocated %d MiB for a body of %d bytes", grew>>20, len(body))
+	}
 }
