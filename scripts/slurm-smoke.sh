@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cohort --slurm against a real single-node Slurm cluster (scripts/slurm-cluster.sh): a
 # 6-subject phantom cohort analysed locally and through a job array + group step; one array
-# task cancelled with scancel, --status, a rerun that resubmits only that subject, the
+# task cancelled with scancel while pending and one mid-subject, --status, a rerun that
+# resubmits only that subject, the
 # resources and dependency as scontrol shows them, the results equal to the local run's byte
 # for byte except timestamps, and the faults (sbatch refusing, sbatch missing, a task that
 # does not see the output folder, the group step with a subject missing).
@@ -153,6 +154,24 @@ print("slurm-smoke: %d files compared, %d equal except timestamps" % (len(fa & f
 if bad:
     print("differ:", bad[:10]); sys.exit(1)
 PY
+
+# A task cancelled mid-subject (a larger phantom, cancelled once the helper has begun it): its
+# half-written bundle never counts, --status says CANCELLED, a rerun submits it again.
+"$bin" synth --subjects 1 --voxel-mm 8 --length 150 --out big >/dev/null 2>&1 || bad "synth big"
+"$bin" cohort big --out dbig "${flags[@]}" --slurm --cpus-per-task 1 > s3.txt 2>&1 || bad "big submission"
+a3=$(awk '/^array/ {print $3}' s3.txt | tr -d :)
+for _ in $(seq 600); do grep -q ": sub-01$" dbig/slurm/submit-001/task-0.log 2>/dev/null && break; sleep 0.05; done
+sleep 0.3
+scancel "${a3}_0"
+for _ in $(seq 300); do [ -z "$(squeue -h -r -j "$a3" 2>/dev/null)" ] && break; sleep 0.2; done
+"$bin" cohort dbig --status > st3.txt 2>&1
+want "status after a mid-run scancel" st3.txt "failed   sub-01 (task ${a3}_0): CANCELLED"
+ls dbig/sub-01/func/*_hubscope/cohort_complete.json >/dev/null 2>&1 && bad "the cancelled task left a completion marker" || ok
+"$bin" cohort big --out dbig "${flags[@]}" --slurm --cpus-per-task 1 > s4.txt 2>&1 || bad "big resubmission"
+want "mid-run cancel resubmitted" s4.txt "submit      sub-01"
+for _ in $(seq 600); do [ -z "$(squeue -h)" ] && break; sleep 0.2; done
+"$bin" cohort dbig --status > st4.txt 2>&1
+want "status after the rerun" st4.txt "1 subjects: 1 done (100%)"
 
 # A task whose node does not see the output folder (another token there) fails saying so.
 cp deriv/slurm/submit-002/token token.bak
