@@ -17,6 +17,12 @@ const (
 	// Viridis is matplotlib's perceptually uniform, colour-blind-safe scale (van der Walt &
 	// Smith 2015).
 	Viridis Colormap = "viridis"
+	// ColdHot is the diverging scale for signed maps (seed correlations, z, t), nilearn's
+	// "cold_hot": hot for positive values and hot with red and blue swapped (black → blue →
+	// cyan → white) for negative ones, black at zero on both sides, so a negative value is as
+	// visible as a positive one of the same size. Index 0 is the most negative, 255 the most
+	// positive.
+	ColdHot Colormap = "cold_hot"
 	// Modules colours labels (modules, hubs by module, atlas regions) with ModuleColor.
 	Modules Colormap = "modules"
 )
@@ -49,12 +55,24 @@ func newLUT(c Colormap) *lut {
 				rgb[ch] = uint8(math.Round(float64(a[ch])*(1-f) + float64(b[ch])*f))
 			}
 			l[n] = color.NRGBA{rgb[0], rgb[1], rgb[2], 255}
-		default: // Hot: r = 3t, g = 3t − 1, b = 3t − 2, each clipped to [0, 1].
-			ch := func(v float64) uint8 { return uint8(math.Round(255 * math.Max(0, math.Min(1, v)))) }
-			l[n] = color.NRGBA{ch(3 * t), ch(3*t - 1), ch(3*t - 2), 255}
+		case ColdHot:
+			s := 2*t - 1 // −1 … 1
+			c := hot(math.Abs(s))
+			if s < 0 {
+				c.R, c.B = c.B, c.R
+			}
+			l[n] = c
+		default:
+			l[n] = hot(t)
 		}
 	}
 	return &l
+}
+
+// hot is matplotlib's "hot" at t in [0, 1]: r = 3t, g = 3t − 1, b = 3t − 2, each clipped to [0, 1].
+func hot(t float64) color.NRGBA {
+	ch := func(v float64) uint8 { return uint8(math.Round(255 * math.Max(0, math.Min(1, v)))) }
+	return color.NRGBA{ch(3 * t), ch(3*t - 1), ch(3*t - 2), 255}
 }
 
 // at returns the colour for t in [0, 1] (clipped).

@@ -18,6 +18,10 @@ type Style struct {
 	Threshold, Max float64
 	// Opacity of the overlay, 0 (background only) … 1 (overlay hides the background).
 	Opacity float64
+	// Signed maps (seed correlations, z, t) are drawn with the diverging ColdHot scale:
+	// Threshold and Max then apply to |value|, negative values in the cold half, positive in
+	// the hot half, each running from the threshold (black) to Max (white).
+	Signed bool
 }
 
 // grayMax is the brightest background grey: the background never reaches white, so the top of
@@ -78,8 +82,9 @@ func renderSlice(dst *image.RGBA, g sliceGeom, s int, bg, ov *layer) {
 		scale = grayMax / (bg.hi - bg.lo)
 	}
 	var alpha, thr, span float64
-	categorical := false
+	categorical, signed := false, false
 	if ov != nil {
+		signed = ov.style.Signed
 		ovData = ov.vol.Data
 		alpha = math.Max(0, math.Min(1, ov.style.Opacity))
 		categorical = ov.vol.Header.Categorical
@@ -107,6 +112,15 @@ func renderSlice(dst *image.RGBA, g sliceGeom, s int, bg, ov *layer) {
 					var c color.NRGBA
 					if categorical {
 						c = ModuleColor(int(math.Round(x)))
+					} else if signed {
+						if a := math.Abs(x); a >= thr {
+							u := 1.0
+							if span > 0 {
+								u = math.Min(1, (a-thr)/span)
+							}
+							// ColdHot's middle (index 127.5) is zero; its ends ±Max.
+							c = ov.lut.at(0.5 + math.Copysign(0.5*u, x))
+						}
 					} else if x >= thr {
 						t := 1.0
 						if span > 0 {

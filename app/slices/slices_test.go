@@ -16,6 +16,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"github.com/hubscope/hubscope/app/slices/slicestest"
+	"github.com/hubscope/hubscope/ipc"
 )
 
 // loaded returns a viewer showing the phantom job in a 960 × 480 test window.
@@ -475,5 +476,57 @@ func TestSetControlColumns(t *testing.T) {
 	v.SetControlColumns(9) // clamped to 4: one row again
 	if v.MinSize() != wide {
 		t.Errorf("min size %v with 9 (= 4) columns, want %v", v.MinSize(), wide)
+	}
+}
+
+// A seed map with negative correlations switches the viewer to the diverging scale: threshold
+// on |r| from 0 to the largest magnitude, colours fixed, and the negative voxels drawn.
+func TestSignedSeedMapShowsNegatives(t *testing.T) {
+	v, svc, _ := loaded(t)
+	seed := [3]int{15, 18, 14}
+	src, err := svc.SeedMap(context.Background(), slicestest.JobID, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The phantom's seed map shifted by −0.5, so that part of it is negative.
+	vol := &ipc.Volume{Header: src.Header, Data: make([]float32, len(src.Data))}
+	vol.Header.Min, vol.Header.Max = src.Header.Min-0.5, src.Header.Max-0.5
+	neg := -1
+	for i, x := range src.Data {
+		vol.Data[i] = x - 0.5
+		if neg < 0 && x-0.5 < -0.35 {
+			neg = i
+		}
+	}
+	if neg < 0 {
+		t.Fatal("the shifted seed map has no value below −0.35")
+	}
+	v.SetOverlay(vol)
+	st := v.Style()
+	if !st.Signed || st.Colormap != ColdHot || st.Threshold != 0.3 {
+		t.Fatalf("style %+v, want signed cold_hot at |r| ≥ 0.3", st)
+	}
+	if want := math.Max(-float64(vol.Header.Min), float64(vol.Header.Max)); st.Max != want || v.threshold.Min != 0 || v.threshold.Max != want {
+		t.Errorf("scale top %v, slider %v…%v, want %v and 0…%v", st.Max, v.threshold.Min, v.threshold.Max, want, want)
+	}
+	if !v.colormapPicker.Disabled() || !strings.HasPrefix(v.thresholdLabel.Text, "|x| ≥ 0.3") {
+		t.Errorf("colour picker disabled %v, threshold label %q", v.colormapPicker.Disabled(), v.thresholdLabel.Text)
+	}
+	d := vol.Header.Dims
+	vox := [3]int{neg % d[0], neg / d[0] % d[1], neg / (d[0] * d[1])}
+	v.SetCrosshair(vox)
+	img := v.sliceImage(Axial)
+	px, py := v.geom[Axial].pixel(vox)
+	if c := img.RGBAAt(px, py); c.B <= c.R {
+		t.Errorf("negative r %.2f drawn %v, want a cold (blue) colour", vol.Data[neg], c)
+	}
+	if !strings.Contains(v.position.Text, "seed map 15,18,14: -") {
+		t.Errorf("position line %q lacks the negative value", v.position.Text)
+	}
+	// Back to an unsigned map: the chosen colour scale and the picker return.
+	v.picker.SetSelected("degree")
+	v.pending.Wait()
+	if st := v.Style(); st.Signed || st.Colormap != Hot || v.colormapPicker.Disabled() {
+		t.Errorf("degree after a signed map: style %+v, picker disabled %v", st, v.colormapPicker.Disabled())
 	}
 }

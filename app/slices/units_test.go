@@ -253,3 +253,46 @@ func BenchmarkRenderSlice(b *testing.B) {
 		})
 	}
 }
+
+// A signed map (seed r, z, t) is drawn on the diverging scale: a negative value as visible as a
+// positive one (cold hues against hot ones), and |value| below the threshold transparent on
+// both sides.
+func TestSignedOverlayShowsNegativeValues(t *testing.T) {
+	dims := [3]int{5, 1, 1}
+	aff := [4][4]float64{{-2, 0, 0, 0}, {0, 2, 0, 0}, {0, 0, 2, 0}, {0, 0, 0, 1}}
+	bg := &ipc.Volume{Header: ipc.VolumeHeader{Dims: dims, Affine: aff}, Data: []float32{0, 0, 0, 0, 1}}
+	ov := &ipc.Volume{Header: ipc.VolumeHeader{Dims: dims, Affine: aff, Min: -1, Max: 1}, Data: []float32{-0.65, -0.1, 0.1, 0.65, float32(math.NaN())}}
+	if !isSigned(ov) {
+		t.Fatal("a map with negative values is not taken as signed")
+	}
+	ol := &layer{vol: ov, style: Style{Colormap: ColdHot, Threshold: 0.3, Max: 1, Opacity: 1, Signed: true}, lut: newLUT(ColdHot)}
+	g := newSliceGeom(Axial, dims, OrientationOf(aff), false)
+	img := image.NewRGBA(image.Rect(0, 0, g.nc, g.nr))
+	renderSlice(img, g, 0, &layer{vol: bg, lo: 0, hi: 1}, ol)
+	at := func(i int) color.RGBA {
+		px, py := g.pixel([3]int{i, 0, 0})
+		return img.RGBAAt(px, py)
+	}
+	// −0.65 and +0.65 lie half-way from the threshold 0.3 to 1: hot(0.5) = (255, 128, 0) and,
+	// for the cold half, the same with red and blue swapped.
+	if c := at(0); c.R != 0 || c.B != 255 || c.G < 120 || c.G > 135 {
+		t.Errorf("−0.65 drawn %v, want blue (0, ~128, 255)", c)
+	}
+	if c := at(3); c.R != 255 || c.B != 0 || c.G < 120 || c.G > 135 {
+		t.Errorf("+0.65 drawn %v, want orange (255, ~128, 0)", c)
+	}
+	for _, i := range []int{1, 2} {
+		if c := at(i); c.R != 0 || c.G != 0 || c.B != 0 {
+			t.Errorf("voxel %d (|x| < threshold) drawn %v, want the background (black)", i, c)
+		}
+	}
+	// The scale's ends: most negative white-blue side, most positive white-hot side, black
+	// in the middle.
+	l := newLUT(ColdHot)
+	if l[0] != (color.NRGBA{255, 255, 255, 255}) || l[255] != (color.NRGBA{255, 255, 255, 255}) || l[127].R > 5 || l[128].B > 5 {
+		t.Errorf("cold_hot ends %v %v, middle %v %v", l[0], l[255], l[127], l[128])
+	}
+	if l[64].B <= l[64].R || l[192].R <= l[192].B {
+		t.Errorf("cold_hot quarter points %v (want blue) %v (want red)", l[64], l[192])
+	}
+}

@@ -502,8 +502,13 @@ func (v *Viewer) applyOverlay(name string, vol *ipc.Volume, err error) {
 		v.status.SetText(fmt.Sprintf("Overlay %q lies on a %v grid, the background on %v: not shown", name, vol.Header.Dims, v.grid.Dims))
 		return
 	}
-	st := Style{Colormap: v.colormap, Opacity: v.opacity.Value, Max: v.topOfScale(vol)}
+	st := Style{Colormap: v.colormap, Opacity: v.opacity.Value, Max: v.topOfScale(vol), Signed: isSigned(vol)}
 	lo, hi := float64(vol.Header.Min), float64(vol.Header.Max)
+	if st.Signed {
+		// The threshold is on |value|: from 0 to the largest magnitude.
+		lo, hi = 0, st.Max
+		st.Colormap = ColdHot
+	}
 	v.quiet = true
 	defer func() { v.quiet = false }()
 	if vol.Header.Categorical {
@@ -512,8 +517,12 @@ func (v *Viewer) applyOverlay(name string, vol *ipc.Volume, err error) {
 		v.colormapPicker.Disable()
 	} else {
 		v.threshold.Enable()
-		v.colormapPicker.Enable()
-		keep := prev != nil && !prev.vol.Header.Categorical && family(prevName) == family(name)
+		if st.Signed {
+			v.colormapPicker.Disable() // one diverging scale for signed maps
+		} else {
+			v.colormapPicker.Enable()
+		}
+		keep := prev != nil && !prev.vol.Header.Categorical && prev.style.Signed == st.Signed && family(prevName) == family(name)
 		t := lo
 		switch {
 		case keep:
@@ -537,7 +546,16 @@ func (v *Viewer) topOfScale(vol *ipc.Volume) float64 {
 	if v.scaleMax > 0 {
 		return v.scaleMax
 	}
+	if isSigned(vol) {
+		return math.Max(-float64(vol.Header.Min), float64(vol.Header.Max))
+	}
 	return float64(vol.Header.Max)
+}
+
+// isSigned says whether vol is a quantity with negative values (a seed correlation, z or t
+// map), drawn with the diverging scale so that its negative values show.
+func isSigned(vol *ipc.Volume) bool {
+	return !vol.Header.Categorical && vol.Header.Min < 0
 }
 
 // SetScaleMax pins the top of the colour scale for quantities at hi (hi ≤ 0: each overlay's
@@ -577,8 +595,11 @@ func (v *Viewer) restyle() {
 		st := &v.ov.style
 		st.Opacity = v.opacity.Value
 		if !v.ov.vol.Header.Categorical {
-			st.Colormap, st.Threshold = v.colormap, v.threshold.Value
-			v.ov.lut = v.lut(v.colormap)
+			st.Threshold = v.threshold.Value
+			if !st.Signed {
+				st.Colormap = v.colormap
+			}
+			v.ov.lut = v.lut(st.Colormap)
 		}
 	}
 	v.updateThresholdLabel()
@@ -609,6 +630,10 @@ func (v *Viewer) Style() Style {
 func (v *Viewer) updateThresholdLabel() {
 	if v.ov == nil || v.ov.vol.Header.Categorical {
 		v.thresholdLabel.SetText("Threshold")
+		return
+	}
+	if v.ov.style.Signed {
+		v.thresholdLabel.SetText(fmt.Sprintf("|x| ≥ %.3g", v.ov.style.Threshold))
 		return
 	}
 	v.thresholdLabel.SetText(fmt.Sprintf("≥ %.3g", v.ov.style.Threshold))
