@@ -327,7 +327,27 @@ func writeHubTable(w *bundle.Writer, s *scan.Scan, m *Metrics, atl *atlas.Atlas,
 			_, names[k] = atl.Region(x)
 		}
 	}
-	return w.WriteHubTable(s, m.hubs, m.degree, m.strength, m.hubZ, names)
+	if err := w.WriteHubTable(s, m.hubs, m.degree, m.strength, m.hubZ, names); err != nil {
+		return err
+	}
+	if toMNI == nil || s.IJK == nil {
+		return nil
+	}
+	// qc/hubs_mni.tsv: every hub's MNI position through the scan's registration (and its
+	// region there when an atlas is given), in hubs.tsv's order.
+	return w.WriteTSV("qc/hubs_mni.tsv", []string{"node", "x_mni", "y_mni", "z_mni", "region"}, func(emit func(fields ...string) error) error {
+		for k, v := range m.hubs {
+			x := realign.Apply(*toMNI, s.World(v))
+			region := ""
+			if names != nil {
+				region = names[k]
+			}
+			if err := emit(strconv.Itoa(v), strconv.FormatFloat(x[0], 'f', 2, 64), strconv.FormatFloat(x[1], 'f', 2, 64), strconv.FormatFloat(x[2], 'f', 2, 64), region); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 func moduleInfo(mod *community.Modules) ModuleInfo {

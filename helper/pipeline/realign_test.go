@@ -3,12 +3,17 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/helper/realign"
+	"github.com/hubscope/hubscope/helper/register"
 	"github.com/hubscope/hubscope/helper/synth"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
@@ -156,5 +161,84 @@ func TestRunRegistered(t *testing.T) {
 	}
 	if rr := run(mni, "mni"); rr.Estimated || !strings.Contains(rr.Reason, "MNI152") {
 		t.Fatalf("MNI-coded scan: %+v", rr)
+	}
+}
+
+// TestRunRegisteredHubsMNI: a scan that is the MNI template seen through a known affine (plus
+// noise, 12 volumes) registers plausibly, and qc/hubs_mni.tsv puts every hub where the known
+// affine says, within 3 mm.
+func TestRunRegisteredHubsMNI(t *testing.T) {
+	tpl, err := register.Template()
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := [4][4]float64{{0.99, -0.1, 0, 4}, {0.1, 0.99, 0.05, -3}, {0, -0.05, 1.05, 2}, {0, 0, 0, 1}} // MNI → scan world
+	inv, _ := realign.Inverse(truth)
+	tinv, _ := realign.Inverse(tpl.Affine)
+	var a [4][4]float64
+	a[0][0], a[1][1], a[2][2], a[3][3] = 4, 4, 4, 1
+	a[0][3], a[1][3], a[2][3] = -100, -136, -84
+	dims := []int{50, 60, 52, 12}
+	n := dims[0] * dims[1] * dims[2]
+	data := make([]float32, n*dims[3])
+	rng := rand.New(rand.NewPCG(3, 4))
+	f := 0
+	for k := 0; k < dims[2]; k++ {
+		for j := 0; j < dims[1]; j++ {
+			for i := 0; i < dims[0]; i++ {
+				y := realign.Apply(realign.Mul(tinv, inv), realign.Apply(a, [3]float64{float64(i), float64(j), float64(k)}))
+				if v, ok := realign.TrilinearAt(tpl.Data, tpl.Dims, y[0], y[1], y[2]); ok && v > 0 {
+					for t := 0; t < dims[3]; t++ {
+						data[t*n+f] = float32(v * (1 + 0.03*rng.NormFloat64()))
+					}
+				}
+				f++
+			}
+		}
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "native.nii")
+	if err := nifti.WriteImage(in, nifti.NewHeader(dims, nifti.Float32, a, 2), data); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Defaults()
+	cfg.Scan, cfg.Out, cfg.Backend, cfg.Metrics, cfg.Density = in, filepath.Join(dir, "out"), "cpu", settings.MetricsNone, 0.01
+	cfg.Register = RealignAuto
+	if _, err := Run(context.Background(), cfg, nil); err != nil {
+		t.Fatal(err)
+	}
+	tab, err := os.ReadFile(filepath.Join(cfg.Out, "qc", "hubs_mni.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hubs, err := os.ReadFile(filepath.Join(cfg.Out, "hubs.tsv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mniRows := strings.Split(strings.TrimSpace(string(tab)), "\n")[1:]
+	hubRows := strings.Split(strings.TrimSpace(string(hubs)), "\n")
+	head := strings.Split(hubRows[0], "\t")
+	col := map[string]int{}
+	for i, h := range head {
+		col[h] = i
+	}
+	if len(mniRows) == 0 || len(mniRows) != len(hubRows)-1 {
+		t.Fatalf("%d MNI rows for %d hubs", len(mniRows), len(hubRows)-1)
+	}
+	var worst float64
+	for r, row := range mniRows {
+		m := strings.Split(row, "\t")
+		h := strings.Split(hubRows[r+1], "\t")
+		var world, mni [3]float64
+		for k, name := range []string{"x_mm", "y_mm", "z_mm"} {
+			world[k], _ = strconv.ParseFloat(h[col[name]], 64)
+			mni[k], _ = strconv.ParseFloat(m[1+k], 64)
+		}
+		want := realign.Apply(inv, world)
+		worst = max(worst, math.Sqrt((want[0]-mni[0])*(want[0]-mni[0])+(want[1]-mni[1])*(want[1]-mni[1])+(want[2]-mni[2])*(want[2]-mni[2])))
+	}
+	t.Logf("%d hubs: MNI positions within %.2f mm of the known affine's", len(mniRows), worst)
+	if worst > 3 {
+		t.Errorf("hub MNI positions up to %.2f mm from the known affine's", worst)
 	}
 }
