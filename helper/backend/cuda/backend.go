@@ -667,6 +667,11 @@ func (b *backend) split(s *slot, op fc.Op, sink func(*fc.BlockResult) error) err
 	return sink(&fc.BlockResult{Block: blk, Edges: edges})
 }
 
+// edgeAlloc allocates the device's edge buffers, the allocation that grows with the data (a
+// dense block's surviving pairs). It is the seam through which TestInjectedOutOfMemory makes
+// the device run out of memory: complete must then process the block in halves.
+var edgeAlloc = cu.MemAlloc
+
 // ensureEdges makes room for capacity edges on the device and in pinned host memory. With
 // exact, the buffers are resized to capacity; otherwise they are only grown.
 func (s *slot) ensureEdges(capacity int, exact bool) error {
@@ -678,10 +683,10 @@ func (s *slot) ensureEdges(capacity int, exact bool) error {
 		cu.MemFree(s.edges)
 		s.edges, s.edgeCap = 0, 0
 	}
-	p, err := cu.MemAlloc(int64(capacity * edgeBytes))
+	p, err := edgeAlloc(int64(capacity * edgeBytes))
 	if err != nil {
 		if old > 0 { // keep the slot usable at its old size
-			if q, err2 := cu.MemAlloc(int64(old * edgeBytes)); err2 == nil {
+			if q, err2 := edgeAlloc(int64(old * edgeBytes)); err2 == nil {
 				s.edges, s.edgeCap = q, old
 			}
 		}
