@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/internal/pyref"
@@ -260,5 +261,32 @@ func TestLanczosSmallAndLowRankConverge(t *testing.T) {
 				t.Errorf("n = %d, rank %d: Rayleigh quotient %g above the leading eigenvalue %g", c.n, c.rank, q, res.value)
 			}
 		}
+	}
+}
+
+type noteRecorder struct{ notes []string }
+
+func (r *noteRecorder) Start(string, int64) {}
+func (r *noteRecorder) Add(int64)           {}
+func (r *noteRecorder) Note(msg string)     { r.notes = append(r.notes, msg) }
+
+// A solve that hits its product cap is reported once for the whole division, in words (not one
+// line per group), and a division whose solves converge says nothing.
+func TestLeadingEigenvectorNotesOnce(t *testing.T) {
+	n, edges, _ := plantedPartition([]int{60, 60, 60, 60}, 0.3, 0.02, 3)
+	g := fromEdges(n, edges)
+	rec := &noteRecorder{}
+	if _, err := LeadingEigenvectorModules(context.Background(), g, LeadingEigenvectorOptions{Solver: PowerIteration, MaxProducts: 3, Seed: 1}, rec); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.notes) != 1 || !strings.Contains(rec.notes[0], "uncertain") {
+		t.Fatalf("notes with a 3-product cap: %q", rec.notes)
+	}
+	rec = &noteRecorder{}
+	if _, err := LeadingEigenvectorModules(context.Background(), g, LeadingEigenvectorOptions{Seed: 1}, rec); err != nil {
+		t.Fatal(err)
+	}
+	if len(rec.notes) != 0 {
+		t.Fatalf("notes with the default cap: %q", rec.notes)
 	}
 }

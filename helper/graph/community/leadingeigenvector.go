@@ -107,6 +107,9 @@ func LeadingEigenvectorModules(ctx context.Context, g *graph.Graph, opts Leading
 	}
 	var eigenvalues []float64
 	var attempt uint64
+	// Solves that hit the product cap are reported once, in words, after the whole division.
+	var unconverged, unconvergedNodes int
+	var worst float64
 	var sv, bs []float64
 	for len(stack) > 0 {
 		members := stack[len(stack)-1]
@@ -123,8 +126,9 @@ func LeadingEigenvectorModules(ctx context.Context, g *graph.Graph, opts Leading
 			return nil, fmt.Errorf("leading-eigenvector modules: %w", err)
 		}
 		if !res.converged {
-			rep.Note(fmt.Sprintf("leading eigenvector of a %d-node group stopped after %d products with %s at relative residual %.2g (tolerance %.2g); divided by the best estimate",
-				len(members), res.products, opts.Solver, res.residual/math.Max(math.Abs(res.value), 1e-300), opts.Tolerance))
+			unconverged++
+			unconvergedNodes += len(members)
+			worst = max(worst, res.residual/math.Max(math.Abs(res.value), 1e-300))
 		}
 		beta := res.value
 		if math.Abs(beta) < 1e-8 {
@@ -194,6 +198,10 @@ func LeadingEigenvectorModules(ctx context.Context, g *graph.Graph, opts Leading
 				rep.Add(int64(len(part)))
 			}
 		}
+	}
+	if unconverged > 0 {
+		rep.Note(fmt.Sprintf("leading-eigenvector modules: for %d group(s) (%d nodes) the eigenvector did not settle within %d products (worst relative residual %.2g, tolerance %.2g); those groups were divided by the best estimate, so their split is uncertain",
+			unconverged, unconvergedNodes, opts.MaxProducts, worst, opts.Tolerance))
 	}
 	out, err := newModules("leading eigenvector", g, membership, ModularityOptions{Weighted: opts.Weighted})
 	if err != nil {
