@@ -74,6 +74,9 @@ func TestBandPassKeepsBandRemovesRest(t *testing.T) {
 // TestApplyEqualsOperator: the float32 kernel path equals the float64 operator and
 // standardisation for shapes that fill no tile exactly.
 func TestApplyEqualsOperator(t *testing.T) {
+	old := applyBlock
+	applyBlock = 8 // several blocks, the last one partial
+	defer func() { applyBlock = old }()
 	rng := rand.New(rand.NewPCG(3, 4))
 	for _, sz := range [][2]int{{1, 40}, {7, 37}, {13, 65}, {100, 17}} {
 		n, tt := sz[0], sz[1]
