@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/pipeline"
+	"github.com/hubscope/hubscope/internal/shareddata"
 )
 
 // runHelper runs the helper's command line in-process and returns its exit code, standard
@@ -103,11 +104,11 @@ func readJSON(t *testing.T, path string, v any) {
 }
 
 // sharedData is the folder of shipped test scans: $HUBSCOPE_DATA, else ../shared/data beside
-// the repository, else /work/shared/data; the test is skipped without it (failed under
+// the repository (internal/shareddata); the test is skipped without it (failed under
 // HUBSCOPE_STRICT=1).
 func sharedData(t *testing.T, files ...string) string {
 	t.Helper()
-	dirs := []string{os.Getenv("HUBSCOPE_DATA"), "../../../shared/data", "/work/shared/data"}
+	dirs := []string{shareddata.Dir()}
 	for _, d := range dirs {
 		if d == "" {
 			continue

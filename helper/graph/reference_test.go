@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/internal/pyref"
+	"github.com/hubscope/hubscope/internal/shareddata"
 )
 
 // refScript computes every exact measure with python-igraph and networkx on an edge list
@@ -349,8 +350,8 @@ func TestMeasuresMatchIgraphNetworkx(t *testing.T) {
 // 530 voxels) in Python and checks every measure on it.
 func TestMeasuresOnRealScan(t *testing.T) {
 	pyref.Require(t, "numpy", "nibabel", "igraph", "networkx")
-	bold := "/work/shared/data/haxby2001_slice_bold.nii.gz"
-	mask := "/work/shared/data/haxby2001_slice_mask.nii.gz"
+	bold := filepath.Join(shareddata.Dir(), "haxby2001_slice_bold.nii.gz")
+	mask := filepath.Join(shareddata.Dir(), "haxby2001_slice_mask.nii.gz")
 	if _, err := os.Stat(bold); err != nil {
 		if pyref.Strict() {
 			t.Fatalf("real scan missing: %v", err)

@@ -18,6 +18,7 @@ import (
 	"github.com/hubscope/hubscope/helper/scan"
 	"github.com/hubscope/hubscope/helper/sweep"
 	"github.com/hubscope/hubscope/helper/synth"
+	"github.com/hubscope/hubscope/internal/shareddata"
 )
 
 // cohortOf makes S subjects' N×L series sharing a block structure, concatenated as Load does.
@@ -219,10 +220,7 @@ func TestGroupRefusals(t *testing.T) {
 
 func dataDir(t *testing.T, files ...string) string {
 	t.Helper()
-	dir := "/work/shared/data"
-	if d := os.Getenv("HUBSCOPE_DATA"); d != "" {
-		dir = d
-	}
+	dir := shareddata.Dir()
 	for _, f := range files {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			if pyref.Strict() {

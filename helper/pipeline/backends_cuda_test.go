@@ -16,6 +16,7 @@ import (
 	"github.com/hubscope/hubscope/helper/backend/cuda"
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/network"
+	"github.com/hubscope/hubscope/internal/shareddata"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
@@ -38,10 +39,7 @@ func TestBackendsGiveSameBundles(t *testing.T) {
 		t.Skipf("no usable GPU: %v", err)
 	}
 	phantomScan, phantomMask, _ := phantom(t, 6)
-	data := os.Getenv("HUBSCOPE_DATA")
-	if data == "" {
-		data = "/work/shared/data"
-	}
+	data := shareddata.Dir()
 	type tc struct {
 		name        string
 		scan, mask  string

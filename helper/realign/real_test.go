@@ -11,15 +11,13 @@ import (
 
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/internal/shareddata"
 )
 
-// dataDir is the shared real-data folder: $HUBSCOPE_DATA, else /work/shared/data (as the scan
+// dataDir is the shared real-data folder: $HUBSCOPE_DATA, else ../shared/data beside the repository (internal/shareddata; as the scan
 // package's tests).
 func dataDir(t testing.TB) string {
-	d := os.Getenv("HUBSCOPE_DATA")
-	if d == "" {
-		d = "/work/shared/data"
-	}
+	d := shareddata.Dir()
 	if _, err := os.Stat(filepath.Join(d, "dicom", "ref")); err != nil {
 		if pyref.Strict() {
 			t.Fatalf("real scans not found under %s (set HUBSCOPE_DATA)", d)

@@ -13,13 +13,11 @@ import (
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/realign"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/internal/shareddata"
 )
 
 func dataDir(t testing.TB) string {
-	d := os.Getenv("HUBSCOPE_DATA")
-	if d == "" {
-		d = "/work/shared/data"
-	}
+	d := shareddata.Dir()
 	if _, err := os.Stat(filepath.Join(d, "dicom", "ref")); err != nil {
 		if pyref.Strict() {
 			t.Fatalf("real scans not found under %s (set HUBSCOPE_DATA)", d)

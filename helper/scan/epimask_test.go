@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/internal/pyref"
+	"github.com/hubscope/hubscope/internal/shareddata"
 )
 
 // epiRefScript reimplements nilearn.masking.compute_epi_mask (nilearn/masking.py,
@@ -142,10 +143,7 @@ func readFloat64s(t *testing.T, path string) []float64 {
 // reimplementation of compute_epi_mask, on real scans' mean images, on real templates used
 // as mean images (large grids with many components), and on a synthetic image with NaN/Inf.
 func TestEPIMaskMatchesNilearnReference(t *testing.T) {
-	data := "/work/shared/data"
-	if d := os.Getenv("HUBSCOPE_DATA"); d != "" {
-		data = d
-	}
+	data := shareddata.Dir()
 	cases := []struct {
 		name      string
 		c         epiCase

@@ -15,14 +15,12 @@ import (
 
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/internal/shareddata"
 )
 
 func dataDir(t testing.TB, files ...string) string {
 	t.Helper()
-	dir := "/work/shared/data"
-	if d := os.Getenv("HUBSCOPE_DATA"); d != "" {
-		dir = d
-	}
+	dir := shareddata.Dir()
 	for _, f := range files {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			if pyref.Strict() {

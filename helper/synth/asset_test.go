@@ -12,7 +12,7 @@ import (
 // demoMaskSource is where the embedded demo mask is regenerated from:
 //
 //	HUBSCOPE_REGENERATE_ASSETS=1 go test ./helper/synth -run TestDemoMaskAsset
-const demoMaskSource = mni2mm
+var demoMaskSource = mni2mm
 
 // TestDemoMaskAsset checks that the embedded demo mask is the MNI152 2 mm mask resampled to
 // 4 mm by ResampleMask (when the 2 mm mask is at hand), and regenerates it on request.

@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/internal/shareddata"
+	"path/filepath"
 )
 
-const mni2mm = "/work/shared/data/MNI152_T1_2mm_brain_mask.nii"
+var mni2mm = filepath.Join(shareddata.Dir(), "MNI152_T1_2mm_brain_mask.nii")
 
 // testMask returns the MNI152 brain mask resampled to voxelMM, from the shared data when present,
 // else from the embedded 4 mm demo mask.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/internal/shareddata"
 )
 
 func TestDemoMask(t *testing.T) {
@@ -201,7 +202,7 @@ func TestReadMaskErrors(t *testing.T) {
 }
 
 // gm1mm is the 1 mm ICBM 2009a grey-matter probability map (uint8, 0–255) of the shared data.
-const gm1mm = "/work/shared/data/nilearn_mni_icbm152_gm_tal_nlin_sym_09a_converted.nii.gz"
+var gm1mm = filepath.Join(shareddata.Dir(), "nilearn_mni_icbm152_gm_tal_nlin_sym_09a_converted.nii.gz")
 
 // TestGreyMatterMask checks the 1 mm grey-matter mask against nilearn's recipe as scipy computes
 // it: (map / 255 > 0.2) closed with two iterations, 1,524,955 voxels (python3 -c "import numpy

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/internal/pyref"
+	"github.com/hubscope/hubscope/internal/shareddata"
 )
 
 // scipyScript loads a real scan with nibabel (masked series, constant voxels dropped), or
@@ -46,10 +47,7 @@ print(n, l)
 // int16 with ties) and on integer data with five levels, to 1e-6.
 func TestScipyRanks(t *testing.T) {
 	pyref.Require(t, "numpy", "scipy", "nibabel")
-	data := "/work/shared/data"
-	if d := os.Getenv("HUBSCOPE_DATA"); d != "" {
-		data = d
-	}
+	data := shareddata.Dir()
 	cases := []struct {
 		name string
 		args []string

@@ -12,15 +12,13 @@ import (
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/fc/fctest"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/internal/shareddata"
 )
 
-// dataDir holds the real scans of /work/shared/data (scripts/gpu-check.sh copies them into
+// dataDir holds the real scans of the shared test data (internal/shareddata; scripts/gpu-check.sh copies them into
 // .gpu/data and sets HUBSCOPE_DATA, since that folder does not travel to the GPU machine).
 func dataDir() string {
-	if d := os.Getenv("HUBSCOPE_DATA"); d != "" {
-		return d
-	}
-	return "/work/shared/data"
+	return shareddata.Dir()
 }
 
 // TestRealScans runs every measure on real BOLD data (int16, so ties are common) against the

@@ -7,10 +7,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/hubscope/hubscope/internal/shareddata"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -306,23 +306,12 @@ func DICOMDIR(refs []string) []byte {
 	return append(b, 0xFE, 0xFF, 0xDD, 0xE0, 0, 0, 0, 0)
 }
 
-// DataDir is the folder of real scanner DICOM shipped with the project's test data
-// (dicom/ under HUBSCOPE_DATA, else under the shared data beside the repository, else under
-// /work/shared/data, where the other tests look), or "" when none of them holds it.
+// DataDir is the folder of real scanner DICOM shipped with the project's test data (dicom/
+// under the shared data, internal/shareddata), or "" when it does not hold it.
 func DataDir() string {
-	var roots []string
-	if d := os.Getenv("HUBSCOPE_DATA"); d != "" {
-		roots = append(roots, d)
-	}
-	if _, file, _, ok := runtime.Caller(0); ok {
-		roots = append(roots, filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "shared", "data"))
-	}
-	roots = append(roots, "/work/shared/data")
-	for _, r := range roots {
-		d := filepath.Join(r, "dicom")
-		if _, err := os.Stat(filepath.Join(d, "ax_asc_35sl")); err == nil {
-			return d
-		}
+	d := filepath.Join(shareddata.Dir(), "dicom")
+	if _, err := os.Stat(filepath.Join(d, "ax_asc_35sl")); err == nil {
+		return d
 	}
 	return ""
 }

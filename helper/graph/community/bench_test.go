@@ -12,7 +12,7 @@ import (
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 )
 
-// c2Script builds BENCHMARKS.md's C2 graph exactly as /work/shared/peers/igraph_metrics.py does
+// c2Script builds BENCHMARKS.md's C2 graph exactly as the igraph peer (shared/peers/igraph_metrics.py beside the repository) does
 // (10,000 random-normal series of length 200, seed 0, Pearson r, the top 1 % of the upper
 // triangle) and writes its edges as little-endian int32 (i, j) pairs.
 const c2Script = `

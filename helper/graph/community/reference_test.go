@@ -10,6 +10,7 @@ import (
 
 	"github.com/hubscope/hubscope/helper/graph"
 	"github.com/hubscope/hubscope/helper/internal/pyref"
+	"github.com/hubscope/hubscope/internal/shareddata"
 )
 
 // testGraph is one graph the module finders are checked on, with igraph's results for it.
@@ -74,7 +75,7 @@ var (
 
 // referenceGraphs builds the shared test graphs once: two planted-partition graphs (one with
 // 7 modules of 300 nodes and p_in ≫ p_out, one with unequal, weaker modules) and the
-// correlation network of the Haxby et al. (2001) slice in /work/shared/data, each with
+// correlation network of the Haxby et al. (2001) slice in the shared test data, each with
 // igraph's module results.
 func referenceGraphs(t *testing.T) []testGraph {
 	t.Helper()
@@ -95,8 +96,8 @@ func referenceGraphs(t *testing.T) []testGraph {
 		testGraphsList = append(testGraphsList, testGraph{name: "planted weak unequal", g: fromEdges(n, edges), truth: truth})
 		addRef(t, dir, &testGraphsList[len(testGraphsList)-1], n, edges)
 
-		bold := "/work/shared/data/haxby2001_slice_bold.nii.gz"
-		mask := "/work/shared/data/haxby2001_slice_mask.nii.gz"
+		bold := filepath.Join(shareddata.Dir(), "haxby2001_slice_bold.nii.gz")
+		mask := filepath.Join(shareddata.Dir(), "haxby2001_slice_mask.nii.gz")
 		if _, err := os.Stat(bold); err != nil {
 			testGraphsErr = "real scan missing: " + err.Error()
 			return
