@@ -2,10 +2,10 @@
 # cohort --slurm against a real single-node Slurm cluster (scripts/slurm-cluster.sh): a
 # 6-subject phantom cohort analysed locally and through a job array + group step; one array
 # task cancelled with scancel while pending and one mid-subject, --status, a rerun that
-# resubmits only that subject, the
-# resources and dependency as scontrol shows them, the results equal to the local run's byte
-# for byte except timestamps, and the faults (sbatch refusing, sbatch missing, a task that
-# does not see the output folder, the group step with a subject missing).
+# resubmits only that subject, the resources and dependency as scontrol shows them, the
+# results equal to the local run's byte for byte except timestamps, and the faults (sbatch
+# refusing, sbatch missing, a task that does not see the output folder, the group step with a
+# subject missing).
 # Usage: scripts/slurm-smoke.sh bin/hubscope-helper   (as root; skipped when Slurm is absent
 # unless HUBSCOPE_STRICT=1)
 set -uo pipefail
@@ -100,6 +100,7 @@ for f in deriv/slurm/submit-001/task-{0,1,2,3,4}.log deriv/slurm/submit-002/task
   t=$(awk '/ finished / {print $(NF-2)}' "$f"); [ -n "$t" ] && last=$(awk -v a="$last" -v b="$t" 'BEGIN{print (b>a)?b:a}')
 done
 [ -e deriv/slurm/submit-001/task-5.log ] && bad "the cancelled task ran" || ok
+want "CPU fallback said in the task log" deriv/slurm/submit-001/task-0.log "no GPU from Slurm (CUDA_VISIBLE_DEVICES unset): the CPU backend runs"
 want "group log" deriv/slurm/submit-002/group.log "status 0"
 gstart=$(awk '/ started / {print $NF}' deriv/slurm/submit-002/group.log)
 awk -v g="$gstart" -v l="$last" 'BEGIN{exit !(g>=l)}' && ok || bad "the group step started ($gstart) before the last task finished ($last)"
