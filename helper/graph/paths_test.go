@@ -119,3 +119,41 @@ func TestSampledShortestPaths(t *testing.T) {
 		}
 	}
 }
+
+// SmallWorld labels its random networks' L_p as estimates exactly when they are: a sample
+// smaller than the component gives standard errors (and λ's), PathSources < 0 gives each
+// random network's exact L_p (ShortestPaths of the same random network) and no estimate flag.
+func TestSmallWorldSampledOrExact(t *testing.T) {
+	ctx := context.Background()
+	g := randomGraph(t, 400, 0.04, 0, 17)
+	sampled, err := SmallWorld(ctx, g, SmallWorldOptions{Random: 3, Seed: 2, PathSources: 64}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sampled.RandomPathLengthEstimated || sampled.RandomPathSources != 64 || sampled.LambdaSE <= 0 || sampled.SigmaSE <= 0 || sampled.RandomPathLengthMeanSE <= 0 {
+		t.Fatalf("sampled: %+v", sampled)
+	}
+	exact, err := SmallWorld(ctx, g, SmallWorldOptions{Random: 3, Seed: 2, PathSources: -1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if exact.RandomPathLengthEstimated || exact.LambdaSE != 0 || exact.RandomPathLengthMeanSE != 0 {
+		t.Fatalf("exact: %+v", exact)
+	}
+	for k := 0; k < 3; k++ {
+		r, _, err := Rewire(ctx, g, RewireOptions{Seed: 2, Stream: uint64(k)}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps, err := ShortestPaths(ctx, r, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if exact.RandomPathLength[k] != ps.CharacteristicPathLength {
+			t.Errorf("random network %d: L_p %g, its exact search %g", k, exact.RandomPathLength[k], ps.CharacteristicPathLength)
+		}
+		if d := math.Abs(sampled.RandomPathLength[k] - ps.CharacteristicPathLength); d > 4*sampled.RandomPathLengthSE[k] {
+			t.Errorf("random network %d: estimate %g ± %g, exact %g", k, sampled.RandomPathLength[k], sampled.RandomPathLengthSE[k], ps.CharacteristicPathLength)
+		}
+	}
+}
