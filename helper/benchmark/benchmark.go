@@ -1,4 +1,4 @@
-// Package benchmark runs HubScope's benchmark workloads (../shared/design/BENCHMARKS.md) side
+// Package benchmark runs HubScope's benchmark workloads (BENCHMARKS.md) side
 // by side with their peer pipelines in the same run, and reports both times and their ratio.
 //
 //	load  load + mask of a 200,000-voxel × 200-volume phantom (int16/float32, .nii/.nii.gz)

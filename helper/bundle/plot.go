@@ -40,7 +40,7 @@ const (
 
 // PlotDegreeDistribution draws the degree distribution as a PNG of PlotWidthPx × PlotHeightPx:
 // P(k) = (nodes of degree k) / N for every degree k ≥ 1 that occurs, on log–log axes
-// (ALGORITHMS.md §4; Wang et al. fit power laws to it), with each fit drawn as a line over the
+// (docs/algorithms.md, "Network measures"; Wang et al. fit power laws to it), with each fit drawn as a line over the
 // observed degree range. Nodes of degree 0 cannot appear on a log axis; the title counts them.
 func PlotDegreeDistribution(w io.Writer, degrees []int, fits []Curve) error {
 	if len(degrees) == 0 {

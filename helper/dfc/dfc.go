@@ -40,7 +40,7 @@ type Options struct {
 	Seed       uint64 // randomized sketch and MAE pairs
 }
 
-// Measures are one window's global measures (ALGORITHMS.md §3–4), those that stay cheap at
+// Measures are one window's global measures (docs/algorithms.md, "Thresholds" and "Network measures"), those that stay cheap at
 // voxel scale: no path lengths.
 type Measures struct {
 	Threshold             float64  // the value cut the window's network used (fc.Report.Threshold)

@@ -14,7 +14,7 @@ import (
 	"github.com/hubscope/hubscope/helper/fc"
 )
 
-// Low-rank storage of a window's correlation matrix (ALGORITHMS.md §5, "Beyond GPU-DFC's
+// Low-rank storage of a window's correlation matrix (docs/algorithms.md, "Dynamic connectivity"; "Beyond GPU-DFC's
 // storage"). With U the N×w matrix of the window's normalised rows (Pearson: unit rows of the
 // centred series; Spearman: of their ranks), the window matrix is S = U Uᵀ, of rank ≤ w.
 //

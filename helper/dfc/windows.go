@@ -1,4 +1,4 @@
-// Package dfc computes dynamic functional connectivity by sliding windows (ALGORITHMS.md §5,
+// Package dfc computes dynamic functional connectivity by sliding windows (docs/algorithms.md, "Dynamic connectivity",
 // Eslami & Saeed's GPU-DFC): windows of w volumes every s volumes, k = ⌊(T − w)/s⌋ + 1 of them,
 // each normalised on its own and thresholded into a sparse network through the same fc
 // driver and Backend as the static network. Per window it reports the degree of every node and

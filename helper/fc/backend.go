@@ -27,7 +27,7 @@ import (
 	"math"
 )
 
-// Measure is a functional connectivity measure (ALGORITHMS.md §1).
+// Measure is a functional connectivity measure (docs/algorithms.md, "Connectivity measures").
 type Measure uint8
 
 const (

@@ -10,7 +10,7 @@ import (
 	"github.com/hubscope/hubscope/helper/progress"
 )
 
-// Mode is how the driver turns connectivity values into edges (ALGORITHMS.md §3).
+// Mode is how the driver turns connectivity values into edges (docs/algorithms.md, "Thresholds").
 type Mode uint8
 
 const (
@@ -118,7 +118,7 @@ type PassTiming struct {
 	Seconds float64
 }
 
-// Report describes the network that Build produced (ALGORITHMS.md §3: "always report").
+// Report describes the network that Build produced (docs/algorithms.md, "Thresholds": every run reports it).
 type Report struct {
 	Backend, Device string
 	Measure         Measure

@@ -9,7 +9,7 @@ import (
 )
 
 // Components returns the number of isolated nodes (no edge) and the size of the largest
-// connected component of the network, for the threshold report (ALGORITHMS.md §3).
+// connected component of the network, for the threshold report (docs/algorithms.md, "Thresholds").
 //
 // One concurrent union–find (Anderson & Woll 1991, simplified): a root is linked only to a
 // smaller-indexed root, with a compare-and-swap that fails if the root was linked meanwhile,

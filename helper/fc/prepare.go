@@ -84,7 +84,7 @@ func checkRows(e *SeriesError, x []float32, l, i0, i1 int) {
 	}
 }
 
-// NormalizeRow writes p = (d − mean)/‖d − mean‖₂ (ALGORITHMS.md §1) into dst, accumulating the
+// NormalizeRow writes p = (d − mean)/‖d − mean‖₂ (docs/algorithms.md, "Connectivity measures") into dst, accumulating the
 // mean and the norm in float64 so that the float32 unit row is correctly rounded to ~1 ulp.
 func NormalizeRow(dst, d []float32) {
 	var s float64
@@ -154,7 +154,7 @@ func RankRows(dst, x []float32, n, l int) {
 // SignPairs is P = L(L−1)/2, the length of a Kendall sign vector.
 func SignPairs(l int) int { return l * (l - 1) / 2 }
 
-// SignVector writes z_k,q = sign(d_k − d_q) over all k < q (ALGORITHMS.md §1) into dst
+// SignVector writes z_k,q = sign(d_k − d_q) over all k < q (docs/algorithms.md, "Connectivity measures") into dst
 // (len SignPairs(L)), in the order (0,1), (0,2), …, (0,L−1), (1,2), …, and returns n = the
 // number of non-zero entries (pairs not tied in d).
 func SignVector(dst []int8, d []float32) (n int64) {

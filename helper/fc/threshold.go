@@ -101,7 +101,7 @@ func byValueThenIJ(x, y Edge) int {
 	return cmpIJ(x, y)
 }
 
-// density keeps exactly k = round(D·N(N−1)/2) pairs (ALGORITHMS.md §3, made exact).
+// density keeps exactly k = round(D·N(N−1)/2) pairs (docs/algorithms.md, "Thresholds", made exact).
 //
 // Pass 1 histograms the values; the bin b holding the k-th largest value is found from the
 // top. Pass 2 emits every value whose bin (Op.BinOf, the same formula as pass 1) is ≥ b: all

@@ -2,7 +2,7 @@
 // strength, binary and Onnela clustering, local efficiency, betweenness, eigenvector
 // centrality, hubs), global measures (density, C_p, exact L_p and global efficiency by
 // bit-parallel multi-source BFS, assortativity, components), degree-preserving Maslov–Sneppen
-// random networks, small-world indices and degree-distribution fits (ALGORITHMS.md §4). Modules
+// random networks, small-world indices and degree-distribution fits (docs/algorithms.md, "Network measures"). Modules
 // (leading eigenvector, Louvain/Leiden) live in the subpackage community. CSR in, results out;
 // no I/O. Long computations take a context (cancellation) and a progress.Reporter, and use
 // every core Go may run on (GOMAXPROCS).

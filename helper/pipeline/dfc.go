@@ -20,7 +20,7 @@ import (
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
-// The dynamic-connectivity stage (ALGORITHMS.md §5): sliding-window networks with the static
+// The dynamic-connectivity stage (docs/algorithms.md, "Dynamic connectivity"): sliding-window networks with the static
 // network's measure and threshold, written into the bundle's dfc/ folder:
 //
 //	dfc/summary.json        schema.DFCSummary: window, step, TR, each window's start, edges, measures

@@ -28,7 +28,7 @@ func testMask(t testing.TB, voxelMM float64) (scan.Mask, [4][4]float64) {
 }
 
 // normalized returns the series as float64 rows with zero mean and unit norm, so that the
-// Pearson correlation of rows i and j is their dot product (ALGORITHMS.md §1).
+// Pearson correlation of rows i and j is their dot product (docs/algorithms.md, "Connectivity measures").
 func normalized(s *scan.Scan) [][]float64 {
 	out := make([][]float64, s.N)
 	for v := range s.N {

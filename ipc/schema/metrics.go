@@ -31,7 +31,7 @@ type ScanInfo struct {
 	NonFinite    int     `json:"dropped_non_finite"`
 }
 
-// NetworkInfo is the threshold report ALGORITHMS.md §3 asks for.
+// NetworkInfo is the threshold report docs/algorithms.md, "Thresholds", asks for.
 type NetworkInfo struct {
 	Measure            string  `json:"measure"`
 	Abs                bool    `json:"abs"`

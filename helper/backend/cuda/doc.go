@@ -1,7 +1,7 @@
 // Package cuda is HubScope's GPU backend: an fc.Backend that prepares the series (normalized
 // rows, average ranks, Kendall sign bit-planes) on an NVIDIA GPU and processes block pairs
 // with fused kernels, so only the surviving edges (or a histogram) of a block ever leave the
-// device (ALGORITHMS.md §2; Zhao et al. Algorithm 1).
+// device (docs/algorithms.md, "Block-wise construction"; Zhao et al. Algorithm 1).
 //
 // Built with -tags cuda it uses the CUDA driver API through gorgonia.org/cu and the kernels
 // embedded in package kernels; it needs the NVIDIA driver (libcuda.so.1) at run time and

@@ -1,5 +1,5 @@
 // Package community finds the modules of a functional brain network and describes them
-// (ALGORITHMS.md §4, "Modules"):
+// (docs/algorithms.md, "Network measures"):
 //
 //   - Modularity Q of a partition (Newman 2004; binary or weighted, with a resolution γ).
 //   - Newman's leading-eigenvector method with recursive bisection (Newman 2006, PNAS 103:8577;
