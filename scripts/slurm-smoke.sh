@@ -37,7 +37,7 @@ mv deriv local
 
 env=$("$here/slurm-cluster.sh" start "$cluster") || { echo "FAIL slurm-cluster start"; exit 1; }
 eval "$env"
-res=(--cpus-per-task 1 --mem 200M --time 10 --array-max 2)
+res=(--cpus-per-task 1 --mem 200M --time 10 --array-max 2 --norm-out norm --norm-group control)
 
 # --dry-run: both scripts printed, they pass bash -n, nothing written or submitted.
 "$bin" cohort bids --out deriv "${flags[@]}" --slurm "${res[@]}" --gpus-per-task 1 --dry-run > dry.txt 2>&1 || bad "dry run"
@@ -102,6 +102,7 @@ done
 [ -e deriv/slurm/submit-001/task-5.log ] && bad "the cancelled task ran" || ok
 want "CPU fallback said in the task log" deriv/slurm/submit-001/task-0.log "no GPU from Slurm (CUDA_VISIBLE_DEVICES unset): the CPU backend runs"
 want "group log" deriv/slurm/submit-002/group.log "status 0"
+[ -s norm/norm.json ] && ok || bad "the group step built no normative folder (--norm-out norm)"
 gstart=$(awk '/ started / {print $NF}' deriv/slurm/submit-002/group.log)
 awk -v g="$gstart" -v l="$last" 'BEGIN{exit !(g>=l)}' && ok || bad "the group step started ($gstart) before the last task finished ($last)"
 

@@ -29,7 +29,7 @@ func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 // array tasks and the group step.
 var slurmOnly = map[string]bool{"out": true, "task": true, "subject": true, "table-only": true, "jobs": true,
 	"slurm": true, "dry-run": true, "status": true, "partition": true, "account": true, "mem": true, "time": true,
-	"gpus-per-task": true, "cpus-per-task": true, "array-max": true, "subjects-per-task": true, "sbatch-arg": true}
+	"gpus-per-task": true, "cpus-per-task": true, "array-max": true, "subjects-per-task": true, "sbatch-arg": true, "norm-out": true, "norm-group": true}
 
 func slurmFlags(fs *flagSet) *slurmCLI {
 	s := &slurmCLI{}
@@ -44,6 +44,8 @@ func slurmFlags(fs *flagSet) *slurmCLI {
 	fs.IntVar(&s.opt.CPUsPerTask, "cpus-per-task", 0, "with --slurm: `N` CPU cores per task")
 	fs.IntVar(&s.opt.ArrayMax, "array-max", 0, "with --slurm: at most `K` tasks running at once (default: Slurm's limit)")
 	fs.IntVar(&s.opt.PerTask, "subjects-per-task", 1, "with --slurm: `N` subjects analysed one after the other by each array task")
+	fs.StringVar(&s.opt.NormOut, "norm-out", "", "with --slurm: the group step also builds a normative folder `NORM` from the cohort (as norm build)")
+	fs.StringVar(&s.opt.NormGroup, "norm-group", "", "with --norm-out: only runs whose participants.tsv diagnosis is `VALUE` (e.g. control)")
 	fs.Var(&s.sbatchArgs, "sbatch-arg", "with --slurm: one more sbatch `OPTION` for the array, e.g. --qos=long (repeatable)")
 	return s
 }

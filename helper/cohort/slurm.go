@@ -48,6 +48,10 @@ type SlurmOptions struct {
 	PerTask     int // subjects per array task (≥ 1)
 	SbatchArgs  []string
 	DryRun      bool
+	// NormOut, when set, makes the group step also build a normative folder there from the
+	// cohort (norm build DERIV --out NormOut), of the runs whose participants have NormGroup
+	// in participants.tsv's "diagnosis" column ("" = every run).
+	NormOut, NormGroup string
 }
 
 var (
@@ -92,6 +96,9 @@ func (o SlurmOptions) Validate() error {
 		case "--array", "--dependency", "--output", "--error", "--chdir", "--wrap", "--parsable":
 			return bad("sbatch-arg", a, "HubScope sets "+name+" itself")
 		}
+	}
+	if o.NormGroup != "" && o.NormOut == "" {
+		return errors.New("--norm-group needs --norm-out NORM")
 	}
 	if !filepath.IsAbs(o.Helper) || !filepath.IsAbs(o.WorkDir) {
 		return errors.New("slurm: the helper binary and the working folder must be absolute paths")
@@ -362,9 +369,22 @@ helper=%s
 echo "hubscope group step ${SLURM_JOB_ID:-?} on $(hostname) started $(date -u +%%s.%%N)"
 %s
 status=$?
-echo "hubscope group step finished $(date -u +%%s.%%N) status $status"
-exit $status
+echo "hubscope group step: table, status $status"
 `, sq(so.Helper), command(so, bids, deriv, task, "--table-only"))
+	if so.NormOut != "" {
+		norm := []string{`"$helper"`, "norm", "build", sq(deriv), "--out", sq(so.NormOut)}
+		if so.NormGroup != "" {
+			norm = append(norm, "--group", sq(so.NormGroup))
+		}
+		fmt.Fprintf(&b, `if [ $status -eq 0 ]; then
+  %s
+  status=$?
+fi
+`, strings.Join(norm, " "))
+	}
+	b.WriteString(`echo "hubscope group step finished $(date -u +%s.%N) status $status"
+exit $status
+`)
 	return b.String()
 }
 

@@ -82,6 +82,7 @@ func TestSlurmPlanSubmit(t *testing.T) {
 	so := goodSlurm(t)
 	so.Args = []string{"--backend=cpu", "--metrics=none", "--mask=it's here.nii.gz"}
 	so.PerTask = 2
+	so.NormOut, so.NormGroup = "norm dir", "control"
 	p, err := PlanSlurm(opt, so)
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +97,7 @@ func TestSlurmPlanSubmit(t *testing.T) {
 			t.Errorf("array script lacks %q:\n%s", want, p.ArrayScript)
 		}
 	}
-	if !strings.Contains(p.GroupScript, "--table-only") {
+	if !strings.Contains(p.GroupScript, "--table-only") || !strings.Contains(p.GroupScript, `norm build `+sq(out)+` --out 'norm dir' --group 'control'`) {
 		t.Errorf("group script:\n%s", p.GroupScript)
 	}
 	for _, s := range []string{p.ArrayScript, p.GroupScript} {
