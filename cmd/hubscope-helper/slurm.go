@@ -45,7 +45,7 @@ func slurmFlags(fs *flagSet) *slurmCLI {
 	fs.IntVar(&s.opt.ArrayMax, "array-max", 0, "with --slurm: at most `K` tasks running at once (default: Slurm's limit)")
 	fs.IntVar(&s.opt.PerTask, "subjects-per-task", 1, "with --slurm: `N` subjects analysed one after the other by each array task")
 	fs.StringVar(&s.opt.NormOut, "norm-out", "", "with --slurm: the group step also builds a normative folder `NORM` from the cohort (as norm build)")
-	fs.StringVar(&s.opt.NormGroup, "norm-group", "", "with --norm-out: only runs whose participants.tsv diagnosis is `VALUE` (e.g. control)")
+	fs.StringVar(&s.opt.NormGroup, "norm-group", "", "with --norm-out: only runs whose participants.tsv diagnosis is `GROUP` (e.g. control)")
 	fs.Var(&s.sbatchArgs, "sbatch-arg", "with --slurm: one more sbatch `OPTION` for the array, e.g. --qos=long (repeatable)")
 	return s
 }
