@@ -9,6 +9,7 @@ import (
 	"image/png"
 	"math"
 	"os"
+	"strings"
 
 	"golang.org/x/image/font"
 	"golang.org/x/image/font/basicfont"
@@ -60,7 +61,16 @@ func (v *Viewer) SnapshotPlanes(planes ...Plane) (*image.RGBA, error) {
 		h = max(h, sizes[n].Y)
 	}
 	w = max(w, 2*gap+font.MeasureString(basicfont.Face7x13, text).Ceil())
-	out := image.NewRGBA(image.Rect(0, 0, w, h+2*gap+caption))
+	// The overlay's colour bar under the caption (quantities only), as the viewer shows it.
+	barH := 0
+	var barTitle, barLo, barMid, barHi string
+	if ov := v.ov; ov != nil && !ov.vol.Header.Categorical && ov.lut != nil {
+		barTitle, barLo, barMid, barHi = barText(v.ovName, ov)
+		barTitle = asciiText(barTitle)
+		barH = 3*caption + 4
+		w = max(w, 2*gap+font.MeasureString(basicfont.Face7x13, barTitle).Ceil())
+	}
+	out := image.NewRGBA(image.Rect(0, 0, w, h+2*gap+caption+barH))
 	draw.Draw(out, out.Bounds(), image.NewUniform(color.Black), image.Point{}, draw.Src)
 	x0 := gap
 	for n, p := range planes {
@@ -95,6 +105,24 @@ func (v *Viewer) SnapshotPlanes(planes ...Plane) (*image.RGBA, error) {
 		x0 += sz.X + gap
 	}
 	label(out, gap, h+gap+caption-4, text)
+	if barH > 0 {
+		y0 := h + gap + caption
+		label(out, gap, y0+caption-4, barTitle)
+		bar := barImage(v.ov.lut, w-2*gap)
+		for y := y0 + caption; y < y0+caption+10; y++ {
+			for x := 0; x < w-2*gap; x++ {
+				out.SetRGBA(gap+x, y, bar.RGBAAt(x, 0))
+			}
+		}
+		yl := y0 + 2*caption + 12
+		label(out, gap, yl, asciiText(barLo))
+		if barMid != "" {
+			m := asciiText(barMid)
+			label(out, (w-font.MeasureString(basicfont.Face7x13, m).Ceil())/2, yl, m)
+		}
+		hi := asciiText(barHi)
+		label(out, w-gap-font.MeasureString(basicfont.Face7x13, hi).Ceil(), yl, hi)
+	}
 	return out, nil
 }
 
@@ -116,6 +144,11 @@ func (v *Viewer) SavePNG(path string) error {
 		return fmt.Errorf("save slices to %s: %w", path, err)
 	}
 	return nil
+}
+
+// asciiText spells the colour bar's symbols in ASCII for the snapshot's bitmap font.
+func asciiText(s string) string {
+	return strings.NewReplacer("≥", ">=", "−", "-", "·", "-").Replace(s)
 }
 
 // blend draws c over the pixel at (x, y) by its alpha.

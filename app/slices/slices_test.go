@@ -2,6 +2,7 @@ package slices
 
 import (
 	"context"
+	"fmt"
 	"image"
 	"image/color"
 	"image/png"
@@ -512,6 +513,18 @@ func TestSignedSeedMapShowsNegatives(t *testing.T) {
 	if !v.colormapPicker.Disabled() || !strings.HasPrefix(v.thresholdLabel.Text, "|x| ≥ 0.3") {
 		t.Errorf("colour picker disabled %v, threshold label %q", v.colormapPicker.Disabled(), v.thresholdLabel.Text)
 	}
+	// The colour bar: −top … ±threshold … +top, and the threshold in its title.
+	if !v.bar.box.Visible() || v.bar.lo.Text != fmt.Sprintf("%.3g", -st.Max) || v.bar.hi.Text != fmt.Sprintf("%.3g", st.Max) ||
+		v.bar.mid.Text != "−0.3 | +0.3" || !strings.Contains(v.bar.title.Text, "seed map 15,18,14") || !strings.Contains(v.bar.title.Text, "|value| ≥ 0.3") {
+		t.Errorf("colour bar shown %v: %q [%q %q %q]", v.bar.box.Visible(), v.bar.title.Text, v.bar.lo.Text, v.bar.mid.Text, v.bar.hi.Text)
+	}
+	if img, ok := v.bar.img.Image.(*image.RGBA); !ok || img.RGBAAt(64, 0).B <= img.RGBAAt(64, 0).R || img.RGBAAt(192, 0).R <= img.RGBAAt(192, 0).B {
+		t.Error("colour bar is not cold on the left and hot on the right")
+	}
+	signedSnap, err := v.Snapshot()
+	if err != nil {
+		t.Fatal(err)
+	}
 	d := vol.Header.Dims
 	vox := [3]int{neg % d[0], neg / d[0] % d[1], neg / (d[0] * d[1])}
 	v.SetCrosshair(vox)
@@ -528,5 +541,22 @@ func TestSignedSeedMapShowsNegatives(t *testing.T) {
 	v.pending.Wait()
 	if st := v.Style(); st.Signed || st.Colormap != Hot || v.colormapPicker.Disabled() {
 		t.Errorf("degree after a signed map: style %+v, picker disabled %v", st, v.colormapPicker.Disabled())
+	}
+	if st := v.Style(); v.bar.lo.Text != fmt.Sprintf("%.3g", st.Threshold) || v.bar.hi.Text != fmt.Sprintf("%.3g", st.Max) || !strings.HasPrefix(v.bar.title.Text, "degree") || v.bar.mid.Visible() {
+		t.Errorf("degree's colour bar %q [%q %q], middle shown %v", v.bar.title.Text, v.bar.lo.Text, v.bar.hi.Text, v.bar.mid.Visible())
+	}
+	// Hubs by module: labels in the modules' colours, no scale.
+	v.picker.SetSelected("hubs")
+	v.pending.Wait()
+	if v.bar.box.Visible() {
+		t.Error("a colour bar under the hubs-by-module overlay")
+	}
+	// The snapshot carries the seed map's bar (cold half on the left) below its caption, and
+	// none for the hubs.
+	hubSnap, _ := v.Snapshot()
+	if extra := signedSnap.Bounds().Dy() - hubSnap.Bounds().Dy(); extra < 40 {
+		t.Errorf("the seed map's snapshot is %d px taller than the hubs', want a colour bar", extra)
+	} else if c := signedSnap.RGBAAt(8+(signedSnap.Bounds().Dx()-16)/4, hubSnap.Bounds().Dy()+16); c.B <= c.R {
+		t.Errorf("the snapshot's colour bar at a quarter is %v, want cold", c)
 	}
 }

@@ -76,6 +76,7 @@ type Viewer struct {
 	convention             *widget.Check
 	conventionText         *widget.Label
 	position, status       *widget.Label
+	bar                    *colourBar
 	pickerBox              fyne.CanvasObject
 	controls               *fyne.Container
 	content                fyne.CanvasObject
@@ -141,6 +142,7 @@ func (v *Viewer) build() {
 	v.position = widget.NewLabel("")
 	v.status = widget.NewLabel("")
 	v.status.Wrapping = fyne.TextWrapWord
+	v.bar = newColourBar()
 	v.updateConvention()
 
 	v.pickerBox = container.NewBorder(nil, nil, widget.NewLabel("Overlay"), nil, v.picker)
@@ -155,7 +157,7 @@ func (v *Viewer) build() {
 		cols = append(cols, container.NewBorder(nil, v.sliders[p], nil, nil, v.views[p]))
 	}
 	v.content = container.NewBorder(v.controls,
-		container.NewVBox(v.position, container.NewBorder(nil, nil, v.convention, nil, v.conventionText), v.status),
+		container.NewVBox(v.bar.box, v.position, container.NewBorder(nil, nil, v.convention, nil, v.conventionText), v.status),
 		nil, nil, container.NewGridWithColumns(3, cols...))
 }
 
@@ -491,6 +493,7 @@ func (v *Viewer) applyOverlay(name string, vol *ipc.Volume, err error) {
 	v.ovName = name
 	if err != nil || vol == nil {
 		v.ov = nil
+		v.showBar(name, nil)
 		v.thresholdLabel.SetText("Threshold")
 		v.threshold.Disable()
 		return
@@ -499,6 +502,7 @@ func (v *Viewer) applyOverlay(name string, vol *ipc.Volume, err error) {
 		v.setGrid(&vol.Header)
 	} else if !sameGrid(v.grid, &vol.Header) {
 		v.ov = nil
+		v.showBar(name, nil)
 		v.status.SetText(fmt.Sprintf("Overlay %q lies on a %v grid, the background on %v: not shown", name, vol.Header.Dims, v.grid.Dims))
 		return
 	}
@@ -565,6 +569,7 @@ func (v *Viewer) SetScaleMax(hi float64) {
 	v.scaleMax = max(hi, 0)
 	if v.ov != nil && !v.ov.vol.Header.Categorical {
 		v.ov.style.Max = v.topOfScale(v.ov.vol)
+		v.showBar(v.ovName, v.ov)
 		v.refreshViews()
 	}
 }
@@ -628,6 +633,7 @@ func (v *Viewer) Style() Style {
 }
 
 func (v *Viewer) updateThresholdLabel() {
+	v.showBar(v.ovName, v.ov)
 	if v.ov == nil || v.ov.vol.Header.Categorical {
 		v.thresholdLabel.SetText("Threshold")
 		return
@@ -637,6 +643,16 @@ func (v *Viewer) updateThresholdLabel() {
 		return
 	}
 	v.thresholdLabel.SetText(fmt.Sprintf("≥ %.3g", v.ov.style.Threshold))
+}
+
+// showBar updates the colour bar for overlay ov and lays the viewer out again when the bar
+// appeared or went.
+func (v *Viewer) showBar(name string, ov *layer) {
+	if v.bar.update(name, ov) {
+		if c, ok := v.content.(*fyne.Container); ok {
+			c.Refresh()
+		}
+	}
 }
 
 // SetRadiological chooses the display convention: radiological (patient's left on the screen's
