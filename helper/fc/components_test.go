@@ -4,11 +4,11 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/network"
+	"gonum.org/v1/gonum/graph/simple"
+	"gonum.org/v1/gonum/graph/topo"
 )
 
 // componentsByBFS is an independent reference: breadth-first search over the symmetric
@@ -96,112 +96,32 @@ func TestComponentsAgainstBFS(t *testing.T) {
 	}
 }
 
-// componentsPrevious is the implementation before the giant-component bitmap (one round of
-// the same concurrent union–find over every edge, isolated nodes from per-worker marks),
-// kept as a second reference.
-func componentsPrevious(nw *network.Network) (isolated, largest int) {
-	n := nw.N
-	if n == 0 {
-		return 0, 0
+// componentsByGonum is an independent formulation: gonum's topo.ConnectedComponents (a
+// depth-first traversal) on the network as a gonum undirected graph.
+func componentsByGonum(nw *network.Network) (isolated, largest int) {
+	g := simple.NewUndirectedGraph()
+	for i := 0; i < nw.N; i++ {
+		g.AddNode(simple.Node(i))
 	}
-	parent := make([]int32, n)
-	for i := range parent {
-		parent[i] = int32(i)
-	}
-	find := func(x int32) int32 {
-		for {
-			p := atomic.LoadInt32(&parent[x])
-			if p == x {
-				return x
-			}
-			g := atomic.LoadInt32(&parent[p])
-			if g != p {
-				atomic.CompareAndSwapInt32(&parent[x], p, g) // path halving
-			}
-			x = g
+	for i := 0; i < nw.N; i++ {
+		cols, _ := nw.Row(i)
+		for _, j := range cols {
+			g.SetEdge(simple.Edge{F: simple.Node(i), T: simple.Node(j)})
 		}
 	}
-	// union merges the components of roots-or-nodes a and b and returns the surviving root.
-	union := func(a, b int32) int32 {
-		for {
-			ra, rb := find(a), find(b)
-			if ra == rb {
-				return ra
-			}
-			if ra < rb {
-				ra, rb = rb, ra
-			}
-			if atomic.CompareAndSwapInt32(&parent[ra], ra, rb) {
-				return rb
-			}
-		}
-	}
-
-	edges := nw.Edges()
-	workers := runtime.GOMAXPROCS(0)
-	if edges < 1<<16 {
-		workers = 1
-	}
-	// Split rows so that every worker reads about the same number of edges. Each worker marks
-	// the nodes it sees in its own slice (no shared writes); the marks are OR-ed afterwards.
-	var wg sync.WaitGroup
-	seen := make([][]bool, workers)
-	lo := 0
-	for w := 0; w < workers && lo < n; w++ {
-		target := uint64(edges) * uint64(w+1) / uint64(workers)
-		hi := lo
-		for hi < n && (nw.Indptr[hi+1] <= target || w == workers-1) {
-			hi++
-		}
-		if hi == lo {
-			hi = lo + 1
-		}
-		wg.Add(1)
-		mark := make([]bool, n)
-		seen[w] = mark
-		go func(lo, hi int) {
-			defer wg.Done()
-			for i := lo; i < hi; i++ {
-				cols, _ := nw.Row(i)
-				if len(cols) == 0 {
-					continue
-				}
-				mark[i] = true
-				ri := find(int32(i)) // one find of i per row; refreshed after each merge
-				for _, j := range cols {
-					mark[j] = true
-					if rj := find(int32(j)); rj != ri {
-						ri = union(ri, rj)
-					}
-				}
-			}
-		}(lo, hi)
-		lo = hi
-	}
-	wg.Wait()
-
-	size := make([]int32, n)
-	for i := range parent {
-		has := false
-		for _, mark := range seen {
-			if mark != nil && mark[i] {
-				has = true
-				break
-			}
-		}
-		if !has {
+	for _, c := range topo.ConnectedComponents(g) {
+		largest = max(largest, len(c))
+		if len(c) == 1 {
 			isolated++
 		}
-		r := find(int32(i))
-		size[r]++
-		largest = max(largest, int(size[r]))
 	}
 	return isolated, largest
 }
 
-// TestComponentsAgainstPrevious: density-like graphs (a giant component), graphs of several
-// large components of similar size (the sampled giant may be any of them), and sparse ones.
-func TestComponentsAgainstPrevious(t *testing.T) {
+// TestComponentsAgainstGonum: density-like graphs (a giant component), graphs of several
+// large components of similar size (the sampled giant may be any of them), and sparse ones,
+// against gonum's connected components.
+func TestComponentsAgainstGonum(t *testing.T) {
 	for _, procs := range []int{1, 3, 8} {
 		old := runtime.GOMAXPROCS(procs)
 		for seed := uint64(1); seed <= 2; seed++ {
@@ -214,9 +134,9 @@ func TestComponentsAgainstPrevious(t *testing.T) {
 				randomNetwork(10000, 10000, 50, seed),
 			} {
 				gi, gl := Components(nw)
-				wi, wl := componentsPrevious(nw)
+				wi, wl := componentsByGonum(nw)
 				if gi != wi || gl != wl {
-					t.Errorf("GOMAXPROCS %d, n=%d edges=%d: isolated %d largest %d, previous implementation %d, %d", procs, nw.N, nw.Edges(), gi, gl, wi, wl)
+					t.Errorf("GOMAXPROCS %d, n=%d edges=%d: isolated %d largest %d, gonum %d, %d", procs, nw.N, nw.Edges(), gi, gl, wi, wl)
 				}
 			}
 		}
