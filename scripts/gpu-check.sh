@@ -19,6 +19,8 @@
 #           torch peer alternating in the same call (medians of 3 after a warm-up).
 # ceilings: torch GEMM rates on this GPU in the same call (fp32 SIMT and plain TF32, 8192³,
 #           medians of 5), the ceilings the construction passes' TFLOP/s are compared with.
+# w8:       W8, the group mean Fisher z of 197 subjects × 58,523 × 200 at r̄ > 0.5 (BenchmarkGroup,
+#           fp32 SIMT and 3×TF32), then the torch peer (--subjects 197) in the same call.
 # w3:       W3 (Pearson N = 10⁶, L = 128, density 1 %) once after a warm-up, under
 #           /usr/bin/time -v for the peak host RSS (GOMEMLIMIT keeps the warm-up's network
 #           from doubling the heap).
@@ -52,11 +54,11 @@ run_tests() {
     nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
     head -15 "$OUT/nvidia-smi.txt"
     timeout 300 "$T" -test.v -test.timeout 290s \
-        -test.run 'TestAvailable|TestConformance|TestConformanceTF32x3|TestManyTilesAgainstReference|TestAgainstScipy|TestSinkErrorAndReuse|TestRealScans|TestBadSeries|TestSplitBlocks|TestKendallUnitsAgree|TestCorrelationUnitsAgree|TestRowEmission|TestRowPathBuild|TestRowSelection' \
+        -test.run 'TestAvailable|TestConformance|TestConformanceTF32x3|TestManyTilesAgainstReference|TestAgainstScipy|TestSinkErrorAndReuse|TestRealScans|TestBadSeries|TestSplitBlocks|TestKendallUnitsAgree|TestCorrelationUnitsAgree|TestRowEmission|TestRowPathBuild|TestRowSelection|TestGroup' \
         > "$OUT/tests.log" 2>&1
     echo "tests exit $?"
     # CPU and CUDA backends on the same scans: the same bundles up to the tolerance
-    timeout 400 .gpu/pipeline.test -test.v -test.timeout 390s -test.run 'TestBackendsGiveSameBundles' > "$OUT/bundles.log" 2>&1
+    timeout 400 .gpu/pipeline.test -test.v -test.timeout 390s -test.run 'TestBackendsGiveSameBundles|TestGroupBackendsGiveSameBundles' > "$OUT/bundles.log" 2>&1
     echo "bundle comparison exit $?"
     grep -E '^\s+--- (PASS|FAIL)|common edges|differs|on the CPU' "$OUT/bundles.log" | head -30
     grep -E '^(--- FAIL|FAIL|ok|PASS)|^    .*(deviation|Available|N=)|backend_test.go|realscan_test.go|backend_test.go:4[56][0-9]' "$OUT/tests.log" | head -60
@@ -149,6 +151,16 @@ run_w3() {
     grep -E 'Maximum resident|Elapsed' "$OUT/w3-time.txt"
 }
 
+run_w8() {
+    HUBSCOPE_BENCH_RUNS=${HUBSCOPE_BENCH_RUNS:-3} timeout 300 "$T" -test.run '^$' -test.bench 'BenchmarkGroup' -test.benchtime 1x \
+        -test.timeout 295s > "$OUT/w8.log" 2>&1
+    echo "w8 exit $?"
+    grep -E '^\{|FAIL|panic' "$OUT/w8.log"
+    timeout 200 python3 .gpu/torch_fc.py --subjects 197 --n 58523 --l 200 --r 0.5 > "$OUT/w8-peer.log" 2>&1
+    echo "w8 peer exit $?"
+    tail -1 "$OUT/w8-peer.log"
+}
+
 case $what in
 test) run_tests ;;
 sanitize) run_sanitize ;;
@@ -157,7 +169,8 @@ backend) run_backend ;;
 peer) run_peer ;;
 helper) run_helper ;;
 w3) run_w3 ;;
+w8) run_w8 ;;
 ceilings) run_ceilings ;;
 all) run_tests; run_sanitize; run_backend; run_bench; run_peer ;;
-*) echo "usage: $0 [build|all|test|sanitize|backend|bench|peer|helper|w3|ceilings]" >&2; exit 2 ;;
+*) echo "usage: $0 [build|all|test|sanitize|backend|bench|peer|helper|w3|w8|ceilings]" >&2; exit 2 ;;
 esac
