@@ -335,7 +335,7 @@ func TestStaleOverlayFetchCancelled(t *testing.T) {
 	if len(shown) != 1 || shown[0] != "hub_z" {
 		t.Fatalf("OnOverlay saw %v, want only hub_z", shown)
 	}
-	if v.svc.Bytes() != 4*volumeBytes(v.ov.vol) { // mean, hubs, modules, hub_z
+	if v.svc.Bytes() != 5*volumeBytes(v.ov.vol) { // mean, hubs, modules, atlas, hub_z
 		t.Fatalf("cache holds %d bytes", v.svc.Bytes())
 	}
 }
@@ -558,5 +558,24 @@ func TestSignedSeedMapShowsNegatives(t *testing.T) {
 		t.Errorf("the seed map's snapshot is %d px taller than the hubs', want a colour bar", extra)
 	} else if c := signedSnap.RGBAAt(8+(signedSnap.Bounds().Dx()-16)/4, hubSnap.Bounds().Dy()+16); c.B <= c.R {
 		t.Errorf("the snapshot's colour bar at a quarter is %v, want cold", c)
+	}
+}
+
+// On a scan in MNI space (the helper serves its atlas), the position line gives the
+// crosshair's MNI coordinates and atlas region; outside the brain it says so.
+func TestCrosshairMNIAndRegion(t *testing.T) {
+	v, _, _ := loaded(t)
+	for _, h := range slicestest.Hubs {
+		v.SetCrosshair(h)
+		want := slicestest.AtlasLabels[slicestest.Region(h)]
+		x := World(v.grid.Affine, h)
+		mni := fmt.Sprintf("MNI (x, y, z) = (%.1f, %.1f, %.1f) mm · %s ·", x[0], x[1], x[2], want)
+		if want == "" || !strings.Contains(v.position.Text, mni) {
+			t.Errorf("hub %v: position %q, want %q", h, v.position.Text, mni)
+		}
+	}
+	v.SetCrosshair([3]int{0, 0, 0})
+	if !strings.Contains(v.position.Text, "outside the atlas") {
+		t.Errorf("corner voxel: position %q", v.position.Text)
 	}
 }

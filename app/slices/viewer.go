@@ -76,11 +76,15 @@ type Viewer struct {
 	convention             *widget.Check
 	conventionText         *widget.Label
 	position, status       *widget.Label
-	bar                    *colourBar
-	pickerBox              fyne.CanvasObject
-	controls               *fyne.Container
-	content                fyne.CanvasObject
-	quiet                  bool // set while the viewer updates its own controls
+	// atlas is the job's "atlas" volume (served only for scans in MNI space) and its region
+	// names, for the crosshair's label; nil without one.
+	atlas       *ipc.Volume
+	atlasLabels map[int]string
+	bar         *colourBar
+	pickerBox   fyne.CanvasObject
+	controls    *fyne.Container
+	content     fyne.CanvasObject
+	quiet       bool // set while the viewer updates its own controls
 
 	// pending counts fetches whose results are not yet applied (tests wait on it).
 	pending sync.WaitGroup
@@ -234,6 +238,7 @@ func (v *Viewer) LoadWithOverlay(ctx context.Context, jobID string, summary ipc.
 	if jobID != v.job {
 		v.bg, v.ov, v.ovName, v.grid = nil, nil, "", nil
 		v.external = map[string]*ipc.Volume{}
+		v.atlas, v.atlasLabels = nil, nil
 		v.cursor = [3]int{-1, -1, -1} // placed when the grid is known
 		if len(summary.Hubs) > 0 {
 			v.cursor = summary.Hubs[0].Voxel
@@ -244,6 +249,7 @@ func (v *Viewer) LoadWithOverlay(ctx context.Context, jobID string, summary ipc.
 	octx := v.overlayContext()
 	bgName := BackgroundName(summary)
 	withModules := hasVolume(summary, VolumeModules)
+	withAtlas := summary.Atlas != nil && hasVolume(summary, "atlas")
 	v.status.SetText(fmt.Sprintf("Loading %s…", jobID))
 	v.pending.Add(1)
 	go func() {
@@ -254,9 +260,18 @@ func (v *Viewer) LoadWithOverlay(ctx context.Context, jobID string, summary ipc.
 			bg, bgErr = v.svc.Volume(jctx, jobID, bgName)
 		}
 		ov, ovErr := v.fetchOverlay(octx, jobID, overlay, withModules)
+		// The atlas names the crosshair's region; without it the position line just has no
+		// label, so its error is not the load's.
+		var atlas *ipc.Volume
+		if withAtlas {
+			atlas, _ = v.svc.Volume(jctx, jobID, "atlas")
+		}
 		fyne.Do(func() {
 			if jctx.Err() != nil {
 				return // superseded by a later Load
+			}
+			if atlas != nil && (bg == nil || sameGrid(&bg.Header, &atlas.Header)) {
+				v.atlas, v.atlasLabels = atlas, summary.Atlas.Labels
 			}
 			err := bgErr
 			if bgErr != nil {
@@ -786,6 +801,15 @@ func (v *Viewer) refreshViews() {
 	v.updatePosition()
 }
 
+// regionAt names the atlas region at voxel c.
+func (v *Viewer) regionAt(c [3]int) string {
+	l := int(math.Round(float64(v.atlas.At(c[0], c[1], c[2]))))
+	if name, ok := v.atlasLabels[l]; ok && l > 0 {
+		return name
+	}
+	return "outside the atlas"
+}
+
 // updatePosition writes the crosshair's voxel, world position and overlay value.
 func (v *Viewer) updatePosition() {
 	if v.grid == nil {
@@ -795,6 +819,11 @@ func (v *Viewer) updatePosition() {
 	c := v.cursor
 	x := World(v.grid.Affine, c)
 	text := fmt.Sprintf("Voxel (i, j, k) = (%d, %d, %d) · (x, y, z) = (%.1f, %.1f, %.1f) mm", c[0], c[1], c[2], x[0], x[1], x[2])
+	if v.atlas != nil {
+		// The helper serves the atlas only for a scan in MNI space, so its world
+		// coordinates are MNI coordinates.
+		text = fmt.Sprintf("Voxel (i, j, k) = (%d, %d, %d) · MNI (x, y, z) = (%.1f, %.1f, %.1f) mm · %s", c[0], c[1], c[2], x[0], x[1], x[2], v.regionAt(c))
+	}
 	if v.ov != nil {
 		val := v.ov.vol.At(c[0], c[1], c[2])
 		switch {
