@@ -30,6 +30,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	cfg.Settings.AddFlags(fs.FlagSet)
 	fs.StringVar(&cfg.Atlas, "atlas", "", "label image `FILE` naming the hubs' regions in hubs.tsv (e.g. /usr/share/mricron/templates/aal.nii.gz)")
 	fs.BoolVar(&cfg.KeepSeries, "keep-series", false, "also keep the cleaned series (series.npy) and the mean image (mean.nii.gz) for seed maps and slice views")
+	fs.StringVar(&cfg.Export, "export", "", "files for other tools: auto, the default (network.graphml and network.gexf up to 100,000 edges, BrainNet Viewer's hubs.node always), none, or a comma `LIST` of graphml, gexf, brainnet (written whatever the size)")
 	fs.StringVar(&cfg.AtlasNames, "atlas-names", "", "region names `FILE`, one \"index name\" per line (default: the atlas's .nii.txt beside it)")
 	// Cleaning before correlation (pipeline.CleanConfig).
 	fs.StringVar(&cfg.Clean.Denoise, "denoise", cfg.Clean.Denoise, "cleaning `STRATEGY`: auto (fMRIPrep's simple strategy when a confounds table is found, else detrend + band-pass 0.01–0.08 Hz + 5 tCompCor), simple, scrubbing, compcor or none")

@@ -43,6 +43,15 @@
 //   - hubs.tsv: one row per hub: node, i, j, k, x_mm, y_mm, z_mm, degree, strength, hub_z, and
 //     atlas_label (region, "" outside every region) when an atlas was given; for a plain matrix
 //     node, label, degree, strength, hub_z. Open with: pandas.read_csv("hubs.tsv", sep="\t").
+//   - network.graphml, network.gexf: the network for networkx (read_graphml, read_gexf), Gephi
+//     and Cytoscape: node ids are the node numbers, each edge once with its weight, node
+//     attributes x, y, z (mm; MNI through the registration when there is one), module (as in
+//     modules.nii.gz), degree, strength, hub (boolean) and atlas_label. Written by default up
+//     to 100,000 edges, or whenever asked for (run --export graphml,gexf).
+//   - hubs.node: BrainNet Viewer's node file of the hubs, in hubs.tsv's order: x y z colour
+//     (module) size (degree) label (atlas region, spaces as _, "-" for none); and, for networks
+//     of at most 1,000 nodes, network.node and network.edge (the symmetric weight matrix). Open
+//     with: BrainNet Viewer (File → Load file), or numpy.loadtxt.
 //   - modules.nii.gz: module (community) number of each node, 1…M; 0 outside the mask. Open with:
 //     nibabel.
 //   - clustering.nii.gz: clustering coefficient C_i ∈ [0, 1]. Open with: nibabel.

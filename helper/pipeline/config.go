@@ -40,6 +40,12 @@ type Config struct {
 	// mean on the full grid, the slice views' background). The helper daemon sets it.
 	KeepSeries bool `json:"keep_series,omitempty"`
 
+	// Export chooses the files other tools open directly (export.go): "" or "auto" =
+	// network.graphml and network.gexf up to ExportXMLMaxEdges edges and BrainNet Viewer's
+	// hubs.node always (network.node/.edge up to BrainNetEdgeMax nodes); "none"; or a comma
+	// list of graphml, gexf, brainnet, written whatever the size.
+	Export string `json:"export,omitempty"`
+
 	// Clean is the cleaning of the series before correlation (clean.go): --denoise and its
 	// explicit options. The cleaned series feed the static network, DFC and series.npy.
 	Clean CleanConfig `json:"clean"`
@@ -65,7 +71,7 @@ func (c Config) BundleSettings() map[string]any {
 // nodalIrrelevant are the settings that leave a run's degree, strength and clustering maps
 // unchanged (the backends agree by the conformance suite; the others choose extra outputs or
 // labels), so a patient's run may differ from its normative cohort in them.
-var nodalIrrelevant = map[string]bool{"backend": true, "atlas": true, "atlas_names": true, "keep_series": true,
+var nodalIrrelevant = map[string]bool{"backend": true, "atlas": true, "atlas_names": true, "keep_series": true, "export": true,
 	"metrics": true, "random": true, "betweenness": true, "seed": true,
 	"dfc_window": true, "dfc_step": true, "dfc_rank": true, "dfc_networks": true}
 
@@ -148,6 +154,9 @@ func (c *Config) Validate() error {
 	if c.Group != nil && c.Clean.Confounds != "" {
 		// Each subject is cleaned on its own (group.go); its table is found beside its image.
 		return fmt.Errorf("group: --confounds names one scan's table; each subject's confounds table is found beside its fMRIPrep image")
+	}
+	if _, _, err := parseExports(c.Export); err != nil {
+		return err
 	}
 	if c.Sweep != "" {
 		if _, err := sweep.Parse(c.Sweep); err != nil {

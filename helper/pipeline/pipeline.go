@@ -314,6 +314,9 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 		}
 	}
 	r.stage("metrics", t0)
+	if err := writeExports(w, cfg, s, nw, m, atl, toMNI, rep); err != nil {
+		return nil, err
+	}
 
 	// 3a. Threshold sweep: every tighter network is a filter of the one just built.
 	var sw *sweep.Result

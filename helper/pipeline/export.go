@@ -1,0 +1,136 @@
+package pipeline
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/hubscope/hubscope/helper/atlas"
+	"github.com/hubscope/hubscope/helper/bundle"
+	"github.com/hubscope/hubscope/helper/export"
+	"github.com/hubscope/hubscope/helper/network"
+	"github.com/hubscope/hubscope/helper/progress"
+	"github.com/hubscope/hubscope/helper/realign"
+	"github.com/hubscope/hubscope/helper/scan"
+)
+
+// Export formats (--export): network.graphml, network.gexf, and BrainNet Viewer's hubs.node
+// (plus network.edge for networks of at most BrainNetEdgeMax nodes).
+const (
+	ExportGraphML  = "graphml"
+	ExportGEXF     = "gexf"
+	ExportBrainNet = "brainnet"
+	ExportAuto     = "auto"
+	ExportNone     = "none"
+)
+
+// ExportXMLMaxEdges is auto's limit for GraphML and GEXF: about 90 bytes of XML per edge, so
+// 10⁵ edges make files of ~10 MB that networkx and Gephi load in seconds, while a voxel
+// network of 10⁷ edges would make a gigabyte no one can open (network.npz holds it in a
+// tenth). Named explicitly they are written whatever the size.
+const ExportXMLMaxEdges = 100_000
+
+// BrainNetEdgeMax is the largest network whose dense BrainNet .edge matrix is written: region
+// networks (atlases have 90 to 1,000 regions); a voxel network's N² text matrix is not usable.
+const BrainNetEdgeMax = 1000
+
+// parseExports reads --export: "auto" (default), "none", or a comma list of graphml, gexf,
+// brainnet. explicit tells whether the formats were named (sizes then do not matter).
+func parseExports(spec string) (set map[string]bool, explicit bool, err error) {
+	set = map[string]bool{}
+	switch strings.TrimSpace(spec) {
+	case "", ExportAuto:
+		return map[string]bool{ExportGraphML: true, ExportGEXF: true, ExportBrainNet: true}, false, nil
+	case ExportNone:
+		return set, true, nil
+	}
+	for _, f := range strings.Split(spec, ",") {
+		f = strings.ToLower(strings.TrimSpace(f))
+		switch f {
+		case ExportGraphML, ExportGEXF, ExportBrainNet:
+			set[f] = true
+		default:
+			return nil, false, fmt.Errorf("--export %q: unknown format %q; want auto, none, or a comma list of graphml, gexf, brainnet", spec, f)
+		}
+	}
+	return set, true, nil
+}
+
+// exportNodes gathers every node's attributes for the exports: position (MNI through the scan's
+// registration when there is one, else the scan's world coordinates), module (1…M, 0 without
+// modules), degree, strength, hub flag and atlas region (or the matrix row's label).
+func exportNodes(s *scan.Scan, m *Metrics, atl *atlas.Atlas, toMNI *[4][4]float64) []export.Node {
+	nodes := make([]export.Node, s.N)
+	for v := range nodes {
+		n := &nodes[v]
+		n.Degree, n.Strength = m.degree[v], m.strength[v]
+		if m.membership != nil {
+			n.Module = m.membership[v] + 1 // as modules.nii.gz: 1 = largest module
+		}
+		if s.IJK != nil {
+			x := s.World(v)
+			if toMNI != nil {
+				x = realign.Apply(*toMNI, x)
+			}
+			n.X, n.Y, n.Z, n.HasXYZ = x[0], x[1], x[2], true
+			if atl != nil {
+				_, n.Label = atl.Region(x)
+			}
+		} else if s.Labels != nil {
+			n.Label = s.Labels[v]
+		}
+	}
+	for _, h := range m.hubs {
+		nodes[h].Hub = true
+	}
+	return nodes
+}
+
+// writeExports writes the exports asked for by cfg.Export into the bundle.
+func writeExports(w *bundle.Writer, cfg Config, s *scan.Scan, nw *network.Network, m *Metrics, atl *atlas.Atlas, toMNI *[4][4]float64, rep progress.Reporter) error {
+	set, explicit, err := parseExports(cfg.Export)
+	if err != nil || len(set) == 0 {
+		return err
+	}
+	nodes := exportNodes(s, m, atl, toMNI)
+	g := export.Graph{Network: nw, Nodes: nodes}
+	for _, f := range []struct {
+		format, name string
+		write        func(io.Writer, export.Graph) error
+	}{{ExportGraphML, "network.graphml", export.WriteGraphML}, {ExportGEXF, "network.gexf", export.WriteGEXF}} {
+		if !set[f.format] {
+			continue
+		}
+		if !explicit && nw.Edges() > ExportXMLMaxEdges {
+			rep.Note(fmt.Sprintf("%s not written: %d edges exceed %d (about %d MB of XML); ask for it with --export %s",
+				f.name, nw.Edges(), ExportXMLMaxEdges, nw.Edges()*90>>20, f.format))
+			continue
+		}
+		if err := w.WriteFile(f.name, func(out io.Writer) error { return f.write(out, g) }); err != nil {
+			return err
+		}
+	}
+	if !set[ExportBrainNet] {
+		return nil
+	}
+	if s.IJK == nil {
+		if explicit {
+			rep.Note("BrainNet Viewer files not written: the nodes of a time-series matrix have no positions")
+		}
+		return nil
+	}
+	hubs := make([]export.Node, len(m.hubs))
+	for k, v := range m.hubs {
+		hubs[k] = nodes[v]
+	}
+	if err := w.WriteFile("hubs.node", func(out io.Writer) error { return export.WriteBrainNetNode(out, hubs) }); err != nil {
+		return err
+	}
+	if s.N > BrainNetEdgeMax {
+		return nil
+	}
+	if err := w.WriteFile("network.node", func(out io.Writer) error { return export.WriteBrainNetNode(out, nodes) }); err != nil {
+		return err
+	}
+	return w.WriteFile("network.edge", func(out io.Writer) error { return export.WriteBrainNetEdge(out, nw) })
+}

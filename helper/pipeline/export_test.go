@@ -1,0 +1,92 @@
+package pipeline
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hubscope/hubscope/helper/internal/pyref"
+	"github.com/hubscope/hubscope/ipc/settings"
+)
+
+// checkExports is run by networkx, nibabel and pandas on a bundle: the GraphML and GEXF hold the
+// bundle's nodes and edges (edges.tsv) with nodes.tsv's positions, degree as networkx counts
+// it, hubs.tsv's hubs and modules.nii.gz's module at each node's voxel; hubs.node lists
+// hubs.tsv's hubs in order with BrainNet's six columns; network.edge is the symmetric matrix.
+const checkExports = `
+import sys, numpy as np, pandas as pd, nibabel as nib, networkx as nx
+d = sys.argv[1]
+nodes = pd.read_csv(d + "/nodes.tsv", sep="\t")
+edges = pd.read_csv(d + "/edges.tsv", sep="\t")
+hubs = pd.read_csv(d + "/hubs.tsv", sep="\t", keep_default_na=False)
+mod = np.asarray(nib.load(d + "/modules.nii.gz").dataobj)
+hubset = set(hubs.node)
+for g in (nx.read_graphml(d + "/network.graphml"), nx.read_gexf(d + "/network.gexf")):
+    assert not g.is_directed()
+    assert g.number_of_nodes() == len(nodes), (g.number_of_nodes(), len(nodes))
+    assert g.number_of_edges() == len(edges), (g.number_of_edges(), len(edges))
+    for i, j, w in zip(edges.i, edges.j, edges.weight):
+        assert np.float32(g[str(i)][str(j)]["weight"]) == np.float32(w), (i, j)
+    for r in nodes.itertuples():
+        a = g.nodes[str(r.node)]
+        assert abs(a["x"] - r.x_mm) < 1e-6 and abs(a["y"] - r.y_mm) < 1e-6 and abs(a["z"] - r.z_mm) < 1e-6, r.node
+        assert a["degree"] == g.degree(str(r.node)), r.node
+        assert a["module"] == mod[r.i, r.j, r.k], (r.node, a["module"], mod[r.i, r.j, r.k])
+        assert a["hub"] == (r.node in hubset), r.node
+lines = open(d + "/hubs.node").read().splitlines()
+assert len(lines) == len(hubs), (len(lines), len(hubs))
+for l, h in zip(lines, hubs.itertuples()):
+    f = l.split()
+    assert len(f) == 6, l
+    x, y, z, c, s = map(float, f[:5])
+    assert abs(x - h.x_mm) < 0.006 and abs(z - h.z_mm) < 0.006, (l, h)
+    assert s == h.degree, l
+    lab = h.atlas_label.replace(" ", "_") or "-"
+    assert f[5] == lab, (f[5], lab)
+import os
+assert os.path.exists(d + "/network.edge") == (len(nodes) <= 1000), len(nodes)
+if len(nodes) <= 1000:
+  A = np.loadtxt(d + "/network.edge")
+  assert A.shape == (len(nodes), len(nodes)) and (A == A.T).all()
+  assert np.count_nonzero(A) == 2 * len(edges)
+print("ok", len(nodes), len(edges), len(hubs))
+`
+
+// TestExportsReadBack: a run's default exports on a phantom open in networkx with the
+// bundle's own values (checkExports), and --export none writes none of them.
+func TestExportsReadBack(t *testing.T) {
+	pyref.Require(t, "numpy", "pandas", "nibabel", "networkx")
+	const aal = "/usr/share/mricron/templates/aal.nii.gz"
+	scanPath, maskPath, _ := phantom(t, 13) // 13 mm: under 1,000 nodes, so network.edge is written too
+	cfg := Defaults()
+	cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics = scanPath, maskPath, filepath.Join(t.TempDir(), "b"), "cpu", settings.MetricsBasic
+	if _, err := os.Stat(aal); err == nil {
+		cfg.Atlas = aal
+	}
+	res, err := Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(pyref.Run(t, checkExports, res.Dir))
+	if !strings.HasPrefix(out, "ok") {
+		t.Fatal(out)
+	}
+	t.Log(strings.TrimSpace(out))
+
+	cfg.Out, cfg.Export = filepath.Join(t.TempDir(), "none"), ExportNone
+	res, err = Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"network.graphml", "network.gexf", "hubs.node", "network.edge"} {
+		if _, err := os.Stat(filepath.Join(res.Dir, f)); err == nil {
+			t.Errorf("--export none wrote %s", f)
+		}
+	}
+	cfg.Export = "graphml,pajek"
+	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "pajek") {
+		t.Errorf("--export graphml,pajek: %v", err)
+	}
+}
