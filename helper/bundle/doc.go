@@ -52,8 +52,12 @@
 //     (module) size (degree) label (atlas region, spaces as _, "-" for none); and, for networks
 //     of at most 1,000 nodes, network.node and network.edge (the symmetric weight matrix). Open
 //     with: BrainNet Viewer (File → Load file), or numpy.loadtxt.
-//   - modules.nii.gz: module (community) number of each node, 1…M; 0 outside the mask. Open with:
-//     nibabel.
+//   - modules.nii.gz: module (community) number of each node, 1…M; 0 outside the mask; a label
+//     image (intent NIFTI_INTENT_LABEL), so viewers colour it by category. Open with: nibabel
+//     (header.get_intent() gives "label").
+//   - modules_dseg.tsv: the label table of modules.nii.gz, as BIDS's discrete segmentations
+//     have: index (1…M), name (module_M), color (#rrggbb, the app's module colour). Open with:
+//     pandas; FSLeyes and NiiVue read it as a lookup table.
 //   - clustering.nii.gz: clustering coefficient C_i ∈ [0, 1]. Open with: nibabel.
 //   - efficiency.nii.gz: local efficiency E_loc,i ∈ [0, 1]: global efficiency of the subgraph of
 //     i's neighbours (Latora & Marchiori; full metrics). Open with: nibabel.

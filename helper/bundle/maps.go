@@ -22,6 +22,23 @@ var ErrNoGrid = errors.New("the scan has no voxel grid (plain time-series matrix
 // their range, so that nothing is silently rounded or clamped; Float32 takes any value, NaN
 // included (viewers show it as empty).
 func (w *Writer) WriteNodeMap(name string, s *scan.Scan, values []float32, dt nifti.DataType) error {
+	return w.writeNodeMap(name, s, values, dt, 0)
+}
+
+// IntentLabel is NIFTI_INTENT_LABEL (nifti1.h): the values are indices of a label table, so
+// viewers (FSLeyes, MRIcroGL, NiiVue) colour them as categories and nibabel reports the intent.
+const IntentLabel = 1002
+
+// WriteLabelMap is WriteNodeMap for an integer label image (modules.nii.gz): intent code
+// NIFTI_INTENT_LABEL, with the labels' names and colours in a BIDS-style _dseg.tsv beside it.
+func (w *Writer) WriteLabelMap(name string, s *scan.Scan, values []float32, dt nifti.DataType) error {
+	if dt == nifti.Float32 || dt == nifti.Float64 {
+		return w.fail(fmt.Errorf("bundle %s: write %s: a label image needs an integer datatype", w.dir, name))
+	}
+	return w.writeNodeMap(name, s, values, dt, IntentLabel)
+}
+
+func (w *Writer) writeNodeMap(name string, s *scan.Scan, values []float32, dt nifti.DataType, intent int32) error {
 	if err := checkMapInput(name, s, dt); err != nil {
 		return w.fail(fmt.Errorf("bundle %s: write %s: %w", w.dir, name, err))
 	}
@@ -38,6 +55,7 @@ func (w *Writer) WriteNodeMap(name string, s *scan.Scan, values []float32, dt ni
 	vol := make([]float32, s.Dims[0]*s.Dims[1]*s.Dims[2])
 	scatter(vol, s, values)
 	h := nifti.NewHeader(s.Dims[:], dt, s.Affine, 0)
+	h.IntentCode = intent
 	if err := nifti.WriteImage(p, h, vol); err != nil {
 		return w.fail(fmt.Errorf("bundle %s: write %s: %w", w.dir, name, err))
 	}

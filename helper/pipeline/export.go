@@ -9,9 +9,11 @@ import (
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/export"
 	"github.com/hubscope/hubscope/helper/network"
+	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/realign"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/render"
 )
 
 // Export formats (--export): network.graphml, network.gexf, and BrainNet Viewer's hubs.node
@@ -133,4 +135,26 @@ func writeExports(w *bundle.Writer, cfg Config, s *scan.Scan, nw *network.Networ
 		return err
 	}
 	return w.WriteFile("network.edge", func(out io.Writer) error { return export.WriteBrainNetEdge(out, nw) })
+}
+
+// writeModules writes modules.nii.gz as a label image (NIFTI_INTENT_LABEL) and its lookup table
+// modules_dseg.tsv (BIDS's discrete segmentation table: index, name, color as #rrggbb) with one
+// row per module 1…M in the app's module colours, so that viewers colour it as the app does.
+func writeModules(w *bundle.Writer, s *scan.Scan, labels []float32, dt nifti.DataType) error {
+	if err := w.WriteLabelMap("modules.nii.gz", s, labels, dt); err != nil {
+		return err
+	}
+	var top int
+	for _, v := range labels {
+		top = max(top, int(v))
+	}
+	return w.WriteTSV("modules_dseg.tsv", []string{"index", "name", "color"}, func(emit func(...string) error) error {
+		for m := 1; m <= top; m++ {
+			c := render.ModuleColor(m)
+			if err := emit(fmt.Sprint(m), fmt.Sprintf("module_%d", m), fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }

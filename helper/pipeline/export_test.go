@@ -23,6 +23,12 @@ edges = pd.read_csv(d + "/edges.tsv", sep="\t")
 hubs = pd.read_csv(d + "/hubs.tsv", sep="\t", keep_default_na=False)
 mod = np.asarray(nib.load(d + "/modules.nii.gz").dataobj)
 hubset = set(hubs.node)
+img = nib.load(d + "/modules.nii.gz")
+assert img.header.get_intent()[0] == "label", img.header.get_intent()
+lut = pd.read_csv(d + "/modules_dseg.tsv", sep="\t")
+assert list(lut.columns) == ["index", "name", "color"], lut.columns
+assert sorted(set(np.unique(mod)) - {0}) == list(lut["index"]), (np.unique(mod), lut["index"])
+assert lut["color"].str.fullmatch("#[0-9a-f]{6}").all()
 for g in (nx.read_graphml(d + "/network.graphml"), nx.read_gexf(d + "/network.gexf")):
     assert not g.is_directed()
     assert g.number_of_nodes() == len(nodes), (g.number_of_nodes(), len(nodes))

@@ -293,6 +293,12 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			if mp.name == "modules" {
+				if err := writeModules(w, s, mp.values, mp.dtype); err != nil {
+					return err
+				}
+				continue
+			}
 			if err := w.WriteNodeMap(mp.name+".nii.gz", s, mp.values, mp.dtype); err != nil {
 				return err
 			}
