@@ -29,8 +29,8 @@ printf 'n+1\0 this is not a nifti header' > "$work/junk.nii"
 check "junk file" 1 "junk.nii" "$bin" run "$work/junk.nii" --out "$work/b2"
 printf '\x1f\x8b\x08\x00garbage-that-is-not-deflate' > "$work/corrupt.nii.gz"
 check "corrupt gzip" 1 "corrupt.nii.gz" "$bin" run "$work/corrupt.nii.gz" --out "$work/b3"
-check "two threshold modes" 2 "at most one of" "$bin" run "$work/s.nii.gz" --density 0.01 --r 0.3 --out "$work/b4"
-check "bad density" 1 "density" "$bin" run "$work/missing.nii.gz" --density 2 --out "$work/b5"
+check "two threshold modes" 2 "several thresholds given" "$bin" run "$work/s.nii.gz" --density 0.01 --r 0.3 --out "$work/b4"
+check "bad density" 2 "want a fraction in (0, 1]" "$bin" run "$work/missing.nii.gz" --density 2 --out "$work/b5"
 check "serve on a foreign address" 1 "not a loopback address" "$bin" serve --web 8.8.8.8:80 --socket "$work/h.sock" --results "$work/res"
 check "serve idle exit" 0 "no client and no job" timeout 60 "$bin" serve --socket "$work/h.sock" --results "$work/res" --idle-exit 1s
 [ -S "$work/h.sock" ] && { echo "FAIL: serve left its socket behind"; fail=$((fail+1)); }
