@@ -2,43 +2,14 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/hubscope/hubscope/helper/cohort"
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/progress"
 )
-
-// cleanFlags registers the cleaning flags that apply to every run of a cohort or group (each
-// run's confounds table is found beside its fMRIPrep image); the returned function parses --band.
-func cleanFlags(fs *flag.FlagSet, c *pipeline.CleanConfig, cmd string, stderr io.Writer) func() error {
-	fs.StringVar(&c.Denoise, "denoise", c.Denoise, "cleaning `STRATEGY` of every run: auto, simple, scrubbing, compcor or none (as for run)")
-	fs.BoolVar(&c.Detrend, "detrend", false, "remove mean and linear trend from every run")
-	band := fs.String("band", "", "band-pass `LOW,HIGH` in Hz for every run, e.g. 0.01,0.08")
-	fs.IntVar(&c.DropVolumes, "drop-volumes", 0, "drop the first `N` volumes of every run (Wang et al. dropped 10)")
-	fs.BoolVar(&c.GlobalSignal, "global-signal", false, "regress the global signal too")
-	fs.Float64Var(&c.FD, "fd", 0, "censor volumes with framewise displacement above `MM`")
-	return func() error {
-		if *band == "" {
-			return nil
-		}
-		lo, hi, ok := strings.Cut(strings.ReplaceAll(*band, " ", ","), ",")
-		var e1, e2 error
-		if ok {
-			c.Band[0], e1 = strconv.ParseFloat(lo, 64)
-			c.Band[1], e2 = strconv.ParseFloat(hi, 64)
-		}
-		if !ok || e1 != nil || e2 != nil {
-			fmt.Fprintf(stderr, "%s: --band %q: want LOW,HIGH in Hz, e.g. 0.01,0.08\n", cmd, *band)
-			return errUsage
-		}
-		return nil
-	}
-}
 
 // analysisFlags registers the per-run analysis flags of cohort and norm on fs (the settings
 // table's, as for run, with the mask and atlas); the returned function resolves the settings
@@ -47,12 +18,13 @@ func analysisFlags(fs *flagSet, cfg *pipeline.Config, cmd string, stderr io.Writ
 	cfg.Settings.AddFlags(fs.FlagSet)
 	fs.StringVar(&cfg.Mask, "mask", "", "brain mask `FILE` for every run (default: each run's automatic EPI mask)")
 	fs.StringVar(&cfg.Atlas, "atlas", "", "label image `FILE` naming the hubs' regions")
-	applyClean := cleanFlags(fs.FlagSet, &cfg.Clean, cmd, stderr)
 	return func() error {
-		if err := applyClean(); err != nil {
-			return err
+		given := cfg.Settings.Given(fs.FlagSet)
+		if given["confounds"] {
+			// Each run's confounds table is found beside its fMRIPrep image.
+			return settingUsage(stderr, cmd, cfg.Settings.Errorf("confounds", "names one scan's table; each run's is found beside its fMRIPrep image"))
 		}
-		if err := cfg.Settings.Resolve(cfg.Settings.Given(fs.FlagSet)); err != nil {
+		if err := cfg.Settings.Resolve(given); err != nil {
 			return settingUsage(stderr, cmd, err)
 		}
 		return nil

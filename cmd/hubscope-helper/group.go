@@ -30,16 +30,12 @@ func cmdGroup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// Fisher z runs on the CPU group engine).
 	cfg.Settings.AddFlags(fs.FlagSet)
 	fs.StringVar(&cfg.Atlas, "atlas", "", "label image `FILE` naming the hubs' regions in hubs.tsv")
-	applyClean := cleanFlags(fs.FlagSet, &cfg.Clean, "group", stderr)
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	if err := cfg.Settings.Resolve(cfg.Settings.Given(fs.FlagSet)); err != nil {
 		return settingUsage(stderr, "group", err)
-	}
-	if err := applyClean(); err != nil {
-		return err
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"strings"
 	"syscall"
 
@@ -19,7 +18,7 @@ import (
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := pipeline.Defaults()
-	cfg.Clean.Denoise = pipeline.CleanAuto // cleaned series are what a network is built from
+	cfg.Denoise = pipeline.CleanAuto // cleaned series are what a network is built from
 	fs := newFlags("run", "run SCAN --out DIR [flags]   (or: run --demo --out DIR)", stdout, stderr)
 	demo := fs.Bool("demo", false, "analyse the built-in phantom (7 planted modules, 40 hubs) instead of a scan")
 	fs.StringVar(&cfg.Out, "out", "", "results bundle `DIR` (written complete or not at all)")
@@ -32,17 +31,6 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&cfg.KeepSeries, "keep-series", false, "also keep the cleaned series (series.npy) and the mean image (mean.nii.gz) for seed maps and slice views")
 	fs.StringVar(&cfg.Export, "export", "", "files for other tools: auto, the default (network.graphml and network.gexf up to 100,000 edges, BrainNet Viewer's hubs.node always), none, or a comma `LIST` of graphml, gexf, brainnet (written whatever the size)")
 	fs.StringVar(&cfg.AtlasNames, "atlas-names", "", "region names `FILE`, one \"index name\" per line (default: the atlas's .nii.txt beside it)")
-	// Cleaning before correlation (pipeline.CleanConfig).
-	fs.StringVar(&cfg.Clean.Denoise, "denoise", cfg.Clean.Denoise, "cleaning `STRATEGY`: auto (fMRIPrep's simple strategy when a confounds table is found, else detrend + band-pass 0.01–0.08 Hz + 5 tCompCor), simple, scrubbing, compcor or none")
-	fs.StringVar(&cfg.Clean.Confounds, "confounds", "", "confounds table `FILE` (fMRIPrep TSV) for the scan (default: found beside a *_desc-preproc_bold.nii.gz)")
-	fs.Float64Var(&cfg.Clean.TR, "tr", 0, "repetition time in `SECONDS` (default: the BIDS sidecar's RepetitionTime, else the header's)")
-	fs.BoolVar(&cfg.Clean.Detrend, "detrend", false, "remove mean and linear trend (on with every preset)")
-	band := fs.String("band", "", "band-pass `LOW,HIGH` in Hz, e.g. 0.01,0.08 (0 leaves an edge open)")
-	fs.IntVar(&cfg.Clean.DropVolumes, "drop-volumes", 0, "drop the first `N` volumes (non-steady state)")
-	fs.Float64Var(&cfg.Clean.FD, "fd", 0, "censor volumes with framewise displacement above `MM` (and segments shorter than 5)")
-	fs.Float64Var(&cfg.Clean.DVARS, "dvars", 0, "censor volumes with standardised DVARS above `Z`")
-	fs.BoolVar(&cfg.Clean.GlobalSignal, "global-signal", false, "regress the global signal too")
-	confCols := fs.String("confound-columns", "", "regress these `COLUMNS` of the confounds table (a,b,c) instead of a preset")
 	var ent bids.Entities // with a BIDS derivatives folder as the scan: which run
 	fs.StringVar(&ent.Participant, "participant", "", "with an fMRIPrep derivatives folder: the participant `LABEL` (sub-LABEL)")
 	fs.StringVar(&ent.Session, "session", "", "with a derivatives folder: the session `LABEL`")
@@ -53,27 +41,12 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if *band != "" {
-		lo, hi, ok := strings.Cut(strings.ReplaceAll(*band, " ", ","), ",")
-		var e1, e2 error
-		if ok {
-			cfg.Clean.Band[0], e1 = strconv.ParseFloat(lo, 64)
-			cfg.Clean.Band[1], e2 = strconv.ParseFloat(hi, 64)
-		}
-		if !ok || e1 != nil || e2 != nil {
-			fmt.Fprintf(stderr, "run: --band %q: want LOW,HIGH in Hz, e.g. 0.01,0.08\n", *band)
-			return errUsage
-		}
-	}
-	if *confCols != "" {
-		cfg.Clean.ConfoundColumns = strings.Split(*confCols, ",")
-	}
 	denoiseGiven := false
 	fs.Visit(func(f *flag.Flag) { denoiseGiven = denoiseGiven || f.Name == "denoise" })
 	if cfg.Norm != "" && !denoiseGiven {
 		// Normative folders (norm build, cohort) are built from the series as loaded; a run
 		// compared with one takes the same unless --denoise says otherwise.
-		cfg.Clean.Denoise = pipeline.CleanNone
+		cfg.Denoise = pipeline.CleanNone
 	}
 	if err := cfg.Settings.Resolve(cfg.Settings.Given(fs.FlagSet)); err != nil {
 		return settingUsage(stderr, "run", err)

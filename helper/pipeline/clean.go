@@ -10,19 +10,21 @@ import (
 	"github.com/hubscope/hubscope/helper/confounds"
 	"github.com/hubscope/hubscope/helper/denoise"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // Cleaning presets (--denoise).
 const (
-	CleanAuto      = "auto"      // fMRIPrep's "simple" when a confounds file is found, else RawRecipe
-	CleanSimple    = "simple"    // load_confounds_strategy("simple") + signal.clean(detrend, zscore_sample)
-	CleanScrubbing = "scrubbing" // likewise with "scrubbing"
-	CleanCompcor   = "compcor"   // likewise with "compcor"
-	CleanNone      = "none"      // the series as loaded (explicit options below still apply)
+	CleanAuto      = settings.DenoiseAuto      // fMRIPrep's "simple" when a confounds file is found, else RawRecipe
+	CleanSimple    = settings.DenoiseSimple    // load_confounds_strategy("simple") + signal.clean(detrend, zscore_sample)
+	CleanScrubbing = settings.DenoiseScrubbing // likewise with "scrubbing"
+	CleanCompcor   = settings.DenoiseCompcor   // likewise with "compcor"
+	CleanNone      = settings.DenoiseNone      // the series as loaded (explicit options below still apply)
 )
 
 // CleanConfig chooses how the series are cleaned before correlation (helper/denoise,
-// helper/confounds). Explicit options add to the preset.
+// helper/confounds). Explicit options add to the preset. A run's comes from its settings
+// (settings.Cleaning) through Config.clean.
 type CleanConfig struct {
 	Denoise   string  `json:"denoise"`             // auto | simple | scrubbing | compcor | none
 	Confounds string  `json:"confounds,omitempty"` // confounds table; "" = found beside an fMRIPrep image
@@ -70,6 +72,21 @@ type CleanReport struct {
 	kept         []int
 	fd, stdDVARS []float64
 	fdThreshold  float64
+}
+
+// CleanFrom is the cleaning the settings choose (settings.Cleaning; its Validate has
+// checked the band's syntax).
+func CleanFrom(s settings.Cleaning) CleanConfig {
+	band, _ := s.BandEdges()
+	return CleanConfig{Denoise: s.Denoise, Confounds: s.Confounds, TR: s.TR, Detrend: s.Detrend, Band: band,
+		DropVolumes: s.DropVolumes, FD: s.FD, DVARS: s.DVARS, GlobalSignal: s.GlobalSignal, ConfoundColumns: s.Columns()}
+}
+
+// clean is the run's cleaning: its settings', with the realignment's motion table.
+func (c Config) clean() CleanConfig {
+	cc := CleanFrom(c.Cleaning)
+	cc.motionTable = c.motionTable
+	return cc
 }
 
 func (c CleanConfig) active() bool {

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -102,7 +103,7 @@ func TestCleaningEqualsNilearn(t *testing.T) {
 				cfg := Defaults()
 				cfg.Scan, cfg.Backend, cfg.Metrics, cfg.KeepSeries = bold, "cpu", settings.MetricsNone, true
 				cfg.Density = 0.05
-				cfg.Clean.Denoise = mode
+				cfg.Denoise = mode
 				cfg.Out = filepath.Join(t.TempDir(), "b")
 				res, err := Run(context.Background(), cfg, nil)
 				if err != nil {
@@ -192,7 +193,7 @@ func TestNuisancePhantomNeedsCleaning(t *testing.T) {
 	nmi := map[string]float64{}
 	for _, mode := range []string{CleanNone, CleanAuto} {
 		cfg := Defaults()
-		cfg.Scan, cfg.Backend, cfg.Metrics, cfg.Clean.Denoise, cfg.Density = bold, "cpu", settings.MetricsBasic, mode, density
+		cfg.Scan, cfg.Backend, cfg.Metrics, cfg.Denoise, cfg.Density = bold, "cpu", settings.MetricsBasic, mode, density
 		cfg.Out = filepath.Join(t.TempDir(), "b")
 		res, err := Run(context.Background(), cfg, nil)
 		if err != nil {
@@ -236,7 +237,7 @@ func TestCleaningQCAndBadInput(t *testing.T) {
 	}
 	run := func(c CleanConfig, window int) (*Result, string, error) {
 		cfg := Defaults()
-		cfg.Scan, cfg.Backend, cfg.Metrics, cfg.Clean = bold, "cpu", settings.MetricsNone, c
+		cfg.Scan, cfg.Backend, cfg.Metrics, cfg.Cleaning = bold, "cpu", settings.MetricsNone, cleaning(c)
 		if window > 0 {
 			cfg.DFCWindow, cfg.DFCStep = window, 1
 		}
@@ -399,7 +400,7 @@ func TestAutoCleaningUsesRealignment(t *testing.T) {
 	}
 	cfg := Defaults()
 	cfg.Scan, cfg.Out, cfg.Backend, cfg.Metrics, cfg.Density = in, filepath.Join(dir, "out"), "cpu", settings.MetricsNone, 0.05
-	cfg.Realign, cfg.Clean = RealignOn, CleanConfig{Denoise: CleanAuto, FD: 1}
+	cfg.Realign, cfg.Cleaning = RealignOn, cleaning(CleanConfig{Denoise: CleanAuto, FD: 1})
 	res, err := Run(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -424,4 +425,28 @@ func TestAutoCleaningUsesRealignment(t *testing.T) {
 		t.Errorf("%d volumes with FD > 1 mm but %d censored", high, len(d.Censored))
 	}
 	t.Logf("%s; %d volumes over 1 mm, %d censored", d.Strategy, high, len(d.Censored))
+}
+
+// cleaning is the settings that choose c (CleanFrom's inverse), for tests that state a
+// cleaning as a CleanConfig.
+func cleaning(c CleanConfig) settings.Cleaning {
+	s := settings.Cleaning{Denoise: c.Denoise, Confounds: c.Confounds, TR: c.TR, Detrend: c.Detrend,
+		DropVolumes: c.DropVolumes, FD: c.FD, DVARS: c.DVARS, GlobalSignal: c.GlobalSignal,
+		ConfoundColumns: strings.Join(c.ConfoundColumns, ",")}
+	if c.Band != [2]float64{} {
+		s.Band = strconv.FormatFloat(c.Band[0], 'g', -1, 64) + "," + strconv.FormatFloat(c.Band[1], 'g', -1, 64)
+	}
+	return s
+}
+
+func TestCleanFromSettings(t *testing.T) {
+	for _, c := range []CleanConfig{
+		{Denoise: CleanAuto},
+		{Denoise: CleanNone, Detrend: true, Band: [2]float64{0.01, 0.08}, DropVolumes: 10, TR: 2, GlobalSignal: true},
+		{Denoise: CleanScrubbing, Confounds: "c.tsv", FD: 0.3, DVARS: 1.2, ConfoundColumns: []string{"trans_x", "rot_z"}},
+	} {
+		if got := CleanFrom(cleaning(c)); !reflect.DeepEqual(got, c) {
+			t.Errorf("CleanFrom(%+v) = %+v", cleaning(c), got)
+		}
+	}
 }

@@ -46,9 +46,13 @@ type Config struct {
 	// list of graphml, gexf, brainnet, written whatever the size.
 	Export string `json:"export,omitempty"`
 
-	// Clean is the cleaning of the series before correlation (clean.go): --denoise and its
-	// explicit options. The cleaned series feed the static network, DFC and series.npy.
-	Clean CleanConfig `json:"clean"`
+	// The cleaning of the series before correlation is Settings.Cleaning (--denoise and its
+	// explicit options; clean.go turns it into a CleanConfig). The cleaned series feed the
+	// static network, DFC and series.npy.
+
+	// motionTable is the realignment's qc/motion.tsv when the run realigned the scan: auto's
+	// raw recipe then regresses the 24 motion parameters too, and --fd can censor.
+	motionTable string
 
 	// Group, when set, builds the group-mean network of several subjects instead of one
 	// scan's network (group.go); Scan is then unused and Mask is the mask rule's file.
@@ -90,7 +94,7 @@ func NodalSettings(settings map[string]any) map[string]any {
 // Defaults are the settings' defaults (settings.Defaults) with no files named.
 func Defaults() Config {
 	c := Config{Settings: settings.Defaults()}
-	c.Clean = CleanConfig{Denoise: CleanNone}
+	c.Denoise = CleanNone
 	return c
 }
 
@@ -148,10 +152,10 @@ func (c *Config) Validate() error {
 	if err := c.Settings.Validate(); err != nil {
 		return err
 	}
-	if err := c.Clean.validate(); err != nil {
+	if err := c.clean().validate(); err != nil {
 		return err
 	}
-	if c.Group != nil && c.Clean.Confounds != "" {
+	if c.Group != nil && c.Confounds != "" {
 		// Each subject is cleaned on its own (group.go); its table is found beside its image.
 		return fmt.Errorf("group: --confounds names one scan's table; each subject's confounds table is found beside its fMRIPrep image")
 	}

@@ -37,7 +37,7 @@ func prepareDICOM(ctx context.Context, cfg Config, rep progress.Reporter) (*dico
 // which has no confounds table, its 5 tCompCor components (clean.go) and the global signal
 // when asked for. A confounds table named with --confounds is counted when it is read.
 func minVolumes(cfg Config) (int, string) {
-	c := cfg.Clean
+	c := cfg.clean()
 	if !c.active() {
 		return scan.MinTimePoints, ""
 	}

@@ -176,11 +176,11 @@ func TestDICOMTooShort(t *testing.T) {
 		t.Errorf("temporary folder holds %d entries", len(left))
 	}
 	// With cleaning the minimum is the cleaning's: auto regresses 5 tCompCor components.
-	cfg.Clean.Denoise = CleanAuto
+	cfg.Denoise = CleanAuto
 	if _, err := Run(t.Context(), cfg, nil); err == nil || !strings.Contains(err.Error(), "2 volumes; a network needs at least 7 (the cleaning regresses out 5 confounds") {
 		t.Errorf("auto cleaning: %v", err)
 	}
-	cfg.Clean.Denoise = CleanNone
+	cfg.Denoise = CleanNone
 	// A problem found after the conversion names the DICOM and its series, not the temporary
 	// NIfTI: a window longer than the series.
 	long := t.TempDir()

@@ -56,15 +56,15 @@ func (c *Config) checkGroup() error {
 	return nil
 }
 
-// loadGroup reads the subjects, each cleaned as a single run would be (Config.Clean), and
+// loadGroup reads the subjects, each cleaned as a single run would be (Config.clean), and
 // says the cleaning in the cohort's notes.
 func loadGroup(ctx context.Context, cfg Config, rep progress.Reporter) (*group.Cohort, error) {
 	var mu sync.Mutex
 	strategies := map[string]bool{}
 	opt := group.Options{MaskRule: cfg.Group.MaskRule, MaskPath: cfg.Mask}
-	if cfg.Clean.active() {
+	if cl := cfg.clean(); cl.active() {
 		opt.Clean = func(sub group.Subject, s *scan.Scan) error {
-			crep, err := clean(cfg.Clean, sub.Path, s)
+			crep, err := clean(cl, sub.Path, s)
 			if err != nil {
 				return err
 			}

@@ -68,7 +68,7 @@ func TestGroupBundle(t *testing.T) {
 	cl.Backend, cl.Metrics, cl.Mode, cl.R = "cpu", settings.MetricsNone, "r", 0.2
 	cl.Out = filepath.Join(t.TempDir(), "clean")
 	cl.Group = &GroupConfig{Subjects: subs, Mean: group.MeanFisherZ, MaskRule: group.MaskIntersect}
-	cl.Clean = CleanConfig{Detrend: true, Band: [2]float64{0.01, 0.08}, DropVolumes: 6}
+	cl.Cleaning = cleaning(CleanConfig{Detrend: true, Band: [2]float64{0.01, 0.08}, DropVolumes: 6})
 	res, err := Run(context.Background(), cl, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func TestGroupBundle(t *testing.T) {
 		t.Errorf("cleaned group: %d time points, notes %q", res.Metrics.Scan.TimePoints, res.Notes)
 	}
 	c, err := group.Load(context.Background(), subs, group.Options{Clean: func(sub group.Subject, s *scan.Scan) error {
-		_, err := clean(cl.Clean, sub.Path, s)
+		_, err := clean(cl.clean(), sub.Path, s)
 		return err
 	}}, nil)
 	if err != nil {

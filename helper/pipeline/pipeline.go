@@ -94,8 +94,8 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 		if cfg.Scan, cfg.Mask, truth, err = writeDemo(ctx, w, rep); err != nil {
 			return nil, err
 		}
-		if cfg.Clean.Confounds == "" && cfg.Clean.Denoise != "" && cfg.Clean.Denoise != CleanNone {
-			cfg.Clean.Confounds = w.Path(DemoConfoundsFile) // the phantom's nuisance table
+		if cfg.Confounds == "" && cfg.Denoise != "" && cfg.Denoise != CleanNone {
+			cfg.Confounds = w.Path(DemoConfoundsFile) // the phantom's nuisance table
 		}
 		if err := checkDFCLength(cfg, -1); err != nil {
 			return nil, err
@@ -150,7 +150,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 			}
 			defer cleanup()
 			mr.Reason = why
-			cfg.Clean.motionTable = w.Path("qc/motion.tsv") // auto's raw recipe regresses it
+			cfg.motionTable = w.Path("qc/motion.tsv") // auto's raw recipe regresses it
 			if err := w.WriteJSON("qc/motion.json", mr); err != nil {
 				return nil, err
 			}
@@ -158,10 +158,10 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 				why, mr.MeanFD, mr.MaxFD, mr.VolumesOverFD05, mr.MaxTranslationMM, mr.MaxRotationDeg))
 			// FD scrubbing and motion regressors (--fd, --confound-columns) of a raw scan read
 			// the motion just estimated: the same table, fMRIPrep's names.
-			// (auto's raw recipe reads it itself, through Clean.motionTable).
-			if cfg.Clean.Confounds == "" && (cfg.Clean.Denoise == "" || cfg.Clean.Denoise == CleanNone) &&
-				(cfg.Clean.FD > 0 || len(cfg.Clean.ConfoundColumns) > 0) {
-				cfg.Clean.Confounds = filepath.Join(filepath.Dir(loadPath), "motion.tsv")
+			// (auto's raw recipe reads it itself, through Config.motionTable).
+			if cfg.Confounds == "" && (cfg.Denoise == "" || cfg.Denoise == CleanNone) &&
+				(cfg.FD > 0 || cfg.ConfoundColumns != "") {
+				cfg.Confounds = filepath.Join(filepath.Dir(loadPath), "motion.tsv")
 				rep.Note("cleaning: confounds from the realignment's motion table (qc/motion.tsv)")
 			}
 			r.stage("realign", t0)
@@ -199,8 +199,8 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 			}
 		}
 		r.cfg.Scan, r.cfg.Mask = final[cfg.Scan], final[cfg.Mask]
-		if cfg.Clean.Confounds != "" {
-			r.cfg.Clean.Confounds = finalPath(w, DemoConfoundsFile)
+		if cfg.Confounds != "" {
+			r.cfg.Confounds = finalPath(w, DemoConfoundsFile)
 		}
 	}
 	if err := checkDFCLength(cfg, s.L); err != nil {
@@ -224,7 +224,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 	var crep *CleanReport
 	if coh == nil {
 		t1 := time.Now()
-		if crep, err = clean(cfg.Clean, cfg.Scan, s); err != nil {
+		if crep, err = clean(cfg.clean(), cfg.Scan, s); err != nil {
 			return nil, err
 		}
 		if crep != nil {

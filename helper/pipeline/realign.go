@@ -55,7 +55,7 @@ func realignWanted(cfg Config) (bool, string) {
 	if bids.IsPreprocBold(cfg.Scan) {
 		return false, "fMRIPrep's output is realigned already"
 	}
-	if cfg.Clean.Confounds != "" {
+	if cfg.Confounds != "" {
 		return false, "a confounds table was given: the scan is taken as preprocessed"
 	}
 	if f, err := bids.Confounds(cfg.Scan); err == nil && f != "" {

@@ -24,7 +24,7 @@ func TestRealignWanted(t *testing.T) {
 	prep := filepath.Join(dir, "sub-01_task-rest_space-MNI152NLin2009cAsym_desc-preproc_bold.nii.gz")
 	conf := func(scan, mode, confounds string) Config {
 		c := Config{Scan: scan}
-		c.Realign, c.Clean.Confounds = mode, confounds
+		c.Realign, c.Confounds = mode, confounds
 		return c
 	}
 	for _, c := range []struct {
@@ -72,9 +72,11 @@ func TestRunRealigned(t *testing.T) {
 	cfg.Scan, cfg.Out, cfg.Backend, cfg.Metrics, cfg.Density = in, filepath.Join(dir, "out"), "cpu", settings.MetricsNone, 0.05
 	cfg.Realign = RealignOn
 	// The 24-parameter motion expansion regressed from the realignment's own table.
+	var cols []string
 	for _, n := range []string{"trans_x", "trans_y", "trans_z", "rot_x", "rot_y", "rot_z"} {
-		cfg.Clean.ConfoundColumns = append(cfg.Clean.ConfoundColumns, n, n+"_derivative1", n+"_power2", n+"_derivative1_power2")
+		cols = append(cols, n, n+"_derivative1", n+"_power2", n+"_derivative1_power2")
 	}
+	cfg.ConfoundColumns = strings.Join(cols, ",")
 	res, err := Run(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)

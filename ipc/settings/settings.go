@@ -26,6 +26,7 @@ type Settings struct {
 	Compute
 	Dynamic
 	Motion
+	Cleaning
 }
 
 // group is one block of settings: its table rows, its defaults and its checks.
@@ -40,7 +41,7 @@ type group interface {
 // groups lists the groups in the order of the table, of the help text and of validation.
 // A new group is added here and embedded in Settings.
 func (s *Settings) groups() []group {
-	return []group{&s.Input, &s.Network, &s.ThresholdSweep, &s.Graph, &s.Compute, &s.Dynamic, &s.Motion}
+	return []group{&s.Input, &s.Network, &s.ThresholdSweep, &s.Graph, &s.Compute, &s.Dynamic, &s.Motion, &s.Cleaning}
 }
 
 // Field is one row of the settings table.

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -197,5 +198,36 @@ func TestFlags(t *testing.T) {
 	}
 	if FlagArg("density") != "FRACTION" || FlagArg("abs") != "" || FlagArg("no-such-flag") != "" {
 		t.Error("FlagArg")
+	}
+}
+
+func TestCleaning(t *testing.T) {
+	s := Defaults()
+	if s.Denoise != DenoiseAuto {
+		t.Errorf("default cleaning %q, want auto", s.Denoise)
+	}
+	var got Settings
+	if err := json.Unmarshal([]byte(`{"denoise":"scrubbing","band":"0.01,0.1","fd_mm":0.3,"confound_columns":"a, b"}`), &got); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := got.BandEdges(); err != nil || b != [2]float64{0.01, 0.1} || got.FD != 0.3 || !slices.Equal(got.Columns(), []string{"a", "b"}) || got.Validate() != nil {
+		t.Errorf("decoded %+v: band %v %v, columns %q, validate %v", got.Cleaning, b, err, got.Columns(), got.Validate())
+	}
+	for _, c := range []struct {
+		mutate func(*Settings)
+		want   string
+	}{
+		{func(s *Settings) { s.Denoise = "aggressive" }, `denoise (--denoise): unknown cleaning strategy "aggressive"`},
+		{func(s *Settings) { s.Band = "0.08,0.01" }, `band (--band): "0.08,0.01": want 0 ≤ LOW < HIGH`},
+		{func(s *Settings) { s.Band = "0.01" }, `band (--band): "0.01": want LOW,HIGH`},
+		{func(s *Settings) { s.FD = -1 }, "fd_mm (--fd): -1: want a finite value ≥ 0"},
+		{func(s *Settings) { s.ConfoundColumns = "a,,b" }, "confound_columns (--confound-columns)"},
+	} {
+		s := Defaults()
+		c.mutate(&s)
+		var se *SettingError
+		if err := s.Validate(); !errors.As(err, &se) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Validate = %v, want a SettingError with %q", err, c.want)
+		}
 	}
 }
