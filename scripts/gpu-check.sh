@@ -74,7 +74,7 @@ run_sanitize() {
         sel='TestRowSelection/pearson/rows300/stage100'
         [ $tool = racecheck ] && sel='TestRowSelection/pearson/rows300/stage100/absfalse/hold0.2'
         : > "$OUT/sanitizer-$tool.log"
-        for pat in TestSinkErrorAndReuse TestManyTilesAgainstReference/Kendall TestRowEmission/pearson/rows300/stage100 "$sel" TestCorrelationUnitsAgree; do
+        for pat in TestSinkErrorAndReuse TestManyTilesAgainstReference/Kendall TestRowEmission/pearson/rows300/stage100 "$sel" TestCorrelationUnitsAgree TestGroupFisherZ/pearson/tf32x3=false TestGroupFisherZ/spearman/tf32x3=true; do
             timeout 150 "$SAN" --tool $tool --error-exitcode 9 "$T" -test.v -test.run "^${pat}" >> "$OUT/sanitizer-$tool.log" 2>&1
             echo "compute-sanitizer $tool $pat: exit $? ($(grep -c -- '--- PASS' "$OUT/sanitizer-$tool.log") passes so far)"
         done
