@@ -64,7 +64,7 @@ vet:
 
 # The CUDA backend must compile and vet without a GPU (headers from nvidia-cuda-dev).
 cuda-vet:
-	CGO_ENABLED=1 $(GO) vet -tags cuda ./helper/backend/cuda/... ./kernels/...
+	CGO_ENABLED=1 $(GO) vet -tags cuda ./helper/backend/cuda/... ./kernels/... ./helper/group/... ./helper/pipeline/...
 
 # The app and its IPC client also build for the browser (GOOS=js GOARCH=wasm; the tests are
 # desktop-only, so this builds rather than vets).
