@@ -20,6 +20,7 @@ import (
 	"github.com/hubscope/hubscope/app/dynamics"
 	"github.com/hubscope/hubscope/app/inspect"
 	"github.com/hubscope/hubscope/app/network"
+	"github.com/hubscope/hubscope/app/quality"
 	"github.com/hubscope/hubscope/app/report"
 	"github.com/hubscope/hubscope/app/slices"
 	"github.com/hubscope/hubscope/app/view3d"
@@ -43,6 +44,9 @@ type Result struct {
 	Inspector *inspect.Inspector
 	// Dynamics is the Dynamics tab, nil when the job has no dynamic analysis (Summary.DFC).
 	Dynamics *dynamics.Tab
+	// Quality is the Quality tab (cleaning, motion, FD trace, carpet), nil when the bundle has
+	// no cleaning report (the series were not cleaned).
+	Quality *quality.Tab
 	// SlicesReady is closed once the Slices tab shows the job, the report's slice figure is
 	// made (or has failed) and the Dynamics tab, if any, shows its first window.
 	SlicesReady chan struct{}
@@ -104,6 +108,12 @@ func newResult(ctx context.Context, svc ipc.Service, s ipc.Summary, win fyne.Win
 		container.NewTabItemWithIcon(Tab3D, theme.VisibilityIcon(), r.tab3D),
 		container.NewTabItemWithIcon(TabSlices, theme.ViewFullScreenIcon(), container.NewScroll(r.slicesContent())),
 		container.NewTabItemWithIcon(TabNetwork, theme.GridIcon(), nt.Content()),
+	}
+	if quality.HasQC(s) {
+		// Its files wait until the Slices tab has loaded, the last of the result's background
+		// updates (one at a time: see loadSlices).
+		r.Quality = quality.NewTab(r.ctx, gatedFiles{volumes, r.SlicesReady}, s.Job.ID)
+		items = append(items, container.NewTabItemWithIcon(TabQuality, theme.WarningIcon(), container.NewScroll(r.Quality)))
 	}
 	if r.Dynamics != nil {
 		items = append(items, container.NewTabItemWithIcon(TabDynamics, theme.MediaPlayIcon(), container.NewScroll(r.Dynamics)))

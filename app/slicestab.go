@@ -24,6 +24,7 @@ const (
 	Tab3D       = "3D"
 	TabSlices   = "Slices"
 	TabNetwork  = "Network"
+	TabQuality  = "Quality"
 	TabDynamics = "Dynamics"
 	TabExport   = "Export"
 )
