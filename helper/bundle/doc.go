@@ -29,6 +29,10 @@
 //     or the edge count reach 2³¹), data float32, shape int64, format b'csr'. Open with: A =
 //     scipy.sparse.load_npz("network.npz"); the symmetric matrix is A + A.T;
 //     networkx.from_scipy_sparse_array(A + A.T); igraph.Graph.Weighted_Adjacency(A, mode="upper").
+//     With run --symmetric-npz it holds the whole symmetric matrix instead (both (i, j) and
+//     (j, i); do not add A.T), which ReadNetwork also reads.
+//   - network.json: which of the two network.npz holds: matrix ("upper" or "symmetric"), shape,
+//     edges, stored_entries, and a note saying how to get the symmetric matrix. Open with: json.
 //   - edges.tsv: the same edges as a table, only when there are at most 10⁶ of them: columns i, j
 //     (node numbers, i < j), weight. Open with: pandas.read_csv("edges.tsv", sep="\t").
 //   - nodes.tsv: one row per node: node, voxel indices i, j, k (0-based) and world coordinates

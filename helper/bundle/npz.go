@@ -289,6 +289,9 @@ func readNPZ(zr *zip.Reader) (*network.Network, error) {
 	}); err != nil {
 		return nil, err
 	}
+	if up, ok := upperOfSymmetric(nw); ok {
+		nw = up // network.npz written with run --symmetric-npz
+	}
 	if err := nw.Validate(); err != nil {
 		return nil, fmt.Errorf("not a HubScope network (strict upper triangle, sorted rows, finite weights; save scipy.sparse.triu(A, k=1).tocsr() after A.sort_indices()): %w", err)
 	}
@@ -442,4 +445,48 @@ func EncodeNetworkNPZ(out io.Writer, nw *network.Network) error {
 		return err
 	}
 	return writeNPZ(out, nw, false)
+}
+
+// upperOfSymmetric returns the strict upper triangle of a CSR matrix that stores both (i, j) and
+// (j, i) (run --symmetric-npz): ok is false unless some entry lies below the diagonal, none on
+// it, and the two triangles hold as many entries each with the same weight sum (a full check
+// of Aᵀ = A would need a transpose; these catch a triangle that is missing or different).
+func upperOfSymmetric(nw *network.Network) (*network.Network, bool) {
+	if len(nw.Indptr) != nw.N+1 {
+		return nil, false
+	}
+	var lower, upper int64
+	var lsum, usum float64
+	for i := 0; i < nw.N; i++ {
+		a, b := nw.Indptr[i], nw.Indptr[i+1]
+		if b < a || b > uint64(len(nw.Indices)) || b > uint64(len(nw.Weights)) {
+			return nil, false
+		}
+		for p := a; p < b; p++ {
+			switch j := int(nw.Indices[p]); {
+			case j < i:
+				lower++
+				lsum += float64(nw.Weights[p])
+			case j == i:
+				return nil, false
+			default:
+				upper++
+				usum += float64(nw.Weights[p])
+			}
+		}
+	}
+	if lower == 0 || lower != upper || math.Abs(lsum-usum) > 1e-6*(math.Abs(lsum)+1) {
+		return nil, false
+	}
+	out := &network.Network{N: nw.N, Indptr: make([]uint64, nw.N+1), Indices: make([]uint32, 0, upper), Weights: make([]float32, 0, upper)}
+	for i := 0; i < nw.N; i++ {
+		for p := nw.Indptr[i]; p < nw.Indptr[i+1]; p++ {
+			if int(nw.Indices[p]) > i {
+				out.Indices = append(out.Indices, nw.Indices[p])
+				out.Weights = append(out.Weights, nw.Weights[p])
+			}
+		}
+		out.Indptr[i+1] = uint64(len(out.Indices))
+	}
+	return out, true
 }

@@ -261,6 +261,7 @@ u = f32.copy(); u.indices = u.indices.astype(np.uint32); u.indptr = u.indptr.ast
 np.savez(os.path.join(d, 'unsigned.npz'), indices=u.indices, indptr=u.indptr, format=np.array('csr'), shape=np.array(u.shape), data=u.data)
 sp.save_npz(os.path.join(d, 'csc.npz'), f32.tocsc())
 sp.save_npz(os.path.join(d, 'symmetric.npz'), (f32 + f32.T).tocsr())
+sp.save_npz(os.path.join(d, 'asymmetric.npz'), (f32 + 2 * f32.T).tocsr())
 sp.save_npz(os.path.join(d, 'rect.npz'), sp.random(3, 4, density=0.5, format='csr', dtype=np.float32, random_state=rng))
 np.savez(os.path.join(d, 'plain.npz'), x=np.arange(3))
 print(json.dumps({"shape": list(f32.shape), "indptr": f32.indptr.tolist(), "indices": f32.indices.tolist(),
@@ -275,7 +276,9 @@ print(json.dumps({"shape": list(f32.shape), "indptr": f32.indptr.tolist(), "indi
 	if want.Edges() == 0 {
 		t.Fatal("reference network is empty; the test would prove nothing")
 	}
-	for _, name := range []string{"compressed", "stored", "float64", "int64", "unsigned"} {
+	// symmetric: the whole matrix (run --symmetric-npz writes it) reads as its upper triangle;
+	// a full matrix whose triangles differ is refused.
+	for _, name := range []string{"compressed", "stored", "float64", "int64", "unsigned", "symmetric"} {
 		got, err := ReadNetwork(filepath.Join(dir, name+".npz"))
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
@@ -284,7 +287,7 @@ print(json.dumps({"shape": list(f32.shape), "indptr": f32.indptr.tolist(), "indi
 		equalNetworks(t, name, got, want)
 	}
 	for name, msg := range map[string]string{
-		"csc": `"csc"`, "symmetric": "strict upper triangle", "rect": "3×4", "plain": "no format.npy",
+		"csc": `"csc"`, "asymmetric": "strict upper triangle", "rect": "3×4", "plain": "no format.npy",
 	} {
 		_, err := ReadNetwork(filepath.Join(dir, name+".npz"))
 		if err == nil || !strings.Contains(err.Error(), msg) || !strings.Contains(err.Error(), name+".npz") {

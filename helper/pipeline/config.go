@@ -46,6 +46,10 @@ type Config struct {
 	// list of graphml, gexf, brainnet, written whatever the size.
 	Export string `json:"export,omitempty"`
 
+	// SymmetricNPZ writes network.npz as the whole symmetric matrix instead of its strict upper
+	// triangle (network.json says which).
+	SymmetricNPZ bool `json:"symmetric_npz,omitempty"`
+
 	// The cleaning of the series before correlation is Settings.Cleaning (--denoise and its
 	// explicit options; clean.go turns it into a CleanConfig). The cleaned series feed the
 	// static network, DFC and series.npy.
@@ -75,7 +79,7 @@ func (c Config) BundleSettings() map[string]any {
 // nodalIrrelevant are the settings that leave a run's degree, strength and clustering maps
 // unchanged (the backends agree by the conformance suite; the others choose extra outputs or
 // labels), so a patient's run may differ from its normative cohort in them.
-var nodalIrrelevant = map[string]bool{"backend": true, "atlas": true, "atlas_names": true, "keep_series": true, "export": true,
+var nodalIrrelevant = map[string]bool{"backend": true, "atlas": true, "atlas_names": true, "keep_series": true, "export": true, "symmetric_npz": true,
 	"metrics": true, "random": true, "betweenness": true, "seed": true,
 	"dfc_window": true, "dfc_step": true, "dfc_rank": true, "dfc_networks": true}
 

@@ -4,9 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
@@ -60,6 +62,19 @@ if len(nodes) <= 1000:
 print("ok", len(nodes), len(edges), len(hubs))
 `
 
+const checkSymmetric = `
+import sys, json, numpy as np, scipy.sparse as sp
+up, sym = sys.argv[1], sys.argv[2]
+U = sp.load_npz(up + "/network.npz"); S = sp.load_npz(sym + "/network.npz")
+assert json.load(open(up + "/network.json"))["matrix"] == "upper"
+j = json.load(open(sym + "/network.json"))
+assert j["matrix"] == "symmetric" and j["stored_entries"] == 2 * j["edges"] == S.nnz, j
+assert abs(S - S.T).max() == 0
+assert abs(sp.triu(S, k=1) - U).max() == 0 and abs(S - (U + U.T)).max() == 0
+assert all((np.diff(S.indices[S.indptr[i]:S.indptr[i + 1]]) > 0).all() for i in range(S.shape[0])), "rows not sorted"
+print("ok", U.nnz, S.nnz)
+`
+
 // TestExportsReadBack: a run's default exports on a phantom open in networkx with the
 // bundle's own values (checkExports), and --export none writes none of them.
 func TestExportsReadBack(t *testing.T) {
@@ -80,6 +95,30 @@ func TestExportsReadBack(t *testing.T) {
 		t.Fatal(out)
 	}
 	t.Log(strings.TrimSpace(out))
+
+	// --symmetric-npz: scipy loads the whole matrix (A == A.T, and its upper triangle is the
+	// default bundle's network.npz), network.json says so, and ReadNetwork reads it back.
+	cfg.Out, cfg.SymmetricNPZ = filepath.Join(t.TempDir(), "sym"), true
+	sym, err := Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out = string(pyref.Run(t, checkSymmetric, res.Dir, sym.Dir))
+	if !strings.HasPrefix(out, "ok") {
+		t.Fatal(out)
+	}
+	nw, err := bundle.ReadNetwork(filepath.Join(sym.Dir, "network.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	up, err := bundle.ReadNetwork(filepath.Join(res.Dir, "network.npz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(nw.Indptr, up.Indptr) || !slices.Equal(nw.Indices, up.Indices) || !slices.Equal(nw.Weights, up.Weights) {
+		t.Error("ReadNetwork of the symmetric network.npz differs from the upper-triangle one")
+	}
+	cfg.SymmetricNPZ = false
 
 	cfg.Out, cfg.Export = filepath.Join(t.TempDir(), "none"), ExportNone
 	res, err = Run(context.Background(), cfg, nil)

@@ -265,6 +265,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 	// staged in the bundle as soon as they exist, before the costly random-network baselines;
 	// the bundle appears at cfg.Out only when it is complete (Commit).
 	t0 = time.Now()
+	w.SymmetricNetwork = cfg.SymmetricNPZ
 	if err := w.WriteNetwork(nw); err != nil {
 		return nil, err
 	}
