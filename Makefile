@@ -7,7 +7,7 @@ GO ?= go
 BIN := bin
 OUT ?= out
 
-.PHONY: demo test check helper gui deps-demo deps-test deps-gui vet fmt-check cuda-vet wasm-vet bench clean
+.PHONY: demo test check helper gui deps-demo deps-test deps-gui vet lint fmt-check cuda-vet wasm-vet bench clean
 
 # Runs the whole pipeline on the built-in phantom and writes the bundle to $(OUT)/demo.
 demo: deps-demo helper
@@ -19,7 +19,7 @@ demo: deps-demo helper
 # untrusted bytes (scripts/fuzz.sh), the -tags cuda helper
 # started without a GPU (it must fall back to the CPU), the desktop app's
 # real-window smoke test under Xvfb and the browser build's smoke test in headless Chromium.
-test: deps-test fmt-check vet cuda-vet wasm-vet
+test: deps-test fmt-check vet lint cuda-vet wasm-vet
 	HUBSCOPE_STRICT=1 $(GO) test -race -count=1 -timeout 30m ./...
 	HUBSCOPE_STRICT=1 $(GO) test -count=1 -tags purego ./helper/backend/cpu/... ./helper/fc/...
 	$(GO) build -o $(BIN)/hubscope-helper ./cmd/hubscope-helper
@@ -61,6 +61,11 @@ fmt-check:
 
 vet:
 	$(GO) vet ./...
+
+# staticcheck, pinned (the Go proxy's honnef.co/go/tools v0.8.2, built by go run on first use).
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+lint:
+	$(GO) run $(STATICCHECK) ./...
 
 # The CUDA backend must compile and vet without a GPU (headers from nvidia-cuda-dev).
 cuda-vet:

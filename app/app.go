@@ -561,9 +561,7 @@ func (u *UI) inputs() fyne.CanvasObject {
 	drop := container.NewBorder(nil, nil, widget.NewIcon(theme.UploadIcon()), nil, u.Status)
 	pendingBox := container.NewGridWrap(fyne.NewSize(420, 110), u.pending)
 	box := container.NewVBox(buttons)
-	if st := u.watchUI.status(); st != nil {
-		box.Add(st)
-	}
+	box.Add(u.watchUI.status())
 	for _, o := range []fyne.CanvasObject{drop, pendingBox, u.Settings.Content(), u.Analyse, widget.NewSeparator(),
 		widget.NewLabelWithStyle("Analyses", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})} {
 		box.Add(o)

@@ -337,6 +337,7 @@ func TestUnreachableHelperThenRetry(t *testing.T) {
 // with a golden image.
 func TestAnalyseOverSocket(t *testing.T) {
 	test.NewTempApp(t)
+	//lint:ignore SA1019 the golden images are drawn in the light theme, whatever the user prefers
 	test.ApplyTheme(t, theme.LightTheme())
 	h := newHelper()
 	sock := filepath.Join(t.TempDir(), "h.sock")

@@ -93,6 +93,7 @@ func (c changes) next(t *testing.T, what string) error {
 func openPhantom(t *testing.T, dfc bool) (*UI, *Result, fyne.Window, *slicestest.Service, changes) {
 	t.Helper()
 	test.NewTempApp(t)
+	//lint:ignore SA1019 the golden images are drawn in the light theme, whatever the user prefers
 	test.ApplyTheme(t, theme.LightTheme())
 	svc := slicestest.NewService()
 	sock := filepath.Join(t.TempDir(), "h.sock")

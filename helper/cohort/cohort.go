@@ -10,7 +10,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -364,5 +363,5 @@ func Failed(st []Status) error {
 	if len(bad) == 0 {
 		return nil
 	}
-	return errors.New(fmt.Sprintf("%d of %d runs failed: %s", len(bad), len(st), strings.Join(bad, "; ")))
+	return fmt.Errorf("%d of %d runs failed: %s", len(bad), len(st), strings.Join(bad, "; "))
 }

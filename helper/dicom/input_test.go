@@ -42,7 +42,6 @@ type zipEntry struct {
 	name string
 	data []byte
 	mode fs.FileMode
-	raw  bool // stored with declared sizes as given (no compression)
 }
 
 func writeZip(t *testing.T, path string, entries []zipEntry) {

@@ -314,12 +314,6 @@ func (d *driver) pass(stage string, op Op, sink func(*BlockResult) error) error 
 	return nil
 }
 
-// emit runs an OpEdges pass and assembles the edges that classify keeps; held edges are
-// returned for a final selection.
-func (d *driver) emit(op Op, classify func(Edge) edgeClass) (*assembler, error) {
-	return d.assemble(op, newAssembler(d.n, d.rows, classify))
-}
-
 // emitAll is emit with every edge of the pass given class c (keep or hold), which spares
 // the assembler a classification call per edge.
 func (d *driver) emitAll(op Op, c edgeClass) (*assembler, error) {

@@ -209,10 +209,8 @@ func TestAgainstGonum(t *testing.T) {
 		if len(comps) != len(sizes) {
 			t.Fatalf("G(%d, %g): %d components, gonum %d", c.n, c.p, len(sizes), len(comps))
 		}
-		var ours, theirs []int
-		for _, s := range sizes {
-			ours = append(ours, s)
-		}
+		ours := append([]int(nil), sizes...)
+		var theirs []int
 		for _, comp := range comps {
 			theirs = append(theirs, len(comp))
 			// every member of a gonum component carries one label of ours

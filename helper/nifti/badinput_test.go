@@ -28,7 +28,6 @@ func patched(b []byte, off int, with []byte) []byte {
 }
 
 func le16(v int16) []byte    { return binary.LittleEndian.AppendUint16(nil, uint16(v)) }
-func le32(v int32) []byte    { return binary.LittleEndian.AppendUint32(nil, uint32(v)) }
 func lef32(v float32) []byte { return binary.LittleEndian.AppendUint32(nil, math.Float32bits(v)) }
 
 // readEverything opens a file and reads all its volumes, returning the first error.

@@ -82,8 +82,7 @@ func components(regions int, edges [][2]int, t []float64, thr float64) []NBSComp
 	for i := range parent {
 		parent[i] = i
 	}
-	var find func(int) int
-	find = func(x int) int {
+	find := func(x int) int {
 		for parent[x] != x {
 			parent[x] = parent[parent[x]]
 			x = parent[x]

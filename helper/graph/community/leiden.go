@@ -74,7 +74,7 @@ func LeidenModules(ctx context.Context, g *graph.Graph, opts LeidenOptions, rep 
 	for iter := 0; iter < opts.MaxIterations; iter++ {
 		next, err := l.pass(ctx, base, membership)
 		if err != nil {
-			return nil, fmt.Errorf("Leiden modules: %w", err)
+			return nil, fmt.Errorf("community: Leiden modules: %w", err)
 		}
 		part := make([]int, g.N)
 		for i, c := range next {
