@@ -112,7 +112,11 @@ func newResult(ctx context.Context, svc ipc.Service, s ipc.Summary, win fyne.Win
 	if quality.HasQC(s) {
 		// Its files wait until the Slices tab has loaded, the last of the result's background
 		// updates (one at a time: see loadSlices).
-		r.Quality = quality.NewTab(r.ctx, gatedFiles{volumes, r.SlicesReady}, s.Job.ID)
+		var tr float64
+		if m, err := report.ParseMetrics(s.Metrics); err == nil {
+			tr = m.Scan.TR
+		}
+		r.Quality = quality.NewTab(r.ctx, gatedFiles{volumes, r.SlicesReady}, s.Job.ID, tr)
 		items = append(items, container.NewTabItemWithIcon(TabQuality, theme.WarningIcon(), container.NewScroll(r.Quality)))
 	}
 	if r.Dynamics != nil {

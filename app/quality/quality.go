@@ -62,11 +62,16 @@ type Assessment struct {
 	Warnings []string
 }
 
-// Assess reads qc/denoise.json and checks it against the limits.
-func Assess(b []byte) (*Assessment, error) {
+// Assess reads qc/denoise.json and checks it against the limits. scanTR is the scan's TR from
+// metrics.json (0: unknown), used when the cleaning report does not state one (it states the
+// TR only when the cleaning needed it, for a band-pass).
+func Assess(b []byte, scanTR float64) (*Assessment, error) {
 	var a Assessment
 	if err := json.Unmarshal(b, &a.Report); err != nil {
 		return nil, fmt.Errorf("%s: %w", DenoiseFile, err)
+	}
+	if a.TR <= 0 {
+		a.TR = scanTR
 	}
 	if a.VolumesIn <= 0 || a.VolumesKept < 0 || a.VolumesKept > a.VolumesIn {
 		return nil, fmt.Errorf("%s: %d volumes kept of %d", DenoiseFile, a.VolumesKept, a.VolumesIn)
@@ -139,8 +144,8 @@ type Tab struct {
 	loaded     chan struct{}
 }
 
-// NewTab builds the tab and starts fetching job's QC files through svc.
-func NewTab(ctx context.Context, svc ipc.Service, job string) *Tab {
+// NewTab builds the tab and starts fetching job's QC files through svc; scanTR as for Assess.
+func NewTab(ctx context.Context, svc ipc.Service, job string, scanTR float64) *Tab {
 	t := &Tab{Summary: widget.NewLabel("Loading the quality report…"), Warning: widget.NewLabel(""), loaded: make(chan struct{})}
 	t.Summary.Wrapping = fyne.TextWrapWord
 	t.Warning.Wrapping = fyne.TextWrapWord
@@ -149,13 +154,14 @@ func NewTab(ctx context.Context, svc ipc.Service, job string) *Tab {
 	t.FD, t.Carpet = canvas.NewImageFromImage(nil), canvas.NewImageFromImage(nil)
 	for _, im := range []*canvas.Image{t.FD, t.Carpet} {
 		im.FillMode = canvas.ImageFillContain
-		im.SetMinSize(fyne.NewSize(480, 180))
 	}
+	t.FD.SetMinSize(fyne.NewSize(480, 180))
+	t.Carpet.SetMinSize(fyne.NewSize(480, 360)) // 400 voxels × time, twice: a tall image
 	t.content = container.NewVBox(t.Warning, t.Summary,
-		widget.NewLabelWithStyle("Framewise displacement (censoring threshold marked)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), t.FD,
+		widget.NewLabelWithStyle("Framewise displacement, mm (the censoring threshold marked when one was set)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), t.FD,
 		widget.NewLabelWithStyle("Carpet plot: before cleaning (top), after (bottom); censored volumes red", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), t.Carpet)
 	t.ExtendBaseWidget(t)
-	go t.load(ctx, svc, job)
+	go t.load(ctx, svc, job, scanTR)
 	return t
 }
 
@@ -185,12 +191,12 @@ func readPNG(ctx context.Context, svc ipc.Service, job, name string) (image.Imag
 	return img, nil
 }
 
-func (t *Tab) load(ctx context.Context, svc ipc.Service, job string) {
+func (t *Tab) load(ctx context.Context, svc ipc.Service, job string, scanTR float64) {
 	defer close(t.loaded)
 	var a *Assessment
 	b, err := readAll(ctx, svc, job, DenoiseFile)
 	if err == nil {
-		a, err = Assess(b)
+		a, err = Assess(b, scanTR)
 	}
 	fd, fdErr := readPNG(ctx, svc, job, FDFile)
 	carpet, carpetErr := readPNG(ctx, svc, job, CarpetFile)
@@ -216,5 +222,7 @@ func (t *Tab) load(ctx context.Context, svc ipc.Service, job string) {
 			t.Carpet.Image = carpet
 			t.Carpet.Refresh()
 		}
+		// The summary grew from one line to several: lay the column out again.
+		t.content.(*fyne.Container).Refresh()
 	})
 }

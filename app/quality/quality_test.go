@@ -55,7 +55,7 @@ const still = `{"strategy":"detrend, band-pass 0.01–0.08 Hz, 24 motion paramet
 "dropped_volumes":4,"censored_volumes":[10,11,12,13,14,15],"variance_removed":0.42,"framewise_displacement":[null,0.1,0.2,0.3]}`
 
 func TestAssessStillScan(t *testing.T) {
-	a, err := Assess([]byte(still))
+	a, err := Assess([]byte(still), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestAssessWarnings(t *testing.T) {
 		{"peak FD", `{"strategy":"s","tr_seconds":2,"volumes_in":200,"volumes_kept":200,"framewise_displacement":[0,0,0,0,0,0,0,0,0,0,0,5.5]}`, "moved 5.5 mm"},
 		{"minutes", `{"strategy":"s","tr_seconds":2,"volumes_in":200,"volumes_kept":100}`, "Only 3.3 minutes"},
 	} {
-		a, err := Assess([]byte(c.json))
+		a, err := Assess([]byte(c.json), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,12 +85,16 @@ func TestAssessWarnings(t *testing.T) {
 			t.Errorf("%s: warnings %q, want one with %q", c.name, a.Warnings, c.want)
 		}
 	}
-	a, _ := Assess([]byte(`{"strategy":"s","volumes_in":10,"volumes_kept":10}`))
+	// The scan's TR stands in when the cleaning report has none.
+	if a, _ := Assess([]byte(`{"strategy":"s","volumes_in":200,"volumes_kept":200}`), 2); a.MinutesLeft != 200*2.0/60 || len(a.Warnings) != 0 {
+		t.Errorf("TR from the scan: %v minutes, warnings %q", a.MinutesLeft, a.Warnings)
+	}
+	a, _ := Assess([]byte(`{"strategy":"s","volumes_in":10,"volumes_kept":10}`), 0)
 	if len(a.Warnings) != 0 || !strings.Contains(strings.Join(a.Lines(), "\n"), "no framewise displacement") {
 		t.Errorf("no TR, no FD: warnings %q, lines %q", a.Warnings, a.Lines())
 	}
 	for _, bad := range []string{"{", `{"volumes_in":0}`, `{"volumes_in":10,"volumes_kept":11}`} {
-		if _, err := Assess([]byte(bad)); err == nil || !strings.Contains(err.Error(), DenoiseFile) {
+		if _, err := Assess([]byte(bad), 0); err == nil || !strings.Contains(err.Error(), DenoiseFile) {
 			t.Errorf("%s: %v", bad, err)
 		}
 	}
@@ -101,7 +105,7 @@ func TestTabShowsReportAndFigures(t *testing.T) {
 	moving := strings.Replace(still, `[null,0.1,0.2,0.3]`, `[0.7,0.8]`, 1)
 	svc := files{m: map[string][]byte{DenoiseFile: []byte(moving), FDFile: pngOf(t, 40, 10, color.White), CarpetFile: pngOf(t, 40, 20, color.Black)},
 		gate: make(chan struct{})}
-	tab := NewTab(context.Background(), svc, "job1")
+	tab := NewTab(context.Background(), svc, "job1", 0)
 	w := test.NewTempWindow(t, tab)
 	w.Resize(fyne.NewSize(700, 700))
 	close(svc.gate)
@@ -116,7 +120,7 @@ func TestTabShowsReportAndFigures(t *testing.T) {
 		t.Error("FD trace or carpet not shown")
 	}
 	// A bundle without its report: one line saying so, no figures.
-	tab = NewTab(context.Background(), files{m: map[string][]byte{}}, "job1")
+	tab = NewTab(context.Background(), files{m: map[string][]byte{}}, "job1", 0)
 	<-tab.Loaded()
 	if tab.Assessment != nil || !strings.Contains(tab.Summary.Text, "could not be read") || !strings.Contains(tab.Summary.Text, DenoiseFile) {
 		t.Errorf("missing report: %q", tab.Summary.Text)
