@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -87,5 +89,41 @@ func TestExistingOutputNamesOverwrite(t *testing.T) {
 	code := realMain(context.Background(), []string{"run", scan, "--out", dir, "--metrics", "none", "--backend", "cpu"}, &out, &errOut)
 	if code != 1 || !strings.Contains(errOut.String(), "already exists") || !strings.Contains(errOut.String(), "--overwrite") {
 		t.Fatalf("exit %d, stderr %q", code, errOut.String())
+	}
+}
+
+// TestCompletion: the bash script parses (bash -n) and completes commands and a command's
+// flags from the help texts; the zsh script names them too.
+func TestCompletion(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh"} {
+		var out, errOut bytes.Buffer
+		if code := realMain(context.Background(), []string{"completion", shell}, &out, &errOut); code != 0 {
+			t.Fatalf("completion %s: exit %d, %s", shell, code, errOut.String())
+		}
+		for _, want := range []string{"serve", "--density", "--overwrite", "--web-root"} {
+			if !strings.Contains(out.String(), want) {
+				t.Errorf("%s completion lacks %s", shell, want)
+			}
+		}
+		if shell != "bash" {
+			continue
+		}
+		bash, err := exec.LookPath("bash")
+		if err != nil {
+			t.Skip("no bash")
+		}
+		script := filepath.Join(t.TempDir(), "c.bash")
+		if err := os.WriteFile(script, out.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		probe := `source ` + script + `; COMP_WORDS=(hubscope-helper run --dens); COMP_CWORD=2; _hubscope_helper; echo "${COMPREPLY[@]}"; COMP_WORDS=(hubscope-helper se); COMP_CWORD=1; _hubscope_helper; echo "${COMPREPLY[@]}"`
+		got, err := exec.Command(bash, "-c", probe).CombinedOutput()
+		if err != nil || string(got) != "--density\nseries serve\n" {
+			t.Errorf("bash completion of 'run --dens' and 'se': %q (%v)", got, err)
+		}
+	}
+	var errOut bytes.Buffer
+	if code := realMain(context.Background(), []string{"completion", "fish"}, io.Discard, &errOut); code != 2 {
+		t.Errorf("completion fish: exit %d", code)
 	}
 }

@@ -39,6 +39,7 @@ commands:
   bench                time HubScope's workloads, side by side with the peer pipelines
   serve                run the helper daemon for the desktop app (local IPC)
   version              print the version and the compute devices found
+  completion bash|zsh  print a shell completion script (source <(hubscope-helper completion bash))
 
 Run "hubscope-helper <command> -h" for a command's flags.
 `
@@ -58,16 +59,17 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	cmds := map[string]func(context.Context, []string, io.Writer, io.Writer) error{
-		"run":     cmdRun,
-		"series":  cmdSeries,
-		"synth":   cmdSynth,
-		"group":   cmdGroup,
-		"cohort":  cmdCohort,
-		"compare": cmdCompare,
-		"norm":    cmdNorm,
-		"bench":   cmdBench,
-		"serve":   cmdServe,
-		"version": cmdVersion,
+		"run":        cmdRun,
+		"series":     cmdSeries,
+		"synth":      cmdSynth,
+		"group":      cmdGroup,
+		"cohort":     cmdCohort,
+		"compare":    cmdCompare,
+		"norm":       cmdNorm,
+		"bench":      cmdBench,
+		"serve":      cmdServe,
+		"version":    cmdVersion,
+		"completion": cmdCompletion,
 	}
 	name := args[0]
 	if name == "-h" || name == "-help" || name == "--help" || name == "help" {
