@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -164,6 +165,19 @@ func (a *Atlas) Region(xyz [3]float64) (int, string) {
 // centre, found through both affines (world = A_grid·ijk, atlas ijk = A_atlas⁻¹·world, composed
 // once), 0 where the voxel falls outside the atlas.
 func (a *Atlas) Resample(dims [3]int, affine [4][4]float64) ([]float32, error) {
+	return a.resample(dims, affine, false)
+}
+
+// ResampleLikeNilearn is Resample as nilearn's resample_img(interpolation="nearest") does it
+// through scipy.ndimage.affine_transform(order=0, mode="constant"): a voxel whose centre falls
+// beyond the atlas's outermost voxel centres (atlas coordinate < 0 or > n − 1, not merely
+// outside the voxels' extent) takes 0. NiftiLabelsMasker's region series depend on it at the
+// atlas's border.
+func (a *Atlas) ResampleLikeNilearn(dims [3]int, affine [4][4]float64) ([]float32, error) {
+	return a.resample(dims, affine, true)
+}
+
+func (a *Atlas) resample(dims [3]int, affine [4][4]float64, centres bool) ([]float32, error) {
 	// Columns of the composed map: where the grid's origin and unit steps land in atlas voxels.
 	o, err := scan.WorldToVoxel(a.affine, scan.VoxelToWorld(affine, [3]float64{}))
 	if err != nil {
@@ -192,6 +206,9 @@ func (a *Atlas) Resample(dims [3]int, affine [4][4]float64) ([]float32, error) {
 					x := o[d] + float64(i)*step[0][d] + float64(j)*step[1][d] + float64(k)*step[2][d]
 					ijk[d] = int(math.Floor(x + 0.5))
 					in = in && ijk[d] >= 0 && ijk[d] < a.dims[d]
+					if centres {
+						in = in && x >= -1e-6 && x <= float64(a.dims[d]-1)+1e-6
+					}
 				}
 				if in {
 					out[f] = a.labels[ijk[0]+a.dims[0]*(ijk[1]+a.dims[1]*ijk[2])]
@@ -212,4 +229,36 @@ func (a *Atlas) Name(id int) string {
 		return n
 	}
 	return "region " + strconv.Itoa(id)
+}
+
+// SameGrid reports whether the atlas lies on the given grid (same size, affines within 1 µm):
+// then no resampling is needed.
+func (a *Atlas) SameGrid(dims [3]int, affine [4][4]float64) bool {
+	if a.dims != dims {
+		return false
+	}
+	for r := 0; r < 3; r++ {
+		for c := 0; c < 4; c++ {
+			if math.Abs(a.affine[r][c]-affine[r][c]) > 1e-3 {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// IDs returns the labels present in the image (non-zero), in increasing order.
+func (a *Atlas) IDs() []int {
+	seen := map[int]bool{}
+	for _, v := range a.labels {
+		if v != 0 {
+			seen[int(v)] = true
+		}
+	}
+	ids := make([]int, 0, len(seen))
+	for id := range seen {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	return ids
 }

@@ -50,6 +50,11 @@ type Config struct {
 	// triangle (network.json says which).
 	SymmetricNPZ bool `json:"symmetric_npz,omitempty"`
 
+	// Nodes is what the network's nodes are: "" or "voxels" (the masked voxels), or "regions":
+	// the regions of Atlas, each the mean of its voxels' cleaned series (roi.go), as nilearn's
+	// NiftiLabelsMasker extracts them.
+	Nodes string `json:"nodes,omitempty"`
+
 	// The cleaning of the series before correlation is Settings.Cleaning (--denoise and its
 	// explicit options; clean.go turns it into a CleanConfig). The cleaned series feed the
 	// static network, DFC and series.npy.
@@ -162,6 +167,18 @@ func (c *Config) Validate() error {
 	if c.Group != nil && c.Confounds != "" {
 		// Each subject is cleaned on its own (group.go); its table is found beside its image.
 		return fmt.Errorf("group: --confounds names one scan's table; each subject's confounds table is found beside its fMRIPrep image")
+	}
+	switch c.Nodes {
+	case "", NodesVoxels:
+	case NodesRegions:
+		if c.Atlas == "" {
+			return errors.New("--nodes regions needs an atlas: --atlas LABELS.nii.gz or --atlas aal")
+		}
+		if c.Group != nil {
+			return errors.New("--nodes regions: group networks are built from voxels; run each subject with --nodes regions instead")
+		}
+	default:
+		return fmt.Errorf("--nodes %q: want voxels or regions", c.Nodes)
 	}
 	if _, _, err := parseExports(c.Export); err != nil {
 		return err

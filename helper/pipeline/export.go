@@ -61,7 +61,7 @@ func parseExports(spec string) (set map[string]bool, explicit bool, err error) {
 // exportNodes gathers every node's attributes for the exports: position (MNI through the scan's
 // registration when there is one, else the scan's world coordinates), module (1…M, 0 without
 // modules), degree, strength, hub flag and atlas region (or the matrix row's label).
-func exportNodes(s *scan.Scan, m *Metrics, atl *atlas.Atlas, toMNI *[4][4]float64) []export.Node {
+func exportNodes(s *scan.Scan, m *Metrics, atl *atlas.Atlas, toMNI *[4][4]float64, regionPos [][3]float64) []export.Node {
 	nodes := make([]export.Node, s.N)
 	for v := range nodes {
 		n := &nodes[v]
@@ -81,6 +81,9 @@ func exportNodes(s *scan.Scan, m *Metrics, atl *atlas.Atlas, toMNI *[4][4]float6
 		} else if s.Labels != nil {
 			n.Label = s.Labels[v]
 		}
+		if regionPos != nil { // atlas regions: their centroids
+			n.X, n.Y, n.Z, n.HasXYZ = regionPos[v][0], regionPos[v][1], regionPos[v][2], true
+		}
 	}
 	for _, h := range m.hubs {
 		nodes[h].Hub = true
@@ -89,12 +92,12 @@ func exportNodes(s *scan.Scan, m *Metrics, atl *atlas.Atlas, toMNI *[4][4]float6
 }
 
 // writeExports writes the exports asked for by cfg.Export into the bundle.
-func writeExports(w *bundle.Writer, cfg Config, s *scan.Scan, nw *network.Network, m *Metrics, atl *atlas.Atlas, toMNI *[4][4]float64, rep progress.Reporter) error {
+func writeExports(w *bundle.Writer, cfg Config, s *scan.Scan, nw *network.Network, m *Metrics, atl *atlas.Atlas, toMNI *[4][4]float64, regionPos [][3]float64, rep progress.Reporter) error {
 	set, explicit, err := parseExports(cfg.Export)
 	if err != nil || len(set) == 0 {
 		return err
 	}
-	nodes := exportNodes(s, m, atl, toMNI)
+	nodes := exportNodes(s, m, atl, toMNI, regionPos)
 	g := export.Graph{Network: nw, Nodes: nodes}
 	for _, f := range []struct {
 		format, name string
@@ -115,7 +118,7 @@ func writeExports(w *bundle.Writer, cfg Config, s *scan.Scan, nw *network.Networ
 	if !set[ExportBrainNet] {
 		return nil
 	}
-	if s.IJK == nil {
+	if s.IJK == nil && regionPos == nil {
 		if explicit {
 			rep.Note("BrainNet Viewer files not written: the nodes of a time-series matrix have no positions")
 		}

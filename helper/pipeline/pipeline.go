@@ -105,7 +105,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 	// The atlas is read before any long work so that a bad one fails at once.
 	var atl *atlas.Atlas
 	if cfg.Atlas != "" {
-		if atl, err = atlas.Load(cfg.Atlas, cfg.AtlasNames); err != nil {
+		if atl, err = loadAtlas(cfg.Atlas, cfg.AtlasNames); err != nil {
 			return nil, err
 		}
 	}
@@ -235,6 +235,13 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 			}
 		}
 	}
+	// 1c. Region nodes (roi.go): the cleaned voxel series averaged within each atlas region.
+	var regionPos [][3]float64
+	if cfg.Nodes == NodesRegions {
+		if s, regionPos, err = regionSeries(s, atl, toMNI, rep); err != nil {
+			return nil, err
+		}
+	}
 	if err := checkDFCLength(cfg, s.L); err != nil { // the cleaned length
 		return nil, err
 	}
@@ -321,7 +328,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 		}
 	}
 	r.stage("metrics", t0)
-	if err := writeExports(w, cfg, s, nw, m, atl, toMNI, rep); err != nil {
+	if err := writeExports(w, cfg, s, nw, m, atl, toMNI, regionPos, rep); err != nil {
 		return nil, err
 	}
 
