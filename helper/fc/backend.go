@@ -5,19 +5,20 @@
 // block pair; everything they must agree on is defined here and checked by one conformance
 // suite (package fc/fctest) that every backend passes against a float64 reference.
 //
-// CHANGES to the backend contract (additive; the Backend interface itself is unchanged):
-//   - OpTopK (with Op.K): per-row and per-column top-K of a block, for the k-nearest-neighbour
-//     mode. Results travel in BlockResult.Edges (the union of the row and column winners).
+// What a backend must do besides the Backend interface's methods:
+//   - OpTopK (with Op.K) returns each row's and each column's K strongest values of a block,
+//     for the k-nearest-neighbour mode, in BlockResult.Edges (the union of the winners).
 //   - Edge.W is the op's value: v, or |v| when Op.Abs (so an |r| network stores |r|).
-//   - Prepare must return an error (not panic) for zero-variance or non-finite rows;
+//   - Prepare returns an error (it does not panic) for zero-variance or non-finite rows;
 //     fc.CheckSeries does that check for any backend.
 //   - Op.Keep, Op.Value and Op.Threshold32 state the comparison exactly, so a backend can
 //     compare in float32 and still agree with the float64 definition bit for bit.
-//   - Optional interface BlockRowsSetter lets tests force small blocks; Config.BlockRows in the
-//     driver does the same without the backend's help.
-//   - Optional interface RowEmitter (rows.go): a backend that puts an edge pass's kept edges in
-//     CSR order itself hands over row degrees, held edges and rows; the driver copies the rows
-//     into place (strength and exact density). ErrRowsUnsupported sends it to the block path.
+//   - The optional interface BlockRowsSetter lets tests force small blocks; Config.BlockRows
+//     in the driver does the same without the backend's help.
+//   - The optional interface RowEmitter (rows.go): a backend that puts an edge pass's kept
+//     edges in CSR order itself hands over row degrees, held edges and rows; the driver copies
+//     the rows into place (strength and exact density). ErrRowsUnsupported sends it to the
+//     block path.
 package fc
 
 import (
