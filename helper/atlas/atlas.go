@@ -25,6 +25,9 @@ type Atlas struct {
 	affine [4][4]float64
 	labels []float32
 	Names  map[int]string
+	// Space is the image's NIfTI transform code (sform, else qform; nifti1.h NIFTI_XFORM_*):
+	// 4 = MNI152, 1 = scanner anatomical, 0 = unknown.
+	Space int32
 }
 
 // Load reads a 3D label image and its names. namesPath "" looks for the MRIcron convention
@@ -115,7 +118,10 @@ func fromImage(path string, h nifti.Header, data []float32) (*Atlas, error) {
 			return nil, fmt.Errorf("atlas %s: voxel %d holds %g; labels must be non-negative integers", path, i, v)
 		}
 	}
-	a := &Atlas{Path: path, dims: [3]int{h.Nx(), h.Ny(), h.Nz()}, affine: h.Affine(), labels: data, Names: map[int]string{}}
+	a := &Atlas{Path: path, dims: [3]int{h.Nx(), h.Ny(), h.Nz()}, affine: h.Affine(), labels: data, Names: map[int]string{}, Space: h.SformCode}
+	if a.Space == 0 {
+		a.Space = h.QformCode
+	}
 	if _, err := scan.WorldToVoxel(a.affine, [3]float64{}); err != nil {
 		return nil, fmt.Errorf("atlas %s: %w", path, err)
 	}

@@ -238,6 +238,9 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 	// 1c. Region nodes (roi.go): the cleaned voxel series averaged within each atlas region.
 	var regionPos [][3]float64
 	if cfg.Nodes == NodesRegions {
+		if err := checkAtlasSpace(cfg.Scan, atl, toMNI); err != nil {
+			return nil, err
+		}
 		if s, regionPos, err = regionSeries(s, atl, toMNI, rep); err != nil {
 			return nil, err
 		}

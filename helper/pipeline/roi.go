@@ -6,6 +6,7 @@ import (
 
 	"github.com/hubscope/hubscope/assets"
 	"github.com/hubscope/hubscope/helper/atlas"
+	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
 )
@@ -111,4 +112,32 @@ func mul4(a, b [4][4]float64) [4][4]float64 {
 		}
 	}
 	return c
+}
+
+// spaceNames are NIfTI's transform codes in words (nifti1.h NIFTI_XFORM_*).
+var spaceNames = map[int32]string{0: "unknown space (code 0)", 1: "scanner space (code 1)", 2: "an aligned space (code 2)",
+	3: "Talairach space (code 3)", 4: "MNI152 space (code 4)", 5: "a template space (code 5)"}
+
+// checkAtlasSpace refuses an MNI152 atlas over a scan whose header says scanner (or unknown)
+// space when the scan was not registered to MNI: the regions would fall on the wrong voxels.
+// Aligned and template codes say too little to judge and pass.
+func checkAtlasSpace(scanPath string, atl *atlas.Atlas, toMNI *[4][4]float64) error {
+	if toMNI != nil || atl.Space != nifti.XformMNI152 {
+		return nil
+	}
+	r, err := nifti.Open(scanPath)
+	if err != nil {
+		return nil // not a NIfTI file (a DICOM conversion reads its own): nothing to compare
+	}
+	h := r.Header
+	r.Close()
+	code := h.SformCode
+	if code == 0 {
+		code = h.QformCode
+	}
+	if code == nifti.XformScannerAnat || code == 0 {
+		return fmt.Errorf("atlas %s is in %s but the scan %s is in %s and was not registered to MNI: use --register on, or an atlas on the scan's own space",
+			atl.Path, spaceNames[atl.Space], scanPath, spaceNames[code])
+	}
+	return nil
 }

@@ -37,6 +37,12 @@ for i in range(0, shape[0], 2):
             lab[i:i+2, j:j+2, k:k+2] = n
 lab[0, 0, 0] = 77
 nib.save(nib.Nifti1Image(lab, aff), out + "/atlas.nii.gz")
+scanner = nib.Nifti1Image(data[..., :8], img.affine)
+scanner.set_sform(img.affine, code=1); scanner.set_qform(img.affine, code=1)
+nib.save(scanner, out + "/scanner.nii.gz")
+mni = nib.Nifti1Image(lab, aff)
+mni.set_sform(aff, code=4)
+nib.save(mni, out + "/atlas_mni.nii.gz")
 `
 
 // roiCheck: nilearn 0.10.4's NiftiLabelsMasker (resampling the labels to the data, the scan's
@@ -122,6 +128,14 @@ func TestRegionNetworkMatchesNilearn(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(res.Dir, f)); err != nil {
 			t.Errorf("region network: %v", err)
 		}
+	}
+	// An MNI152 atlas over a scan in scanner space, not registered: refused, naming both.
+	bad := cfg
+	bad.Scan, bad.Atlas, bad.Out, bad.KeepSeries = filepath.Join(dir, "scanner.nii.gz"), filepath.Join(dir, "atlas_mni.nii.gz"), filepath.Join(t.TempDir(), "bad"), false
+	if _, err := Run(context.Background(), bad, nil); err == nil || !strings.Contains(err.Error(), "atlas_mni.nii.gz is in MNI152 space") || !strings.Contains(err.Error(), "scanner.nii.gz is in scanner space") {
+		t.Errorf("MNI atlas over a scanner-space scan: %v", err)
+	} else if _, serr := os.Stat(bad.Out); serr == nil {
+		t.Error("a refused run left a bundle")
 	}
 	cfg.Atlas = ""
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "needs an atlas") {
