@@ -259,15 +259,22 @@ func centreOfMass(im Image) ([3]float64, bool) {
 // makeLevel samples the template's brain every step voxels and smooths the scan for the level.
 func makeLevel(tpl, epi Image, step int) (*level, error) {
 	lv := &level{}
+	// Both images are smoothed by the same kernel, FWHM 4 mm × step. Smoothing only the scan
+	// widened its brain's edge but not the template's and biased the zooms of a known affine by
+	// ~1 % (2.47 mm at the brain's corners; symmetric: 1.50 mm). The template's samples are its
+	// smoothed brain and the blurred rim around it (above 2 % of its maximum), so the edge's
+	// fall-off is in the histogram on both sides (docs/realign.md).
+	fwhm := 4 * float64(step)
+	tdata := realign.Smooth(tpl.Data, tpl.Dims, voxelSize(tpl.Affine), fwhm)
 	var tmax float32
-	for _, v := range tpl.Data {
+	for _, v := range tdata {
 		tmax = max(tmax, v)
 	}
 	for k := 0; k < tpl.Dims[2]; k += step {
 		for j := 0; j < tpl.Dims[1]; j += step {
 			for i := 0; i < tpl.Dims[0]; i += step {
-				v := tpl.Data[i+tpl.Dims[0]*(j+tpl.Dims[1]*k)]
-				if v <= 0 {
+				v := tdata[i+tpl.Dims[0]*(j+tpl.Dims[1]*k)]
+				if v <= 0.02*tmax {
 					continue
 				}
 				lv.pts = append(lv.pts, realign.Apply(tpl.Affine, [3]float64{float64(i), float64(j), float64(k)}))
@@ -278,16 +285,9 @@ func makeLevel(tpl, epi Image, step int) (*level, error) {
 	if len(lv.pts) < 100 {
 		return nil, errors.New("register: the template has no brain")
 	}
-	vs := [3]float64{}
-	for j := 0; j < 3; j++ {
-		vs[j] = math.Sqrt(epi.Affine[0][j]*epi.Affine[0][j] + epi.Affine[1][j]*epi.Affine[1][j] + epi.Affine[2][j]*epi.Affine[2][j])
-	}
-	// FWHM 4 mm × step. Measured trade-off at the fine level: 4 mm biases the zooms of a
-	// known affine by ~2 % (2.5 mm at the brain's corners: the scan's edge is widened, the
-	// template's is not), but 0–2 mm leave a real slab EPI's noise in the cost (8.1–8.5 mm from
-	// dipy's affine instead of 4.8, and a shear of 0.21).
-	fwhm := 4 * float64(step)
-	lv.scan = realign.Smooth(epi.Data, epi.Dims, vs, fwhm)
+	// Less than 4 mm at the fine level leaves a real slab EPI's noise in the cost (3 mm: 9.3 mm
+	// from dipy's affine on ax_asc_35sl_6 instead of 4.1, and a shear of 0.15).
+	lv.scan = realign.Smooth(epi.Data, epi.Dims, voxelSize(epi.Affine), fwhm)
 	// Scan intensities of its brain (> 0) over their 1st–99th percentile range.
 	var vals []float64
 	for f, v := range epi.Data {
@@ -348,6 +348,15 @@ func mutualInformation(lv *level, m realign.Affine, dims [3]int) float64 {
 		}
 	}
 	return mi
+}
+
+// voxelSize is the length of each voxel axis in world space (mm).
+func voxelSize(a realign.Affine) [3]float64 {
+	var vs [3]float64
+	for j := 0; j < 3; j++ {
+		vs[j] = math.Sqrt(a[0][j]*a[0][j] + a[1][j]*a[1][j] + a[2][j]*a[2][j])
+	}
+	return vs
 }
 
 func percentile(v []float64, p float64) float64 {

@@ -129,7 +129,7 @@ func TestAgainstDipy(t *testing.T) {
 		}
 		t.Logf("%s: %v, MI %.3f, zooms %.3f %.3f %.3f, shear %.3f, plausible %v; brain corners differ from dipy's by up to %.1f mm\n ours MNI→scan %v\n dipy %v",
 			name, took.Round(time.Millisecond), res.MI, res.Zooms[0], res.Zooms[1], res.Zooms[2], res.Shear, res.Plausible, worst, ours, dm)
-		// The goal is 1 voxel of the 2 mm template (2 mm); measured 4.8 mm on this scan
+		// The goal is 1 voxel of the 2 mm template (2 mm); measured 4.1 mm on this scan
 		// (MI with different smoothing, histograms and optimisers; a 126 mm axial slab). This
 		// bound catches a failed or stalled registration (69.8 mm was seen), not the goal.
 		if worst > 8 || !res.Plausible {
@@ -138,11 +138,12 @@ func TestAgainstDipy(t *testing.T) {
 	}
 }
 
-// TestRecoversKnownAffine: a "scan" that is the template moved by a known affine (rotation,
-// translation, anisotropic zoom, on its own 3.5 mm grid) is registered back; the MNI brain's
-// corners must land within 3 mm of where the known affine puts them (measured 2.47 mm: the
-// issue's 2 mm is not reached, see makeLevel's smoothing trade-off).
-func TestRecoversKnownAffine(t *testing.T) {
+// knownAffinePhantom registers back a "scan" that is the template moved by a known affine
+// (rotation, translation, anisotropic zoom, shear) and resampled onto a 3.5 mm grid whose
+// corner is at origin (mm) with dims voxels, and returns how far the MNI brain's bounding-box
+// corners land from where the known affine puts them (mm).
+func knownAffinePhantom(t *testing.T, origin [3]float64, dims [3]int) (float64, *Result) {
+	t.Helper()
 	tpl, err := Template()
 	if err != nil {
 		t.Fatal(err)
@@ -152,8 +153,7 @@ func TestRecoversKnownAffine(t *testing.T) {
 	inv, _ := realign.Inverse(truth)
 	var a realign.Affine
 	a[0][0], a[1][1], a[2][2], a[3][3] = 3.5, 3.5, 3.5, 1
-	a[0][3], a[1][3], a[2][3] = -105, -140, -90
-	dims := [3]int{60, 70, 62}
+	a[0][3], a[1][3], a[2][3] = origin[0], origin[1], origin[2]
 	data := make([]float32, dims[0]*dims[1]*dims[2])
 	tinv, _ := realign.Inverse(tpl.Affine)
 	f := 0
@@ -178,9 +178,30 @@ func TestRecoversKnownAffine(t *testing.T) {
 		u, v := realign.Apply(ours, p), realign.Apply(truth, p)
 		worst = math.Max(worst, math.Sqrt((u[0]-v[0])*(u[0]-v[0])+(u[1]-v[1])*(u[1]-v[1])+(u[2]-v[2])*(u[2]-v[2])))
 	}
+	return worst, res
+}
+
+// TestRecoversKnownAffine: the whole head in the field of view; the MNI brain's corners must
+// land within 2 mm (1 voxel of the 2 mm template: the goal) of the truth. Measured
+// 1.50 mm with both images smoothed alike (2.47 mm when only the scan was smoothed).
+func TestRecoversKnownAffine(t *testing.T) {
+	worst, res := knownAffinePhantom(t, [3]float64{-105, -140, -90}, [3]int{60, 70, 62})
 	t.Logf("known affine: corners within %.2f mm; zooms %.3f %.3f %.3f, shear %.3f", worst, res.Zooms[0], res.Zooms[1], res.Zooms[2], res.Shear)
-	if worst > 3 || !res.Plausible {
+	if worst > 2 || !res.Plausible {
 		t.Errorf("known affine recovered only to %.2f mm at the brain's corners (plausible %v)", worst, res.Plausible)
+	}
+}
+
+// TestRecoversKnownAffineSlab: the same phantom seen through a 98 mm slab (28 slices of 3.5 mm,
+// scan z −30…64 mm) that cuts the brain top and bottom, as the real slab EPIs do. Measured
+// 1.45 mm: the cost, which only counts template samples inside the field of view, shows no
+// coverage bias here, so the z zoom of ~1.2 that ours and dipy find on the real slabs is not
+// this method's artefact of partial coverage (docs/realign.md).
+func TestRecoversKnownAffineSlab(t *testing.T) {
+	worst, res := knownAffinePhantom(t, [3]float64{-105, -140, -30}, [3]int{60, 70, 28})
+	t.Logf("known affine, 98 mm slab: corners within %.2f mm; zooms %.3f %.3f %.3f, shear %.3f", worst, res.Zooms[0], res.Zooms[1], res.Zooms[2], res.Shear)
+	if worst > 2 || !res.Plausible {
+		t.Errorf("known affine through a slab recovered only to %.2f mm at the brain's corners (plausible %v)", worst, res.Plausible)
 	}
 }
 
