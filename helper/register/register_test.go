@@ -130,10 +130,11 @@ func TestAgainstDipy(t *testing.T) {
 		t.Logf("%s: %v, MI %.3f, zooms %.3f %.3f %.3f, shear %.3f, plausible %v; brain corners differ from dipy's by up to %.1f mm\n ours MNI→scan %v\n dipy %v",
 			name, took.Round(time.Millisecond), res.MI, res.Zooms[0], res.Zooms[1], res.Zooms[2], res.Shear, res.Plausible, worst, ours, dm)
 		// The goal is 1 voxel of the 2 mm template (2 mm); measured 4.1 mm on this scan
-		// (MI with different smoothing, histograms and optimisers; a 126 mm axial slab). This
-		// bound catches a failed or stalled registration (69.8 mm was seen), not the goal.
-		if worst > 8 || !res.Plausible {
-			t.Errorf("%s: corners %.1f mm from dipy's (bound 8 mm), plausible %v %s", name, worst, res.Plausible, res.Problem)
+		// (a 126 mm axial slab): each affine scores higher under its own method's MI, so the
+		// difference is the costs', not a stalled search (docs/realign.md). This bound catches
+		// a failed or stalled registration (69.8 mm was seen), not the goal.
+		if worst > 6 || !res.Plausible {
+			t.Errorf("%s: corners %.1f mm from dipy's (bound 6 mm), plausible %v %s", name, worst, res.Plausible, res.Problem)
 		}
 	}
 }
