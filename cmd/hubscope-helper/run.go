@@ -32,7 +32,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.BoolVar(&cfg.KeepSeries, "keep-series", false, "also keep the cleaned series (series.npy) and the mean image (mean.nii.gz) for seed maps and slice views")
 	fs.StringVar(&cfg.Export, "export", "", "files for other tools: auto, the default (network.graphml and network.gexf up to 100,000 edges, BrainNet Viewer's hubs.node always), none, or a comma `LIST` of graphml, gexf, brainnet (written whatever the size)")
 	fs.BoolVar(&cfg.SymmetricNPZ, "symmetric-npz", false, "write network.npz as the whole symmetric matrix (both (i, j) and (j, i)) instead of its upper triangle; network.json says which")
-	fs.StringVar(&cfg.AtlasNames, "atlas-names", "", "region names `FILE`, one \"index name\" per line (default: the atlas's .nii.txt beside it)")
+	fs.StringVar(&cfg.AtlasNames, "atlas-names", "", "region names `FILE`, one \"index name\" per line, or a TSV with an index, name header (default: the atlas's .nii.txt beside it)")
+	fs.StringVar(&cfg.AtlasNames, "atlas-labels", "", "the same as --atlas-names (a labels `TSV`: index, name)")
 	var ent bids.Entities // with a BIDS derivatives folder as the scan: which run
 	fs.StringVar(&ent.Participant, "participant", "", "with an fMRIPrep derivatives folder: the participant `LABEL` (sub-LABEL)")
 	fs.StringVar(&ent.Session, "session", "", "with a derivatives folder: the session `LABEL`")

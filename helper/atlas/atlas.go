@@ -136,6 +136,12 @@ func (a *Atlas) readNames(f io.Reader, path string) error {
 			continue
 		}
 		fields := strings.Fields(t)
+		if line == 1 && strings.EqualFold(fields[0], "index") {
+			continue // a BIDS _dseg.tsv / nilearn-style table's header: index, name, …
+		}
+		if tab := strings.Split(t, "\t"); len(tab) >= 2 && strings.TrimSpace(tab[1]) != "" {
+			fields = []string{strings.TrimSpace(tab[0]), strings.TrimSpace(tab[1])} // TSV: names may hold spaces
+		}
 		id, err := strconv.Atoi(fields[0])
 		if err != nil || len(fields) < 2 {
 			return fmt.Errorf("atlas names %s:%d: want \"index name\", got %q", path, line, t)
@@ -267,4 +273,45 @@ func (a *Atlas) IDs() []int {
 	}
 	sort.Ints(ids)
 	return ids
+}
+
+// CheckNames reports a names table that does not match the image: labels in the image it does
+// not name, or names of labels the image does not hold (at most 10 of each listed). Without a
+// table (no names read) there is nothing to match.
+func (a *Atlas) CheckNames(namesPath string) error {
+	if len(a.Names) == 0 {
+		return nil
+	}
+	ids := a.IDs()
+	in := map[int]bool{}
+	var unnamed, absent []string
+	for _, id := range ids {
+		in[id] = true
+		if _, ok := a.Names[id]; !ok {
+			unnamed = append(unnamed, strconv.Itoa(id))
+		}
+	}
+	for id := range a.Names {
+		if !in[id] {
+			absent = append(absent, strconv.Itoa(id))
+		}
+	}
+	sort.Slice(absent, func(i, j int) bool { x, _ := strconv.Atoi(absent[i]); y, _ := strconv.Atoi(absent[j]); return x < y })
+	if len(unnamed) == 0 && len(absent) == 0 {
+		return nil
+	}
+	cut := func(l []string) string {
+		if len(l) > 10 {
+			return strings.Join(l[:10], ", ") + fmt.Sprintf(" and %d more", len(l)-10)
+		}
+		return strings.Join(l, ", ")
+	}
+	var parts []string
+	if len(unnamed) > 0 {
+		parts = append(parts, fmt.Sprintf("image labels it does not name: %s", cut(unnamed)))
+	}
+	if len(absent) > 0 {
+		parts = append(parts, fmt.Sprintf("names for labels the image does not hold: %s", cut(absent)))
+	}
+	return fmt.Errorf("atlas labels table %s does not match the image %s: %s", namesPath, a.Path, strings.Join(parts, "; "))
 }

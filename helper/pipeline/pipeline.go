@@ -108,6 +108,11 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 		if atl, err = loadAtlas(cfg.Atlas, cfg.AtlasNames); err != nil {
 			return nil, err
 		}
+		if cfg.Nodes == NodesRegions {
+			if err := atl.CheckNames(cfg.AtlasNames); err != nil {
+				return nil, err
+			}
+		}
 	}
 
 	// A normative folder is read and its settings checked before any long work.

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,6 +138,29 @@ func TestRegionNetworkMatchesNilearn(t *testing.T) {
 	} else if _, serr := os.Stat(bad.Out); serr == nil {
 		t.Error("a refused run left a bundle")
 	}
+	// A labels table (TSV with a header, names with spaces) must match the image's values.
+	var tsv strings.Builder
+	tsv.WriteString("index\tname\n")
+	for id := 1; id <= 59; id++ {
+		fmt.Fprintf(&tsv, "%d\tblock %d\n", id, id)
+	}
+	short := filepath.Join(dir, "short.tsv")
+	if err := os.WriteFile(short, []byte(tsv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(&tsv, "60\tblock 60\n77\tcorner\n99\tnowhere\n")
+	long := filepath.Join(dir, "long.tsv")
+	if err := os.WriteFile(long, []byte(tsv.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for table, want := range map[string]string{short: "image labels it does not name: 60, 77", long: "names for labels the image does not hold: 99"} {
+		bad := cfg
+		bad.AtlasNames, bad.Out = table, filepath.Join(t.TempDir(), "tab")
+		if _, err := Run(context.Background(), bad, nil); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), table) {
+			t.Errorf("labels table %s: %v, want %q", filepath.Base(table), err, want)
+		}
+	}
+
 	cfg.Atlas = ""
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "needs an atlas") {
 		t.Errorf("--nodes regions without an atlas: %v", err)
