@@ -364,16 +364,7 @@ func trendBasis(n, order int) [][]float64 {
 		for i := range v {
 			v[i] = math.Pow(float64(i), float64(d))
 		}
-		m := mean(v)
-		for i := range v {
-			v[i] -= m
-		}
-		for _, b := range basis {
-			p := dot(b, v)
-			for i := range v {
-				v[i] -= p * b[i]
-			}
-		}
+		detrend(v, basis) // Gram–Schmidt against the constant and the lower degrees
 		nv := math.Sqrt(dot(v, v))
 		if nv < eps64 {
 			continue
