@@ -124,7 +124,7 @@ func Build(dir string, in Input) (*Info, error) {
 	for _, name := range names {
 		mean, sd := make([]float32, grid), make([]float32, grid)
 		for k, v := range in.IJK {
-			m, s := meanSD(in.Values[name][k])
+			m, s := meanSD(in.Values[name][k], 1)
 			mean[flat(v)], sd[flat(v)] = float32(m), float32(s)
 		}
 		if err := nifti.WriteImage(filepath.Join(dir, "mean_"+name+".nii.gz"), hdr, mean); err != nil {
@@ -144,9 +144,9 @@ func Build(dir string, in Input) (*Info, error) {
 		}
 		md := make([]float64, len(in.IJK))
 		for k := range in.IJK {
-			md[k], _ = meanSD(in.Values[name][k])
+			md[k], _ = meanSD(in.Values[name][k], 1)
 		}
-		mu, sd := meanSDPop(md)
+		mu, sd := meanSD(md, 0)
 		hubs, count := make([]float32, grid), 0
 		for k, v := range in.IJK {
 			if md[k] > mu+in.HubSD*sd {
@@ -187,7 +187,9 @@ func hubFile(name string) string {
 	return "hubs_" + name + ".nii.gz"
 }
 
-func meanSD(x []float64) (m, sd float64) {
+// meanSD is x's mean and SD with ddof degrees of freedom removed: 1 for the sample SD of a
+// normative model, 0 for the population SD of the hub rule (as graph.DegreeMoments).
+func meanSD(x []float64, ddof int) (m, sd float64) {
 	for _, v := range x {
 		m += v
 	}
@@ -195,19 +197,7 @@ func meanSD(x []float64) (m, sd float64) {
 	for _, v := range x {
 		sd += (v - m) * (v - m)
 	}
-	return m, math.Sqrt(sd / float64(len(x)-1))
-}
-
-// meanSDPop is the population SD, the hub rule's (as graph.DegreeMoments).
-func meanSDPop(x []float64) (m, sd float64) {
-	for _, v := range x {
-		m += v
-	}
-	m /= float64(len(x))
-	for _, v := range x {
-		sd += (v - m) * (v - m)
-	}
-	return m, math.Sqrt(sd / float64(len(x)))
+	return m, math.Sqrt(sd / float64(len(x)-ddof))
 }
 
 // Norm is a normative folder read back.
