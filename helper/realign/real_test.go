@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -14,17 +13,11 @@ import (
 	"github.com/hubscope/hubscope/internal/shareddata"
 )
 
-// dataDir is the shared real-data folder: $HUBSCOPE_DATA, else ../shared/data beside the repository (internal/shareddata; as the scan
-// package's tests).
+// dataDir is the shared real-data folder (internal/shareddata): skipped, or failed under
+// HUBSCOPE_STRICT=1, without its real scans.
 func dataDir(t testing.TB) string {
-	d := shareddata.Dir()
-	if _, err := os.Stat(filepath.Join(d, "dicom", "ref")); err != nil {
-		if pyref.Strict() {
-			t.Fatalf("real scans not found under %s (set HUBSCOPE_DATA)", d)
-		}
-		t.Skipf("real scans not found under %s (set HUBSCOPE_DATA)", d)
-	}
-	return d
+	t.Helper()
+	return shareddata.Require(t, filepath.Join("dicom", "ref"))
 }
 
 // readSeries reads a 4D NIfTI as one float32 volume per time point.
