@@ -136,16 +136,7 @@ func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return errUsage
 	}
 	opt.Deriv = pos[0]
-	split := func(s string) []string {
-		var out []string
-		for _, f := range strings.Split(s, ",") {
-			if f = strings.TrimSpace(f); f != "" {
-				out = append(out, f)
-			}
-		}
-		return out
-	}
-	opt.Groups, opt.Covariates, opt.Maps = split(*groups), split(*covs), split(*mapsFlag)
+	opt.Groups, opt.Covariates, opt.Maps = commaList(*groups), commaList(*covs), commaList(*mapsFlag)
 	res, err := cohort.Compare(ctx, opt)
 	if err != nil {
 		return err
@@ -197,11 +188,7 @@ func cmdNorm(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return errUsage
 	}
 	opt.Deriv = pos[0]
-	for _, f := range strings.Split(*mapsFlag, ",") {
-		if f = strings.TrimSpace(f); f != "" {
-			opt.Maps = append(opt.Maps, f)
-		}
-	}
+	opt.Maps = commaList(*mapsFlag)
 	info, err := cohort.BuildNorm(opt)
 	if err != nil {
 		return err
@@ -209,4 +196,15 @@ func cmdNorm(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "norm        %s: %d runs, %d nodes on a %d×%d×%d grid, maps %s, %d cohort hubs (%s)\n",
 		opt.Out, len(info.Subjects), info.Nodes, info.Dims[0], info.Dims[1], info.Dims[2], strings.Join(info.Maps, ", "), info.Hubs, info.HubRule)
 	return nil
+}
+
+// commaList splits a comma-separated flag value into its non-empty, trimmed items (nil for "").
+func commaList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
 }
