@@ -197,6 +197,7 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 	} else if cfg.Random > 0 {
 		randomQ = make([]float64, cfg.Random)
 		gopt.SmallWorld = &graph.SmallWorldOptions{Random: cfg.Random, Seed: cfg.Seed, PathSources: pathSources(cfg),
+			SwapsPerEdge: cfg.SwapsPerEdge,
 			// Q of each random network, for modularity's z-score (Leiden with the same seed).
 			PerRandom: func(k int, r *graph.Graph) error {
 				mod, err := community.LeidenModules(ctx, r, leidenOptions(cfg), nil)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -182,10 +183,30 @@ func TestFullMetricsSmallWorld(t *testing.T) {
 		}
 	}
 	v := readMetrics(t, res.Dir)
-	if _, ok := v["global"].(map[string]any)["small_world"]; !ok {
-		t.Errorf("metrics.json lacks global.small_world")
+	sw, ok := v["global"].(map[string]any)["small_world"].(map[string]any)
+	if !ok {
+		t.Fatalf("metrics.json lacks global.small_world")
+	}
+	// The random networks are rewired with the setting's swaps per edge (default 5), and
+	// metrics.json says how many.
+	if got := sw["swaps_per_edge"]; got != float64(settings.DefaultSwapsPerEdge) || g.SmallWorld.SwapsPerEdge != 5 {
+		t.Errorf("metrics.json swaps_per_edge = %v, result %g: want the default 5", got, g.SmallWorld.SwapsPerEdge)
 	}
 	checkMetricsSchema(t, res.Dir)
+
+	// --swaps-per-edge 10 restores the rewiring of 0.1.0: more swaps, other random networks.
+	cfg.Out, cfg.SwapsPerEdge = filepath.Join(t.TempDir(), "b10"), 10
+	res10, err := Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sw10 := res10.Metrics.Global.SmallWorld
+	if sw10.SwapsPerEdge != 10 || readMetrics(t, res10.Dir)["global"].(map[string]any)["small_world"].(map[string]any)["swaps_per_edge"] != 10.0 {
+		t.Errorf("--swaps-per-edge 10: result and metrics.json say %g swaps per edge", sw10.SwapsPerEdge)
+	}
+	if slices.Equal(sw10.RandomClustering, g.SmallWorld.RandomClustering) {
+		t.Errorf("10 and 5 swaps per edge gave the same random networks' C: the setting does not reach the rewiring")
+	}
 }
 
 // cancelAfter cancels the run once the named stage starts.

@@ -210,6 +210,11 @@ type Graph struct {
 	// ExactBaselines searches every node of every random network for its L_p instead of a
 	// sample of sources (estimates with standard errors).
 	ExactBaselines bool `json:"exact_baselines,omitempty"`
+	// SwapsPerEdge is the accepted Maslov–Sneppen double-edge swaps per edge in each random
+	// network (default 5: every edge takes part in 10 swaps on average; 10 was the default
+	// before, the Brain Connectivity Toolbox's randmio_und with ITER = 10). docs/algorithms.md,
+	// "Random networks", shows the baselines unchanged within their spread.
+	SwapsPerEdge float64 `json:"swaps_per_edge"`
 	// HubSD is the hub rule: degree > mean + HubSD·SD (Wang et al. use 1).
 	HubSD float64 `json:"hub_sd"`
 }
@@ -221,11 +226,17 @@ func (g *Graph) fields() []Field {
 		{"betweenness", "betweenness", "", "also compute betweenness centrality (costly)", &g.Betweenness},
 		{"seed", "seed", "N", "seed for random networks and module search", &g.Seed},
 		{"exact_baselines", "exact-baselines", "", "random networks' L_p from every node (default: from a sample of sources, with standard errors)", &g.ExactBaselines},
+		{"swaps_per_edge", "swaps-per-edge", "S", "accepted Maslov–Sneppen swaps per edge in each random network (10: the default up to 0.1.0)", &g.SwapsPerEdge},
 		{"hub_sd", "hub-sd", "SD", "hubs: degree > mean + this many SD", &g.HubSD},
 	}
 }
 
-func (g *Graph) defaults() { g.Metrics, g.Random, g.Seed, g.HubSD = MetricsFull, 15, 1, 1 }
+func (g *Graph) defaults() {
+	g.Metrics, g.Random, g.Seed, g.HubSD, g.SwapsPerEdge = MetricsFull, 15, 1, 1, DefaultSwapsPerEdge
+}
+
+// DefaultSwapsPerEdge is the rewiring length of the random networks (Graph.SwapsPerEdge).
+const DefaultSwapsPerEdge = 5
 
 func (g *Graph) validate(s *Settings) error {
 	if err := s.oneOf("metrics", "metrics level", g.Metrics, Levels); err != nil {
@@ -233,6 +244,9 @@ func (g *Graph) validate(s *Settings) error {
 	}
 	if g.Random < 0 {
 		return s.Errorf("random", "%d random networks: want 0 or more", g.Random)
+	}
+	if !(g.SwapsPerEdge > 0) || math.IsInf(g.SwapsPerEdge, 0) {
+		return s.Errorf("swaps_per_edge", "%g swaps per edge: want a positive number", g.SwapsPerEdge)
 	}
 	if !(g.HubSD >= 0) || math.IsInf(g.HubSD, 0) {
 		return s.Errorf("hub_sd", "hub rule mean + %g SD: want a non-negative multiple", g.HubSD)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -16,7 +17,7 @@ func TestDefaultsAreValid(t *testing.T) {
 	if err := s.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if s.Measure != Pearson || s.Mode != ModeDensity || s.Density != 0.01 || s.Metrics != MetricsFull || s.Random != 15 || s.HubSD != 1 || s.Seed != 1 || s.Backend != BackendAuto {
+	if s.Measure != Pearson || s.Mode != ModeDensity || s.Density != 0.01 || s.Metrics != MetricsFull || s.Random != 15 || s.HubSD != 1 || s.SwapsPerEdge != 5 || s.Seed != 1 || s.Backend != BackendAuto {
 		t.Fatalf("defaults %+v", s)
 	}
 	r := s
@@ -97,6 +98,8 @@ func TestValidateNamesTheSetting(t *testing.T) {
 		{func(s *Settings) { s.Metrics = "most" }, "metrics", "metrics"},
 		{func(s *Settings) { s.Random = -1 }, "random", "random"},
 		{func(s *Settings) { s.HubSD = -1 }, "hub_sd", "hub-sd"},
+		{func(s *Settings) { s.SwapsPerEdge = 0 }, "swaps_per_edge", "swaps-per-edge"},
+		{func(s *Settings) { s.SwapsPerEdge = math.Inf(1) }, "swaps_per_edge", "swaps-per-edge"},
 		{func(s *Settings) { s.Backend = "tpu" }, "backend", "backend"},
 		{func(s *Settings) { s.DFCWindow = 2 }, "dfc_window", "window"},
 		{func(s *Settings) { s.DFCStep = 1 }, "dfc_step", "step"},
@@ -172,6 +175,7 @@ func TestFlags(t *testing.T) {
 		{args: []string{"--r", "0.3", "--abs"}, want: func(s *Settings) { s.Mode, s.Density, s.R, s.Abs = ModeR, 0, 0.3, true }},
 		{args: []string{"--alpha", "0.01", "--correction", "fdr"}, want: func(s *Settings) { s.Mode, s.Density, s.Alpha, s.Correction = ModeAlpha, 0, 0.01, FDR }},
 		{args: []string{"--density", "0.05", "--window", "40", "--hub-sd", "2"}, want: func(s *Settings) { s.Density, s.DFCWindow, s.DFCStep, s.HubSD = 0.05, 40, 1, 2 }},
+		{args: []string{"--swaps-per-edge", "10"}, want: func(s *Settings) { s.SwapsPerEdge = 10 }},
 		{args: []string{"--density", "0.05", "--knn", "3"}, bad: "threshold_mode"},
 		{args: []string{"--correction", "fdr"}, bad: "correction"},
 	} {
