@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hubscope/hubscope/assets"
+	"github.com/hubscope/hubscope/helper/atlas"
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/realign"
@@ -64,6 +66,11 @@ for tr in (TranslationTransform3D(), RigidTransform3D(), AffineTransform3D()):
 print(json.dumps(a.tolist()))
 `
 
+// labelAgreement is the smallest fraction of a real scan's brain voxels whose AAL label must be
+// the same through our affine and dipy's (measured on ax_asc_35sl_6: see TestAgainstDipy's log
+// and docs/realign.md); below it one of the two registrations failed.
+const labelAgreement = 0.75
+
 // corners of the MNI brain's bounding box (mm).
 var corners = func() [][3]float64 {
 	var c [][3]float64
@@ -83,6 +90,10 @@ func TestAgainstDipy(t *testing.T) {
 	dir := dataDir(t)
 	pyref.Require(t, "numpy", "nibabel", "dipy")
 	tpl, err := Template()
+	if err != nil {
+		t.Fatal(err)
+	}
+	aal, err := atlas.LoadFS(assets.Atlas, assets.AtlasImage, assets.AtlasNames, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +146,41 @@ func TestAgainstDipy(t *testing.T) {
 		// a failed or stalled registration (69.8 mm was seen), not the goal.
 		if worst > 6 || !res.Plausible {
 			t.Errorf("%s: corners %.1f mm from dipy's (bound 6 mm), plausible %v %s", name, worst, res.Plausible, res.Problem)
+		}
+		// Atlas labels through either affine (the issue's check of hub labels; every brain voxel
+		// of the scan stands for a possible hub: a two-volume scan has no meaningful network).
+		same, labelled, dists := 0, 0, []float64{}
+		toDipy, _ := realign.Inverse(dm)
+		f := 0
+		for k := 0; k < epi.Dims[2]; k++ {
+			for j := 0; j < epi.Dims[1]; j++ {
+				for i := 0; i < epi.Dims[0]; i++ {
+					if epi.Data[f] > 0 {
+						x := realign.Apply(epi.Affine, [3]float64{float64(i), float64(j), float64(k)})
+						a, b := realign.Apply(res.ToMNI, x), realign.Apply(toDipy, x)
+						dists = append(dists, math.Sqrt((a[0]-b[0])*(a[0]-b[0])+(a[1]-b[1])*(a[1]-b[1])+(a[2]-b[2])*(a[2]-b[2])))
+						la, _ := aal.Region(a)
+						lb, _ := aal.Region(b)
+						if la > 0 || lb > 0 {
+							labelled++
+							if la == lb {
+								same++
+							}
+						}
+					}
+					f++
+				}
+			}
+		}
+		sortFloats(dists)
+		agree := float64(same) / float64(labelled)
+		t.Logf("%s: MNI positions of %d brain voxels through ours and dipy's affine differ by median %.1f mm, 95th percentile %.1f mm; AAL labels agree for %.1f %% of the %d voxels either labels",
+			name, len(dists), dists[len(dists)/2], dists[len(dists)*95/100], 100*agree, labelled)
+		if p95 := dists[len(dists)*95/100]; p95 > 4 {
+			t.Errorf("%s: brain voxels' MNI positions through ours and dipy's affine differ by %.1f mm at the 95th percentile (bound 4 mm)", name, p95)
+		}
+		if agree < labelAgreement {
+			t.Errorf("%s: AAL labels through ours and dipy's affine agree for only %.1f %% of brain voxels (bound %.0f %%)", name, 100*agree, 100*labelAgreement)
 		}
 	}
 }
