@@ -44,8 +44,10 @@
 //     Open with: nibabel.
 //   - hubs.nii.gz: 1 at hub nodes, 0 elsewhere (uint8). Open with: nibabel.
 //   - hub_z.nii.gz: the hub score as a z-score over nodes (dimensionless). Open with: nibabel.
-//   - hubs.tsv: one row per hub: node, i, j, k, x_mm, y_mm, z_mm, degree, strength, hub_z, and
-//     atlas_label (region, "" outside every region) when an atlas was given; for a plain matrix
+//   - hubs.tsv: one row per hub: node, i, j, k, x_mm, y_mm, z_mm, degree, strength, hub_z, then
+//     x_mni, y_mni, z_mni (the hub's MNI position through the registration) when the scan was
+//     registered to MNI space, and atlas_label (region, "" outside every region) when an atlas
+//     was given; for a plain matrix
 //     node, label, degree, strength, hub_z. Open with: pandas.read_csv("hubs.tsv", sep="\t").
 //   - network.graphml, network.gexf: the network for networkx (read_graphml, read_gexf), Gephi
 //     and Cytoscape: node ids are the node numbers, each edge once with its weight, node

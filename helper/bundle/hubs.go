@@ -18,6 +18,16 @@ var HubTableColumns = []string{"node", "i", "j", "k", "x_mm", "y_mm", "z_mm", "d
 // slices (length N). atlas, when not nil, holds one region name per hub ("" where the voxel
 // lies outside every region).
 func (w *Writer) WriteHubTable(s *scan.Scan, hubs []int, degree []int, strength, z []float64, atlas []string) error {
+	return w.WriteHubTableMNI(s, hubs, degree, strength, z, atlas, nil)
+}
+
+// HubTableMNIColumns follow hub_z in hubs.tsv when the scan was registered to MNI space: each
+// hub's MNI position (mm) through the registration (x_mm … keep the scan's own world position).
+var HubTableMNIColumns = []string{"x_mni", "y_mni", "z_mni"}
+
+// WriteHubTableMNI is WriteHubTable with each hub's MNI position (one per hub, in hubs' order)
+// written as HubTableMNIColumns; mni nil leaves them out, as WriteHubTable does.
+func (w *Writer) WriteHubTableMNI(s *scan.Scan, hubs []int, degree []int, strength, z []float64, atlas []string, mni [][3]float64) error {
 	bad := func(format string, args ...any) error {
 		return w.fail(fmt.Errorf("bundle %s: write hubs.tsv: %s", w.dir, fmt.Sprintf(format, args...)))
 	}
@@ -29,6 +39,9 @@ func (w *Writer) WriteHubTable(s *scan.Scan, hubs []int, degree []int, strength,
 	}
 	if atlas != nil && len(atlas) != len(hubs) {
 		return bad("%d atlas labels for %d hubs", len(atlas), len(hubs))
+	}
+	if mni != nil && (len(mni) != len(hubs) || s.IJK == nil) {
+		return bad("%d MNI positions for %d hubs (image scans only)", len(mni), len(hubs))
 	}
 	image := s.IJK != nil
 	if image && len(s.IJK) != s.N {
@@ -50,6 +63,9 @@ func (w *Writer) WriteHubTable(s *scan.Scan, hubs []int, degree []int, strength,
 		}
 		header = append(header, "degree", "strength", "hub_z")
 	}
+	if mni != nil {
+		header = append(append([]string(nil), header...), HubTableMNIColumns...)
+	}
 	if atlas != nil {
 		header = append(append([]string(nil), header...), "atlas_label")
 	}
@@ -65,6 +81,9 @@ func (w *Writer) WriteHubTable(s *scan.Scan, hubs []int, degree []int, strength,
 				row = append(row, s.Labels[v])
 			}
 			row = append(row, strconv.Itoa(degree[v]), num(strength[v]), num(z[v]))
+			if mni != nil {
+				row = append(row, FormatMM(mni[h][0]), FormatMM(mni[h][1]), FormatMM(mni[h][2]))
+			}
 			if atlas != nil {
 				row = append(row, atlas[h])
 			}

@@ -90,6 +90,11 @@ func TestHubTableOfPlainMatrix(t *testing.T) {
 	if err := w.WriteHubTable(s, []int{3}, []int{1, 2, 1}, []float64{0.5, 1.25, 0.75}, []float64{-1, 1.5, -0.5}, nil); err == nil {
 		t.Error("hub outside the nodes accepted")
 	}
+	w3, _ := Create(filepath.Join(t.TempDir(), "y"), false)
+	defer w3.Abort()
+	if err := w3.WriteHubTableMNI(s, []int{1}, []int{1, 2, 1}, []float64{0.5, 1.25, 0.75}, []float64{-1, 1.5, -0.5}, nil, [][3]float64{{1, 2, 3}}); err == nil || !strings.Contains(err.Error(), "MNI positions") {
+		t.Errorf("MNI positions for a plain matrix: %v", err)
+	}
 	w2, _ := Create(filepath.Join(t.TempDir(), "x"), false)
 	defer w2.Abort()
 	if err := w2.WriteHubTable(s, []int{0}, []int{1}, nil, nil, nil); err == nil {

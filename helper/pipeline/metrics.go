@@ -313,9 +313,9 @@ func hubsByDegree(degree []int, k float64) ([]int, []float64, HubInfo) {
 }
 
 // writeHubTable writes hubs.tsv, naming each hub's atlas region when an atlas was given (and
-// the scan has voxel positions).
-// writeHubTable writes hubs.tsv; with toMNI (the scan's registration to MNI space) the atlas is
-// read at toMNI·x instead of at the scan's own world coordinates x.
+// the scan has voxel positions); with toMNI (the scan's registration to MNI space) the atlas is
+// read at toMNI·x instead of at the scan's own world coordinates x, and the table gains the
+// hubs' MNI positions (x_mni, y_mni, z_mni).
 func writeHubTable(w *bundle.Writer, s *scan.Scan, m *Metrics, atl *atlas.Atlas, toMNI *[4][4]float64) error {
 	var names []string
 	if atl != nil && s.IJK != nil {
@@ -328,7 +328,14 @@ func writeHubTable(w *bundle.Writer, s *scan.Scan, m *Metrics, atl *atlas.Atlas,
 			_, names[k] = atl.Region(x)
 		}
 	}
-	if err := w.WriteHubTable(s, m.hubs, m.degree, m.strength, m.hubZ, names); err != nil {
+	var mni [][3]float64
+	if toMNI != nil && s.IJK != nil {
+		mni = make([][3]float64, len(m.hubs))
+		for k, v := range m.hubs {
+			mni[k] = realign.Apply(*toMNI, s.World(v))
+		}
+	}
+	if err := w.WriteHubTableMNI(s, m.hubs, m.degree, m.strength, m.hubZ, names, mni); err != nil {
 		return err
 	}
 	if toMNI == nil || s.IJK == nil {

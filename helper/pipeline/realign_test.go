@@ -236,6 +236,16 @@ func TestRunRegisteredHubsMNI(t *testing.T) {
 			world[k], _ = strconv.ParseFloat(h[col[name]], 64)
 			mni[k], _ = strconv.ParseFloat(m[1+k], 64)
 		}
+		// hubs.tsv carries the same MNI position as qc/hubs_mni.tsv.
+		for k, name := range []string{"x_mni", "y_mni", "z_mni"} {
+			c, ok := col[name]
+			if !ok {
+				t.Fatalf("hubs.tsv of a registered scan lacks %s: %v", name, head)
+			}
+			if v, _ := strconv.ParseFloat(h[c], 64); math.Abs(v-mni[k]) > 0.006 {
+				t.Errorf("hub %s: hubs.tsv %s %v, qc/hubs_mni.tsv %v", h[0], name, v, mni[k])
+			}
+		}
 		want := realign.Apply(inv, world)
 		worst = max(worst, math.Sqrt((want[0]-mni[0])*(want[0]-mni[0])+(want[1]-mni[1])*(want[1]-mni[1])+(want[2]-mni[2])*(want[2]-mni[2])))
 	}
