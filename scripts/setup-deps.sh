@@ -32,8 +32,8 @@ SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 # CUDA headers (nvidia-cuda-dev) live in Debian's non-free component and Ubuntu's multiverse
-# (see ../shared/env/TOOLCHAIN.md). Enable that component on the archive this machine already
-# uses, copying its own apt entry, so no mirror is hard-coded here.
+# (README.md, "Set-up: two commands"). Enable that component on the archive this machine
+# already uses, copying its own apt entry, so no mirror is hard-coded here.
 enable_nonfree() {
   . /etc/os-release
   if [ "${ID:-}" = ubuntu ]; then

@@ -4,9 +4,10 @@
 
 // func kernelAVX2(l int, a, b *float32, c *[96]float32)
 //
-// c[r][0:16] = Σ_k a[k·6+r] · b[k·16 : k·16+16], r = 0..5 (ALGORITHMS.md §1: r_ij = p_i·p_j
-// for a 6×16 tile). Accumulators: Y4..Y15 (row r in Y(4+2r), Y(5+2r)); Y0, Y1 hold b's row,
-// Y2, Y3 alternate the broadcasts so consecutive FMAs do not wait on one register.
+// c[r][0:16] = Σ_k a[k·6+r] · b[k·16 : k·16+16], r = 0..5 (docs/algorithms.md, "Connectivity
+// measures": r_ij = p_i·p_j for a 6×16 tile). Accumulators: Y4..Y15 (row r in Y(4+2r),
+// Y(5+2r)); Y0, Y1 hold b's row, Y2, Y3 alternate the broadcasts so consecutive FMAs do not wait
+// on one register.
 TEXT ·kernelAVX2(SB), NOSPLIT, $0-32
 	MOVQ l+0(FP), CX
 	MOVQ a+8(FP), SI
@@ -71,9 +72,10 @@ done:
 
 // func kernelAVX2Mask(l int, a, b *float32, c *[96]float32, t float32, abs bool) (m0, m1 uint64)
 //
-// c[r][0:16] = Σ_k a[k·6+r] · b[k·16 : k·16+16], r = 0..5 (ALGORITHMS.md §1: r_ij = p_i·p_j
-// for a 6×16 tile). Accumulators: Y4..Y15 (row r in Y(4+2r), Y(5+2r)); Y0, Y1 hold b's row,
-// Y2, Y3 alternate the broadcasts so consecutive FMAs do not wait on one register.
+// c[r][0:16] = Σ_k a[k·6+r] · b[k·16 : k·16+16], r = 0..5 (docs/algorithms.md, "Connectivity
+// measures": r_ij = p_i·p_j for a 6×16 tile). Accumulators: Y4..Y15 (row r in Y(4+2r),
+// Y(5+2r)); Y0, Y1 hold b's row, Y2, Y3 alternate the broadcasts so consecutive FMAs do not wait
+// on one register.
 TEXT ·kernelAVX2Mask(SB), NOSPLIT, $0-56
 	MOVQ l+0(FP), CX
 	MOVQ a+8(FP), SI
