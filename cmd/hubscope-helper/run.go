@@ -9,7 +9,6 @@ import (
 	"syscall"
 
 	"errors"
-	"flag"
 	"github.com/hubscope/hubscope/helper/bids"
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/pipeline"
@@ -18,7 +17,6 @@ import (
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg := pipeline.Defaults()
-	cfg.Denoise = pipeline.CleanAuto // cleaned series are what a network is built from
 	fs := newFlags("run", "run SCAN --out DIR [flags]   (or: run --demo --out DIR)", stdout, stderr)
 	demo := fs.Bool("demo", false, "analyse the built-in phantom (7 planted modules, 40 hubs) instead of a scan")
 	fs.StringVar(&cfg.Out, "out", "", "results bundle `DIR` (written complete or not at all)")
@@ -43,13 +41,6 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
-	}
-	denoiseGiven := false
-	fs.Visit(func(f *flag.Flag) { denoiseGiven = denoiseGiven || f.Name == "denoise" })
-	if cfg.Norm != "" && !denoiseGiven {
-		// Normative folders (norm build, cohort) are built from the series as loaded; a run
-		// compared with one takes the same unless --denoise says otherwise.
-		cfg.Denoise = pipeline.CleanNone
 	}
 	if err := cfg.Settings.Resolve(cfg.Settings.Given(fs.FlagSet)); err != nil {
 		return settingUsage(stderr, "run", err)

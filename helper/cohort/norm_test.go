@@ -35,6 +35,12 @@ func TestNormRecoversLesion(t *testing.T) {
 	cfg.Scan = synth.CohortScan(bids, "patient01")
 	cfg.Out = filepath.Join(t.TempDir(), "patient")
 	cfg.Norm = normDir
+	// The norm records its cohort's cleaning (none, see the cohort helper); a run with the
+	// default (auto) is refused, naming the difference.
+	if _, err := pipeline.Run(context.Background(), cfg, nil); err == nil || !strings.Contains(err.Error(), "denoise: none → auto") {
+		t.Fatalf("a run cleaned otherwise than its norm: %v", err)
+	}
+	cfg.Denoise = pipeline.CleanNone
 	res, err := pipeline.Run(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +99,7 @@ func TestNormPerThreshold(t *testing.T) {
 	cfg.Backend, cfg.Metrics, cfg.Sweep = "cpu", settings.MetricsNone, "density=0.01,0.02,0.04"
 	cfg.Mask = filepath.Join(bids, "truth", "modules.nii.gz")
 	cfg.Scan, cfg.Out, cfg.Norm = synth.CohortScan(bids, "patient01"), filepath.Join(t.TempDir(), "patient"), normDir
+	cfg.Denoise = pipeline.CleanNone // as the cohort's (compare_test.go)
 	res, err := pipeline.Run(context.Background(), cfg, nil)
 	if err != nil {
 		t.Fatal(err)

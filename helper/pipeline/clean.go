@@ -168,9 +168,13 @@ func clean(cfg CleanConfig, scanPath string, s *scan.Scan) (*CleanReport, error)
 	var mask []int
 	switch {
 	case len(cfg.ConfoundColumns) > 0:
+		src := tab
+		if src == nil {
+			src = motion // the realignment's table (checked above: one of them is there)
+		}
 		var missing []string
 		for _, n := range cfg.ConfoundColumns {
-			c := tab.Col(n)
+			c := src.Col(n)
 			if c == nil {
 				missing = append(missing, n)
 				continue

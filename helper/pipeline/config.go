@@ -100,10 +100,11 @@ func NodalSettings(settings map[string]any) map[string]any {
 	return out
 }
 
-// Defaults are the settings' defaults (settings.Defaults) with no files named.
+// Defaults are the settings' defaults (settings.Defaults) with no files named: the cleaning
+// is auto, so every network (run, cohort, group, norm, the daemon's jobs) is built from
+// cleaned series, and a normative folder and a run compared with it agree by default.
 func Defaults() Config {
 	c := Config{Settings: settings.Defaults()}
-	c.Denoise = CleanNone
 	return c
 }
 

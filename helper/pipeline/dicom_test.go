@@ -164,7 +164,7 @@ func TestDICOMTooShort(t *testing.T) {
 	t.Setenv("TMPDIR", tmp)
 	out := filepath.Join(t.TempDir(), "bundle")
 	cfg := Defaults()
-	cfg.Scan, cfg.Out = filepath.Join(data, "sag_int_36sl"), out
+	cfg.Scan, cfg.Out, cfg.Denoise = filepath.Join(data, "sag_int_36sl"), out, CleanNone
 	_, err := Run(t.Context(), cfg, nil)
 	if err == nil || !strings.HasSuffix(err.Error(), `series 21 "sag_int_36sl": 2 volumes; a network needs at least 3`) {
 		t.Fatalf("got %v", err)

@@ -34,7 +34,7 @@ func TestGroupBundle(t *testing.T) {
 		subs = append(subs, group.Subject{Label: "sub-" + s, Path: synth.CohortScan(dir, s)})
 	}
 	for _, rule := range []string{group.MaskIntersect, group.MaskUnion} {
-		cfg := Defaults()
+		cfg := rawDefaults()
 		cfg.Backend, cfg.Metrics, cfg.Mode, cfg.R = "cpu", settings.MetricsBasic, "r", 0.2
 		cfg.Out = filepath.Join(t.TempDir(), "g")
 		cfg.Group = &GroupConfig{Subjects: subs, Mean: group.MeanFisherZ, MaskRule: rule}

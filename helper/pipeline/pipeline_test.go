@@ -56,7 +56,7 @@ func readMetrics(t *testing.T, dir string) map[string]any {
 // modules by Leiden (NMI ≥ 0.9), and that the bundle is complete.
 func TestPhantomRecovery(t *testing.T) {
 	scanPath, maskPath, truth := phantom(t, 6)
-	cfg := Defaults()
+	cfg := rawDefaults()
 	cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics = scanPath, maskPath, filepath.Join(t.TempDir(), "bundle"), "cpu", settings.MetricsBasic
 	res, err := Run(context.Background(), cfg, nil)
 	if err != nil {
@@ -156,7 +156,7 @@ print("ok", A.shape[0], A.nnz)
 // TestFullMetricsSmallWorld runs full metrics with random networks on a small phantom.
 func TestFullMetricsSmallWorld(t *testing.T) {
 	scanPath, maskPath, _ := phantom(t, 10)
-	cfg := Defaults()
+	cfg := rawDefaults()
 	cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Random = scanPath, maskPath, filepath.Join(t.TempDir(), "b"), "cpu", 3
 	cfg.Density = 0.05
 	res, err := Run(context.Background(), cfg, nil)
@@ -227,7 +227,7 @@ func TestCancelLeavesNothing(t *testing.T) {
 	for _, stage := range []string{"load", "edges", "nodal", "write"} {
 		t.Run(stage, func(t *testing.T) {
 			parent := t.TempDir()
-			cfg := Defaults()
+			cfg := rawDefaults()
 			cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics = scanPath, maskPath, filepath.Join(parent, "b"), "cpu", settings.MetricsBasic
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -282,7 +282,7 @@ func TestBadInputLeavesNothing(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			cfg := Defaults()
+			cfg := rawDefaults()
 			out := filepath.Join(t.TempDir(), "b")
 			cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics = c.scan, c.mask, out, "cpu", settings.MetricsNone
 			_, err := Run(context.Background(), cfg, nil)
@@ -305,7 +305,7 @@ func TestExistingBundleIsKept(t *testing.T) {
 	}
 	keep := filepath.Join(out, "notes.txt")
 	os.WriteFile(keep, []byte("patient notes"), 0o644)
-	cfg := Defaults()
+	cfg := rawDefaults()
 	cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics = scanPath, maskPath, out, "cpu", settings.MetricsNone
 	if _, err := Run(context.Background(), cfg, nil); err == nil {
 		t.Fatal("run into an existing directory without --overwrite succeeded")
@@ -320,7 +320,7 @@ func TestExistingBundleIsKept(t *testing.T) {
 }
 
 func TestConfigValidation(t *testing.T) {
-	base := Defaults()
+	base := rawDefaults()
 	base.Scan, base.Out = "s.nii.gz", "out"
 	for _, c := range []struct {
 		mut  func(*Config)
@@ -359,7 +359,7 @@ func TestHubRegionsFromAtlas(t *testing.T) {
 		t.Skip("mricron-data not installed")
 	}
 	scanPath, maskPath, _ := phantom(t, 10)
-	cfg := Defaults()
+	cfg := rawDefaults()
 	cfg.Scan, cfg.Mask, cfg.Out, cfg.Backend, cfg.Metrics, cfg.Atlas = scanPath, maskPath, filepath.Join(t.TempDir(), "b"), "cpu", settings.MetricsNone, aal
 	res, err := Run(context.Background(), cfg, nil)
 	if err != nil {
@@ -397,4 +397,13 @@ func TestHubRegionsFromAtlas(t *testing.T) {
 	if n := len(lines) - 1; n == 0 || labelled*4 < n {
 		t.Fatalf("%d of %d hubs named by the atlas; want at least a quarter", labelled, n)
 	}
+}
+
+// rawDefaults are Defaults with the series as loaded (--denoise none), for the test phantoms
+// without nuisance: their modules span the whole spectrum, so auto's band-pass and tCompCor
+// would remove the planted signal itself (the nuisance phantom tests the cleaning).
+func rawDefaults() Config {
+	c := Defaults()
+	c.Denoise = CleanNone
+	return c
 }

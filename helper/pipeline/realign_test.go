@@ -70,7 +70,7 @@ func TestRunRealigned(t *testing.T) {
 	}
 	cfg := Defaults()
 	cfg.Scan, cfg.Out, cfg.Backend, cfg.Metrics, cfg.Density = in, filepath.Join(dir, "out"), "cpu", settings.MetricsNone, 0.05
-	cfg.Realign = RealignOn
+	cfg.Realign, cfg.Denoise = RealignOn, CleanNone
 	// The 24-parameter motion expansion regressed from the realignment's own table.
 	var cols []string
 	for _, n := range []string{"trans_x", "trans_y", "trans_z", "rot_x", "rot_y", "rot_z"} {

@@ -106,7 +106,7 @@ func TestRegionNetworkMatchesNilearn(t *testing.T) {
 	}
 	dir := t.TempDir()
 	pyref.Run(t, roiFixture, src, dir)
-	cfg := Defaults()
+	cfg := rawDefaults() // roiCheck averages the series as loaded
 	cfg.Scan, cfg.Mask, cfg.Atlas, cfg.Nodes = filepath.Join(dir, "scan.nii.gz"), filepath.Join(dir, "mask.nii.gz"), filepath.Join(dir, "atlas.nii.gz"), NodesRegions
 	cfg.Out, cfg.Backend, cfg.KeepSeries, cfg.Density = filepath.Join(t.TempDir(), "b"), "cpu", true, 0.2
 	log := &noteLog{Reporter: progress.Discard}

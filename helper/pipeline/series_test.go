@@ -19,7 +19,7 @@ import (
 func TestKeepSeries(t *testing.T) {
 	scanPath, maskPath, _ := phantom(t, 12)
 	for _, keep := range []bool{true, false} {
-		cfg := Defaults()
+		cfg := rawDefaults() // compared with the scan as loaded
 		cfg.Scan, cfg.Mask, cfg.Backend, cfg.Metrics = scanPath, maskPath, "cpu", settings.MetricsNone
 		cfg.Out = filepath.Join(t.TempDir(), "b")
 		cfg.KeepSeries = keep
