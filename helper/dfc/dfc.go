@@ -38,6 +38,22 @@ type Options struct {
 	Rank       int
 	MAESamples int
 	Seed       uint64 // randomized sketch and MAE pairs
+
+	// Censoring (a sample mask, scrubbing): Axis > 0 is the length of the original time
+	// axis on which the windows are laid out, and Kept[j] the position on it of x's column j
+	// (increasing; len(Kept) = T). A window with more than MaxCensored of its w volumes
+	// censored is left out (Result.Skipped); the others use their uncensored volumes. Axis 0:
+	// the columns of x are the axis.
+	Axis        int
+	Kept        []int
+	MaxCensored float64
+}
+
+// Skipped is a window left out for its censored volumes.
+type Skipped struct {
+	Index    int `json:"index"`
+	Start    int `json:"start"`    // first volume on the original axis
+	Censored int `json:"censored"` // censored volumes among its Window
 }
 
 // Measures are one window's global measures (docs/algorithms.md, "Thresholds" and "Network measures"), those that stay cheap at
@@ -88,6 +104,9 @@ type Result struct {
 	Plan    Plan
 	N       int
 	Windows []Window // Network and Factor cleared
+	// Skipped are the windows left out for censored volumes (Options.MaxCensored), in order;
+	// Windows then keep their plan index, so the indices have gaps.
+	Skipped []Skipped
 	// Nodal variability of degree over the k windows: mean, population SD (divisor k) and
 	// coefficient of variation SD/mean (NaN where a node never has an edge: undefined).
 	DegreeMean, DegreeSD, DegreeCV []float64
@@ -102,7 +121,22 @@ type Result struct {
 // windows and, through fc.Build, within them.
 func Run(ctx context.Context, b fc.Backend, x []float32, n, t int, opt Options, rep progress.Reporter, each func(*Window) error) (*Result, error) {
 	rep = progress.OrDiscard(rep)
-	plan, err := NewPlan(t, opt.Window, opt.Step)
+	axis := t
+	if opt.Axis > 0 {
+		axis = opt.Axis
+		if len(opt.Kept) != t {
+			return nil, fmt.Errorf("dfc: %d kept volume positions for %d columns", len(opt.Kept), t)
+		}
+		for j, p := range opt.Kept {
+			if p < 0 || p >= axis || (j > 0 && p <= opt.Kept[j-1]) {
+				return nil, fmt.Errorf("dfc: kept volume positions must increase within 0…%d", axis-1)
+			}
+		}
+		if opt.MaxCensored < 0 || opt.MaxCensored >= 1 {
+			return nil, fmt.Errorf("dfc: largest censored share %g: want 0 ≤ share < 1", opt.MaxCensored)
+		}
+	}
+	plan, err := NewPlan(axis, opt.Window, opt.Step)
 	if err != nil {
 		return nil, err
 	}
@@ -134,19 +168,32 @@ func Run(ctx context.Context, b fc.Backend, x []float32, n, t int, opt Options, 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		for i := 0; i < n; i++ {
-			copy(buf[i*w:(i+1)*w], x[i*t+start:i*t+start+w])
+		// The window's columns of x: [start, start+w) itself, or with censoring the kept
+		// volumes whose positions fall in it.
+		c0, wk := start, w
+		if opt.Axis > 0 {
+			c0, _ = slices.BinarySearch(opt.Kept, start)
+			c1, _ := slices.BinarySearch(opt.Kept, start+w)
+			wk = c1 - c0
+			if cens := w - wk; float64(cens) > opt.MaxCensored*float64(w) || wk < MinWindow || wk < opt.Rank {
+				res.Skipped = append(res.Skipped, Skipped{Index: k, Start: start, Censored: cens})
+				rep.Add(1)
+				continue
+			}
 		}
-		keep := nonConstantRows(buf, n, w)
-		series, nv := buf, n
+		for i := 0; i < n; i++ {
+			copy(buf[i*wk:(i+1)*wk], x[i*t+c0:i*t+c0+wk])
+		}
+		keep := nonConstantRows(buf[:n*wk], n, wk)
+		series, nv := buf[:n*wk], n
 		if keep != nil {
 			if len(keep) < 2 {
 				return nil, fmt.Errorf("dfc: window %d (volumes %d–%d): only %d of %d series vary within it", k, start, start+w-1, len(keep), n)
 			}
-			sub = gather(sub, buf, keep, w)
+			sub = gather(sub, buf[:n*wk], keep, wk)
 			series, nv = sub, len(keep)
 		}
-		nw, fr, err := fc.Build(ctx, b, series, nv, w, opt.FC, progress.Discard)
+		nw, fr, err := fc.Build(ctx, b, series, nv, wk, opt.FC, progress.Discard)
 		if err != nil {
 			return nil, fmt.Errorf("dfc: window %d (volumes %d–%d): %w", k, start, start+w-1, err)
 		}
@@ -164,7 +211,7 @@ func Run(ctx context.Context, b fc.Backend, x []float32, n, t int, opt Options, 
 			return nil, fmt.Errorf("dfc: window %d: %w", k, err)
 		}
 		if opt.Rank > 0 {
-			u, err := NormalizedWindow(buf, n, w, opt.FC.Measure)
+			u, err := NormalizedWindow(buf[:n*wk], n, wk, opt.FC.Measure)
 			if err != nil {
 				return nil, err
 			}
@@ -182,6 +229,9 @@ func Run(ctx context.Context, b fc.Backend, x []float32, n, t int, opt Options, 
 		win.Network, win.Factor = nil, nil
 		res.Windows = append(res.Windows, win)
 		rep.Add(1)
+	}
+	if len(res.Windows) == 0 {
+		return nil, fmt.Errorf("dfc: every one of the %d windows has more than %.0f %% of its %d volumes censored (or fewer than %d left): shorten the censoring or widen the largest censored share", plan.Count(), 100*opt.MaxCensored, w, MinWindow)
 	}
 	if c := countConstant(res.Windows); c > 0 {
 		res.Notes = append(res.Notes, fmt.Sprintf("%d window(s) held series constant within the window; those nodes were left out of those windows' networks (degree 0)", c))

@@ -3,6 +3,7 @@ package dfc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -237,5 +238,83 @@ func TestRunRefusesBadSettings(t *testing.T) {
 		if _, err := Run(context.Background(), be, x, 10, 30, c.opt, nil, nil); err == nil || !strings.Contains(err.Error(), c.word) {
 			t.Errorf("Run(%+v) = %v, want an error naming %q", c.opt, err, c.word)
 		}
+	}
+}
+
+// With censoring, windows lie on the original axis: a window with more than MaxCensored of
+// its volumes censored is left out and listed, the others are the network of exactly their
+// uncensored volumes (a reference built here column by column from the full series).
+func TestCensoredWindows(t *testing.T) {
+	const n, axis, w, s = 120, 80, 20, 6
+	full := randomSeries(n, axis, 11)
+	censored := map[int]bool{}
+	for _, p := range []int{3, 21, 22, 23, 24, 25, 40, 41, 55, 61, 62, 63, 64, 65, 66, 67} {
+		censored[p] = true
+	}
+	var kept []int
+	for p := 0; p < axis; p++ {
+		if !censored[p] {
+			kept = append(kept, p)
+		}
+	}
+	T := len(kept)
+	x := make([]float32, n*T)
+	for i := 0; i < n; i++ {
+		for j, p := range kept {
+			x[i*T+j] = full[i*axis+p]
+		}
+	}
+	be := cpu.New(cpu.Options{})
+	defer be.Close()
+	cfg := fc.Config{Measure: fc.Pearson, Mode: fc.Density, Density: 0.05}
+	got := map[int]*network.Network{}
+	res, err := Run(context.Background(), be, x, n, T, Options{Window: w, Step: s, FC: cfg, Axis: axis, Kept: kept, MaxCensored: 0.2}, nil, func(win *Window) error {
+		got[win.Index] = cloneNetwork(win.Network)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wantSkipped []Skipped
+	done := 0
+	for k := 0; k*s+w <= axis; k++ {
+		start := k * s
+		var cols []int
+		for p := start; p < start+w; p++ {
+			if !censored[p] {
+				cols = append(cols, p)
+			}
+		}
+		if c := w - len(cols); c > 4 { // 20 % of 20 volumes
+			wantSkipped = append(wantSkipped, Skipped{Index: k, Start: start, Censored: c})
+			continue
+		}
+		ref := make([]float32, n*len(cols))
+		for i := 0; i < n; i++ {
+			for j, p := range cols {
+				ref[i*len(cols)+j] = full[i*axis+p]
+			}
+		}
+		want, _, err := fc.Build(context.Background(), be, ref, n, len(cols), cfg, progress.Discard)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got[k] == nil {
+			t.Fatalf("window %d (start %d, %d censored) missing", k, start, w-len(cols))
+		}
+		sameNetwork(t, fmt.Sprintf("window %d", k), got[k], want)
+		done++
+	}
+	if !slices.Equal(res.Skipped, wantSkipped) || len(res.Windows) != done || len(wantSkipped) == 0 || done < 3 {
+		t.Errorf("skipped %+v, %d windows; want %+v, %d", res.Skipped, len(res.Windows), wantSkipped, done)
+	}
+	for _, win := range res.Windows {
+		if win.Start != win.Index*s {
+			t.Errorf("window %d starts at %d, want %d on the original axis", win.Index, win.Start, win.Index*s)
+		}
+	}
+	// Every window over the share: refused in one line.
+	if _, err := Run(context.Background(), be, x, n, T, Options{Window: w, Step: s, FC: cfg, Axis: axis, Kept: kept, MaxCensored: 0}, nil, nil); err == nil || !strings.Contains(err.Error(), "every one of the") {
+		t.Errorf("all windows censored: %v", err)
 	}
 }

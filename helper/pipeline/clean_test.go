@@ -19,6 +19,7 @@ import (
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/synth"
+	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
@@ -267,6 +268,42 @@ func TestCleaningQCAndBadInput(t *testing.T) {
 	if err := json.Unmarshal(b, &qc); err != nil || len(qc.FD) != d.VolumesIn || qc.FD[0] != nil || len(qc.After) != d.VolumesKept ||
 		fmt.Sprint(qc.Censored) != fmt.Sprint(d.Censored) {
 		t.Fatalf("qc/denoise.json: %v %+v", err, qc)
+	}
+
+	// DFC with the same censoring: windows on the original axis (after the dropped volumes),
+	// those with more than 20 % censored left out and listed, the rest kept.
+	const win = 30
+	res, _, err = run(CleanConfig{Denoise: CleanScrubbing, FD: 0.12}, win)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum schema.DFCSummary
+	b, _ = os.ReadFile(filepath.Join(res.Dir, "dfc", "summary.json"))
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	axis := d.VolumesIn - d.Dropped
+	censoredIn := func(start int) int {
+		c := 0
+		for _, v := range d.Censored {
+			if v-d.Dropped >= start && v-d.Dropped < start+win {
+				c++
+			}
+		}
+		return c
+	}
+	if len(sum.Windows)+len(sum.Skipped) != axis-win+1 || len(sum.Skipped) == 0 || len(sum.Windows) == 0 || sum.MaxCensored != 0.2 {
+		t.Fatalf("%d windows + %d skipped on an axis of %d (window %d), max share %g", len(sum.Windows), len(sum.Skipped), axis, win, sum.MaxCensored)
+	}
+	for _, sk := range sum.Skipped {
+		if c := censoredIn(sk.Start); sk.Censored != c || 5*c <= win {
+			t.Errorf("skipped window at %d: %d censored listed, %d in it", sk.Start, sk.Censored, c)
+		}
+	}
+	for _, w := range sum.Windows {
+		if w.Start != w.Index || 5*censoredIn(w.Start) > win {
+			t.Errorf("window %d at %d kept with %d censored", w.Index, w.Start, censoredIn(w.Start))
+		}
 	}
 
 	short := filepath.Join(dir, "short.tsv")

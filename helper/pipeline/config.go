@@ -86,7 +86,7 @@ func (c Config) BundleSettings() map[string]any {
 // labels), so a patient's run may differ from its normative cohort in them.
 var nodalIrrelevant = map[string]bool{"backend": true, "atlas": true, "atlas_names": true, "keep_series": true, "export": true, "symmetric_npz": true,
 	"metrics": true, "random": true, "betweenness": true, "seed": true,
-	"dfc_window": true, "dfc_step": true, "dfc_rank": true, "dfc_networks": true}
+	"dfc_window": true, "dfc_step": true, "dfc_rank": true, "dfc_networks": true, "dfc_max_censored": true}
 
 // NodalSettings is BundleSettings without the keys that leave the nodal maps unchanged: what a
 // normative comparison holds a run to.

@@ -57,12 +57,30 @@ func checkDFCLength(c Config, volumes int) error {
 	return nil
 }
 
+// dfcAxis is the length of the time axis the windows are laid out on: the cleaned series'
+// volumes l, or with censoring every volume after the dropped ones.
+func dfcAxis(crep *CleanReport, l int) int {
+	if crep != nil && len(crep.Censored) > 0 {
+		return crep.VolumesIn - crep.Dropped
+	}
+	return l
+}
+
 // runDFC runs the sliding windows on the loaded series and writes dfc/ into the bundle. It
 // returns notes for provenance, leaving out those already in known (the static network's).
-func runDFC(ctx context.Context, cfg Config, be fc.Backend, s *scan.Scan, fcc fc.Config, w *bundle.Writer, known []string, rep progress.Reporter) ([]string, error) {
+func runDFC(ctx context.Context, cfg Config, be fc.Backend, s *scan.Scan, crep *CleanReport, fcc fc.Config, w *bundle.Writer, known []string, rep progress.Reporter) ([]string, error) {
 	opt := dfc.Options{Window: cfg.DFCWindow, Step: cfg.DFCStep, FC: fcc, Rank: cfg.DFCRank, Seed: cfg.Seed,
 		// Leiden per window is the costly measure; it runs wherever the static metrics run it.
 		Modularity: cfg.Metrics != settings.MetricsNone, Leiden: leidenOptions(cfg)}
+	if crep != nil && len(crep.Censored) > 0 {
+		// Windows on the original axis (after the dropped volumes); each uses its uncensored
+		// volumes, and one with more than dfc_max_censored of them censored is left out.
+		opt.Axis, opt.MaxCensored = dfcAxis(crep, s.L), cfg.DFCMaxCensored
+		opt.Kept = make([]int, len(crep.kept))
+		for j, v := range crep.kept {
+			opt.Kept[j] = v - crep.Dropped
+		}
+	}
 	res, err := dfc.Run(ctx, be, s.Data, s.N, s.L, opt, rep, func(win *dfc.Window) error {
 		if cfg.DFCNetworks {
 			if err := w.WriteFile(fmt.Sprintf("dfc/network_%03d.npz", win.Index), func(out io.Writer) error {
@@ -90,6 +108,13 @@ func runDFC(ctx context.Context, cfg Config, be fc.Backend, s *scan.Scan, fcc fc
 	k := len(res.Windows)
 	rep.Start("write dynamic connectivity", 4)
 	sum := dfcSummary(cfg, s.TR, res)
+	if opt.Axis > 0 {
+		sum.MaxCensored = cfg.DFCMaxCensored
+		sum.Skipped = []schema.DFCSkipped{}
+		for _, sk := range res.Skipped {
+			sum.Skipped = append(sum.Skipped, schema.DFCSkipped{Index: sk.Index, Start: sk.Start, Censored: sk.Censored})
+		}
+	}
 	if err := w.WriteJSON("dfc/summary.json", sum); err != nil {
 		return nil, err
 	}
@@ -123,8 +148,12 @@ func runDFC(ctx context.Context, cfg Config, be fc.Backend, s *scan.Scan, fcc fc
 		}
 		rep.Add(1)
 	}
-	notes := []string{fmt.Sprintf("dynamic connectivity: %d windows of %d volumes every %d volumes (window starts 0…%d)",
-		k, cfg.DFCWindow, cfg.DFCStep, res.Plan.Starts[k-1])}
+	notes := []string{fmt.Sprintf("dynamic connectivity: %d windows of %d volumes every %d volumes (window starts %d…%d)",
+		k, cfg.DFCWindow, cfg.DFCStep, res.Windows[0].Start, res.Windows[k-1].Start)}
+	if opt.Axis > 0 {
+		notes = append(notes, fmt.Sprintf("dynamic connectivity with censoring: windows on the original axis of %d volumes, each using its uncensored volumes; %d window(s) with more than %.0f %% censored left out (dfc/summary.json \"skipped\"); dfc/degree.nii.gz holds the others in order",
+			opt.Axis, len(res.Skipped), 100*cfg.DFCMaxCensored))
+	}
 	for _, n := range res.Notes {
 		if !slices.Contains(known, n) {
 			notes = append(notes, n)

@@ -235,9 +235,6 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 		if crep != nil {
 			r.stage("denoise", t1)
 			rep.Note(fmt.Sprintf("cleaning: %s; %d of %d volumes kept", crep.Strategy, crep.VolumesKept, crep.VolumesIn))
-			if cfg.DFCWindow > 0 && len(crep.Censored) > 0 {
-				return nil, fmt.Errorf("%s: dynamic connectivity with censored volumes is not supported yet: drop --window or the censoring (--fd/--dvars, scrubbing)", cfg.Scan)
-			}
 		}
 	}
 	// 1c. Region nodes (roi.go): the cleaned voxel series averaged within each atlas region.
@@ -250,7 +247,9 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 			return nil, err
 		}
 	}
-	if err := checkDFCLength(cfg, s.L); err != nil { // the cleaned length
+	// The windows' axis: the cleaned series, or with censoring the volumes after the dropped
+	// ones, censored or not (dfc.go).
+	if err := checkDFCLength(cfg, dfcAxis(crep, s.L)); err != nil {
 		return nil, err
 	}
 	if secs := time.Since(t0).Seconds(); s.BytesRead > 0 && secs > 0 {
@@ -365,7 +364,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 	// 3c. Dynamic connectivity, when windows were asked for: written into the bundle's dfc/.
 	if cfg.DFCWindow > 0 {
 		t0 = time.Now()
-		notes, err := runDFC(ctx, cfg, be, s, fcc, w, fcrep.Notes, rep)
+		notes, err := runDFC(ctx, cfg, be, s, crep, fcc, w, fcrep.Notes, rep)
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,18 @@ type DFCSummary struct {
 	Step    int         `json:"step"`   // volumes between window starts
 	TR      float64     `json:"tr_seconds"`
 	Windows []DFCWindow `json:"windows"`
+	// With censored volumes: windows lie on the original axis (after the dropped first
+	// volumes); one with more than MaxCensored of its volumes censored is left out and listed
+	// in Skipped, the others use their uncensored volumes.
+	MaxCensored float64      `json:"max_censored,omitempty"`
+	Skipped     []DFCSkipped `json:"skipped,omitempty"`
+}
+
+// DFCSkipped is a window left out for its censored volumes.
+type DFCSkipped struct {
+	Index    int `json:"index"`
+	Start    int `json:"start"`    // first volume of the window
+	Censored int `json:"censored"` // censored volumes in it
 }
 
 // DFCWindow holds one window's global measures (density, mean_degree, clustering,

@@ -284,6 +284,9 @@ type Dynamic struct {
 	DFCRank int `json:"dfc_rank,omitempty"`
 	// DFCNetworks writes every window's network (large).
 	DFCNetworks bool `json:"dfc_networks,omitempty"`
+	// DFCMaxCensored is the largest share of a window's volumes that may be censored
+	// (scrubbing); a window with more is left out and listed in dfc/summary.json.
+	DFCMaxCensored float64 `json:"dfc_max_censored"`
 }
 
 func (g *Dynamic) fields() []Field {
@@ -291,13 +294,17 @@ func (g *Dynamic) fields() []Field {
 		{KeyDFCWindow, "window", "W", "dynamic connectivity: also build one network per sliding window of W volumes (same measure and threshold; dfc/ in the bundle)", &g.DFCWindow},
 		{KeyDFCStep, "step", "S", "with --window: volumes between window starts (default 1)", &g.DFCStep},
 		{"dfc_networks", "dfc-networks", "", "with --window: write every window's network as dfc/network_WWW.npz (large)", &g.DFCNetworks},
+		{"dfc_max_censored", "dfc-max-censored", "SHARE", "with --window and censored volumes: leave out windows with more than this share of their volumes censored (default 0.2)", &g.DFCMaxCensored},
 		{"dfc_rank", "dfc-rank", "L", "with --window: write each window matrix's rank-L factor (dfc/lowrank_WWW.npy, S ≈ F·Fᵀ) and its error against GPU-DFC's randomized one", &g.DFCRank},
 	}
 }
 
-func (g *Dynamic) defaults() {}
+func (g *Dynamic) defaults() { g.DFCMaxCensored = 0.2 }
 
 func (g *Dynamic) validate(s *Settings) error {
+	if g.DFCMaxCensored < 0 || g.DFCMaxCensored >= 1 || math.IsNaN(g.DFCMaxCensored) {
+		return s.Errorf("dfc_max_censored", "%g: want a share 0 ≤ s < 1 of a window's volumes", g.DFCMaxCensored)
+	}
 	if g.DFCWindow == 0 {
 		for _, key := range []string{KeyDFCStep, "dfc_rank", "dfc_networks"} {
 			f, _ := s.Field(key)

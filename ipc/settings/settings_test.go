@@ -235,3 +235,16 @@ func TestCleaning(t *testing.T) {
 		}
 	}
 }
+
+func TestDFCMaxCensored(t *testing.T) {
+	s := Defaults()
+	if s.DFCMaxCensored != 0.2 || s.Validate() != nil {
+		t.Fatalf("default %g: %v", s.DFCMaxCensored, s.Validate())
+	}
+	for _, v := range []float64{-0.1, 1, 1.5} {
+		s.DFCMaxCensored = v
+		if err := s.Validate(); err == nil || !strings.Contains(err.Error(), "dfc_max_censored (--dfc-max-censored)") {
+			t.Errorf("%g: %v", v, err)
+		}
+	}
+}
