@@ -25,7 +25,7 @@ GOOS=js GOARCH=wasm go build -trimpath -o "$out/hubscope.wasm.tmp" ./cmd/hubscop
 mv -f "$out/hubscope.wasm.tmp" "$out/hubscope.wasm"
 cp -f "$exec_js" "$out/wasm_exec.js"
 cp -f assets/icon.png "$out/icon.png"
-version=$(sed -n 's/^const Version = "\(.*\)"/\1/p' ipc/version.go)
+version=$(sed -n 's/^const Version = "\(.*\)"/\1/p' ipc/schema/schema.go) # the product version (ipc/schema since 03d6210)
 
 # The page: what `fyne package -os web` writes, reduced to what Fyne's web driver needs (a
 # <body> to put its canvas in, and the dummyEntry input it focuses to raise a phone's
