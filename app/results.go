@@ -116,7 +116,7 @@ func newResult(ctx context.Context, svc ipc.Service, s ipc.Summary, win fyne.Win
 		if m, err := report.ParseMetrics(s.Metrics); err == nil {
 			tr = m.Scan.TR
 		}
-		r.Quality = quality.NewTab(r.ctx, gatedFiles{volumes, r.SlicesReady}, s.Job.ID, tr)
+		r.Quality = quality.NewTab(r.ctx, gatedFiles{volumes, r.SlicesReady}, s, tr)
 		items = append(items, container.NewTabItemWithIcon(TabQuality, theme.WarningIcon(), container.NewScroll(r.Quality)))
 	}
 	if r.Dynamics != nil {

@@ -124,9 +124,11 @@ func (a *Assessment) Lines() []string {
 }
 
 // HasQC says whether a job's bundle holds the cleaning report the tab needs.
-func HasQC(s ipc.Summary) bool {
+func HasQC(s ipc.Summary) bool { return listed(s, DenoiseFile) }
+
+func listed(s ipc.Summary, name string) bool {
 	for _, f := range s.Files {
-		if f.Name == DenoiseFile {
+		if f.Name == name {
 			return true
 		}
 	}
@@ -144,8 +146,10 @@ type Tab struct {
 	loaded     chan struct{}
 }
 
-// NewTab builds the tab and starts fetching job's QC files through svc; scanTR as for Assess.
-func NewTab(ctx context.Context, svc ipc.Service, job string, scanTR float64) *Tab {
+// NewTab builds the tab and starts fetching the QC files the job's bundle lists (s.Files)
+// through svc (a figure the helper did not write — no FD trace without motion parameters — is
+// not asked for); scanTR as for Assess.
+func NewTab(ctx context.Context, svc ipc.Service, s ipc.Summary, scanTR float64) *Tab {
 	t := &Tab{Summary: widget.NewLabel("Loading the quality report…"), Warning: widget.NewLabel(""), loaded: make(chan struct{})}
 	t.Summary.Wrapping = fyne.TextWrapWord
 	t.Warning.Wrapping = fyne.TextWrapWord
@@ -161,7 +165,7 @@ func NewTab(ctx context.Context, svc ipc.Service, job string, scanTR float64) *T
 		widget.NewLabelWithStyle("Framewise displacement, mm (the censoring threshold marked when one was set)", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), t.FD,
 		widget.NewLabelWithStyle("Carpet plot: before cleaning (top), after (bottom); censored volumes red", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), t.Carpet)
 	t.ExtendBaseWidget(t)
-	go t.load(ctx, svc, job, scanTR)
+	go t.load(ctx, svc, s.Job.ID, scanTR, listed(s, FDFile), listed(s, CarpetFile))
 	return t
 }
 
@@ -169,6 +173,8 @@ func NewTab(ctx context.Context, svc ipc.Service, job string, scanTR float64) *T
 func (t *Tab) Loaded() <-chan struct{} { return t.loaded }
 
 func (t *Tab) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(t.content) }
+
+var errNotWritten = fmt.Errorf("not in the bundle")
 
 func readAll(ctx context.Context, svc ipc.Service, job, name string) ([]byte, error) {
 	rc, _, err := svc.OpenFile(ctx, job, name)
@@ -191,15 +197,21 @@ func readPNG(ctx context.Context, svc ipc.Service, job, name string) (image.Imag
 	return img, nil
 }
 
-func (t *Tab) load(ctx context.Context, svc ipc.Service, job string, scanTR float64) {
+func (t *Tab) load(ctx context.Context, svc ipc.Service, job string, scanTR float64, withFD, withCarpet bool) {
 	defer close(t.loaded)
 	var a *Assessment
 	b, err := readAll(ctx, svc, job, DenoiseFile)
 	if err == nil {
 		a, err = Assess(b, scanTR)
 	}
-	fd, fdErr := readPNG(ctx, svc, job, FDFile)
-	carpet, carpetErr := readPNG(ctx, svc, job, CarpetFile)
+	var fd, carpet image.Image
+	fdErr, carpetErr := errNotWritten, errNotWritten
+	if withFD {
+		fd, fdErr = readPNG(ctx, svc, job, FDFile)
+	}
+	if withCarpet {
+		carpet, carpetErr = readPNG(ctx, svc, job, CarpetFile)
+	}
 	if ctx.Err() != nil {
 		return
 	}

@@ -105,7 +105,8 @@ func TestTabShowsReportAndFigures(t *testing.T) {
 	moving := strings.Replace(still, `[null,0.1,0.2,0.3]`, `[0.7,0.8]`, 1)
 	svc := files{m: map[string][]byte{DenoiseFile: []byte(moving), FDFile: pngOf(t, 40, 10, color.White), CarpetFile: pngOf(t, 40, 20, color.Black)},
 		gate: make(chan struct{})}
-	tab := NewTab(context.Background(), svc, "job1", 0)
+	all := ipc.Summary{Job: ipc.Job{ID: "job1"}, Files: []ipc.FileInfo{{Name: DenoiseFile}, {Name: FDFile}, {Name: CarpetFile}}}
+	tab := NewTab(context.Background(), svc, all, 0)
 	w := test.NewTempWindow(t, tab)
 	w.Resize(fyne.NewSize(700, 700))
 	close(svc.gate)
@@ -119,8 +120,15 @@ func TestTabShowsReportAndFigures(t *testing.T) {
 	if tab.FD.Image == nil || tab.FD.Image.Bounds().Dx() != 40 || tab.Carpet.Image == nil || tab.Carpet.Image.Bounds().Dy() != 20 {
 		t.Error("FD trace or carpet not shown")
 	}
+	// A bundle that lists no FD trace: it is not asked for (the browser logs every 404).
+	delete(svc.m, FDFile)
+	tab = NewTab(context.Background(), svc, ipc.Summary{Job: ipc.Job{ID: "job1"}, Files: []ipc.FileInfo{{Name: DenoiseFile}, {Name: CarpetFile}}}, 0)
+	<-tab.Loaded()
+	if tab.FD.Image != nil || tab.Carpet.Image == nil || tab.Assessment == nil {
+		t.Error("FD trace shown without the file, or the rest missing")
+	}
 	// A bundle without its report: one line saying so, no figures.
-	tab = NewTab(context.Background(), files{m: map[string][]byte{}}, "job1", 0)
+	tab = NewTab(context.Background(), files{m: map[string][]byte{}}, ipc.Summary{Job: ipc.Job{ID: "job1"}}, 0)
 	<-tab.Loaded()
 	if tab.Assessment != nil || !strings.Contains(tab.Summary.Text, "could not be read") || !strings.Contains(tab.Summary.Text, DenoiseFile) {
 		t.Errorf("missing report: %q", tab.Summary.Text)
