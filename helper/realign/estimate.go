@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math"
 	"runtime"
-	"sync"
 
 	"github.com/hubscope/hubscope/helper/progress"
 )
@@ -247,44 +246,18 @@ type worker struct {
 
 func (r *reference) registerAll(ctx context.Context, vols [][]float32, init []Params, rep progress.Reporter) ([]Params, error) {
 	out := make([]Params, len(vols))
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	jobs := make(chan int)
-	var wg sync.WaitGroup
-	var once sync.Once
-	var firstErr error
-	for w := 0; w < min(r.opt.Workers, len(vols)); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			wk := &worker{}
-			for t := range jobs {
-				p, err := r.register(ctx, wk, vols[t], init[t])
-				if err != nil {
-					once.Do(func() {
-						firstErr = fmt.Errorf("realign: volume %d: %w", t, err)
-						cancel()
-					})
-					continue
-				}
-				out[t] = p
-				rep.Add(1)
-			}
-		}()
-	}
-	for t := range vols {
-		if ctx.Err() != nil {
-			break
+	newWorker := func() *worker { return &worker{} }
+	err := parallel(ctx, r.opt.Workers, len(vols), newWorker, func(ctx context.Context, t int, wk *worker) error {
+		p, err := r.register(ctx, wk, vols[t], init[t])
+		if err != nil {
+			return fmt.Errorf("realign: volume %d: %w", t, err)
 		}
-		jobs <- t
-	}
-	close(jobs)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("realign: %w", err)
+		out[t] = p
+		rep.Add(1)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

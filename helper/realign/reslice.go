@@ -36,24 +36,40 @@ func resliceVolume(g Grid, vol []float32, m Affine, order Interp, scratch []floa
 // forVolumes runs fn(t, buffers) for every volume on opt.Workers goroutines, each with its own
 // output, coverage and spline buffers; ctx is checked before each volume.
 func forVolumes(ctx context.Context, g Grid, n int, opt Options, fn func(t int, out []float32, covered []bool, scratch []float32) error) error {
+	type buffers struct {
+		out     []float32
+		cov     []bool
+		scratch []float32
+	}
+	newBuffers := func() buffers {
+		b := buffers{out: make([]float32, g.Len()), cov: make([]bool, g.Len())}
+		if opt.Interp == BSpline {
+			b.scratch = make([]float32, g.Len())
+		}
+		return b
+	}
+	return parallel(ctx, opt.Workers, n, newBuffers, func(_ context.Context, t int, b buffers) error {
+		return fn(t, b.out, b.cov, b.scratch)
+	})
+}
+
+// parallel runs fn(ctx, t, state) for t = 0..n−1 on up to workers goroutines, each with its own
+// state from newState. The first error cancels the others and is returned; ctx is checked before
+// each t is handed out, and its cancellation is returned as realign's error.
+func parallel[S any](ctx context.Context, workers, n int, newState func() S, fn func(ctx context.Context, t int, s S) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	var once sync.Once
 	var firstErr error
-	for w := 0; w < min(opt.Workers, n); w++ {
+	for w := 0; w < min(workers, n); w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out := make([]float32, g.Len())
-			cov := make([]bool, g.Len())
-			var scratch []float32
-			if opt.Interp == BSpline {
-				scratch = make([]float32, g.Len())
-			}
+			s := newState()
 			for t := range jobs {
-				if err := fn(t, out, cov, scratch); err != nil {
+				if err := fn(ctx, t, s); err != nil {
 					once.Do(func() { firstErr = err; cancel() })
 				}
 			}
