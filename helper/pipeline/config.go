@@ -84,7 +84,7 @@ func (c Config) BundleSettings() map[string]any {
 // nodalIrrelevant are the settings that leave a run's degree, strength and clustering maps
 // unchanged (the backends agree by the conformance suite; the others choose extra outputs or
 // labels), so a patient's run may differ from its normative cohort in them.
-var nodalIrrelevant = map[string]bool{"backend": true, "atlas": true, "atlas_names": true, "keep_series": true, "export": true, "symmetric_npz": true,
+var nodalIrrelevant = map[string]bool{"backend": true, "atlas": true, "atlas_names": true, "keep_series": true, "export": true, "symmetric_npz": true, "bids_names": true,
 	"metrics": true, "random": true, "betweenness": true, "seed": true,
 	"dfc_window": true, "dfc_step": true, "dfc_rank": true, "dfc_networks": true, "dfc_max_censored": true}
 

@@ -12,6 +12,7 @@ import (
 	"github.com/hubscope/hubscope/helper/atlas"
 	"github.com/hubscope/hubscope/helper/backend/cuda"
 	"github.com/hubscope/hubscope/helper/bids"
+	"github.com/hubscope/hubscope/helper/bids/derivatives"
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/dicom"
 	"github.com/hubscope/hubscope/helper/fc"
@@ -64,6 +65,12 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 		// the demo writes its phantom into the bundle below.
 	} else if _, err := os.Stat(cfg.Scan); err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Scan, unwrapPathError(err))
+	}
+	var bidsEnts []derivatives.Entity
+	if cfg.BIDSNames { // the input's BIDS name, checked before any work
+		if bidsEnts, err = bidsEntities(cfg, given); err != nil {
+			return nil, err
+		}
 	}
 	if !cfg.Demo {
 		if err := checkDFCLength(cfg, -1); err != nil { // from the header, before any long work
@@ -424,6 +431,11 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 	engine, device := be.Name(), be.Device()
 	if coh != nil && cfg.Group.Mean != group.MeanR { // the mean Fisher z ran on its own engine
 		engine, device = fcrep.Backend, fcrep.Device
+	}
+	if cfg.BIDSNames {
+		if err := writeBIDSNames(w, cfg, bidsEnts, given, staged); err != nil {
+			return nil, err
+		}
 	}
 	prov, err := r.provenance(engine, device, fcrep, s.Inputs)
 	if err != nil {

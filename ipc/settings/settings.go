@@ -27,6 +27,7 @@ type Settings struct {
 	Dynamic
 	Motion
 	Cleaning
+	Output
 }
 
 // group is one block of settings: its table rows, its defaults and its checks.
@@ -41,7 +42,7 @@ type group interface {
 // groups lists the groups in the order of the table, of the help text and of validation.
 // A new group is added here and embedded in Settings.
 func (s *Settings) groups() []group {
-	return []group{&s.Input, &s.Network, &s.ThresholdSweep, &s.Graph, &s.Compute, &s.Dynamic, &s.Motion, &s.Cleaning}
+	return []group{&s.Input, &s.Network, &s.ThresholdSweep, &s.Graph, &s.Compute, &s.Dynamic, &s.Motion, &s.Cleaning, &s.Output}
 }
 
 // Field is one row of the settings table.
