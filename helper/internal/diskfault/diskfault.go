@@ -59,25 +59,27 @@ func (f *Fault) Tripped() bool {
 func (f *Fault) op(what, name string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.count() {
+		return &fs.PathError{Op: what, Path: name, Err: f.Err}
+	}
+	return nil
+}
+
+// count counts one operation (writes included) and reports whether the fault has fired, firing
+// it at operation AtOp; f.mu must be held.
+func (f *Fault) count() bool {
 	if f.AtOp >= 0 && f.ops == f.AtOp {
 		f.tripped = true
 	}
 	f.ops++
-	if f.tripped {
-		return &fs.PathError{Op: what, Path: name, Err: f.Err}
-	}
-	return nil
+	return f.tripped
 }
 
 // write grants n bytes, or fewer and the error once the byte budget runs out.
 func (f *Fault) write(n int) (int, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.AtOp >= 0 && f.ops == f.AtOp {
-		f.tripped = true
-	}
-	f.ops++
-	if f.tripped {
+	if f.count() {
 		return 0, f.Err
 	}
 	if f.AfterBytes >= 0 && f.written+int64(n) > f.AfterBytes {
