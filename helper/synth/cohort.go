@@ -64,10 +64,11 @@ func CohortScan(dir, label string) string {
 	return filepath.Join(dir, "sub-"+label, "func", "sub-"+label+"_task-rest_bold.nii.gz")
 }
 
-// WriteCohort writes a BIDS-like folder: dataset_description.json, participants.tsv
+// WriteCohort writes a BIDS folder: dataset_description.json, participants.tsv
 // (participant_id, diagnosis control|patient, age, sex), every subject's
 // sub-<label>/func/sub-<label>_task-rest_bold.nii.gz, and the ground truth in truth/
-// (modules.nii.gz, hubs.tsv of the layout; lesion.tsv listing the patient's removed hubs).
+// (modules.nii.gz, hubs.tsv of the layout; lesion.tsv listing the patient's removed hubs),
+// task-rest_bold.json (TaskName, RepetitionTime) and a .bidsignore naming truth/.
 // dir must not exist yet or be empty; on error what was written is removed.
 func WriteCohort(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Params, o CohortOptions, dir string, rep progress.Reporter) (ct *CohortTruth, err error) {
 	if o.Subjects < 1 {
@@ -180,6 +181,16 @@ func WriteCohort(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Pa
 	}
 	desc := `{"Name": "HubScope phantom cohort", "BIDSVersion": "1.8.0", "DatasetType": "raw"}` + "\n"
 	if err := os.WriteFile(filepath.Join(dir, "dataset_description.json"), []byte(desc), 0o644); err != nil {
+		return nil, err
+	}
+	// The BIDS validator's required BOLD metadata, once for every run by the inheritance
+	// principle (BIDS 1.8, "The Inheritance Principle"), and its .bidsignore for the ground
+	// truth, which is not BIDS data.
+	side := fmt.Sprintf(`{"TaskName": "rest", "RepetitionTime": %g}`+"\n", p.TR)
+	if err := os.WriteFile(filepath.Join(dir, "task-rest_bold.json"), []byte(side), 0o644); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".bidsignore"), []byte("truth/\n"), 0o644); err != nil {
 		return nil, err
 	}
 	tsv := "participant_id\tdiagnosis\tage\tsex\n" + strings.Join(rows, "\n") + "\n"
