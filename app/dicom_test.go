@@ -36,6 +36,20 @@ func (h *dicomHelper) ListSeries(_ context.Context, req ipc.SeriesRequest) (ipc.
 	}, nil
 }
 
+// Submit records the request like the fake helper's, but the job has already failed: no result
+// opens, so nothing of this test keeps building widgets after it ends.
+func (h *dicomHelper) Submit(ctx context.Context, req ipc.JobRequest) (ipc.Job, error) {
+	j, err := h.helper.Submit(ctx, req)
+	if err != nil {
+		return j, err
+	}
+	h.helper.mu.Lock()
+	defer h.helper.mu.Unlock()
+	j.State, j.Error = ipc.JobFailed, "not analysed in this test"
+	h.helper.jobs[j.ID] = j
+	return j, nil
+}
+
 // TestDropDICOMFolderShowsSeries: a DICOM folder dropped on the window is listed by the helper,
 // its row shows the series with the helper's choice selected, another can be chosen, and the
 // job is submitted with that series.
@@ -91,6 +105,10 @@ func TestDropDICOMFolderShowsSeries(t *testing.T) {
 		t.Fatalf("chosen series %d, want 2", it[0].Series)
 	}
 	fyne.DoAndWait(u.analysePending)
+	// The submission and the job's events run on goroutines of their own; Fyne's test driver
+	// runs their fyne.Do updates inline, so the test ends only once they have (a later test
+	// building widgets would otherwise share Fyne's caches with them).
+	defer func() { u.submitting.Wait(); u.Jobs.Wait() }()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		h.mu.Lock()
 		h.helper.mu.Lock()

@@ -37,29 +37,43 @@ func TestQualityTabForCleanedJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	plain, err := newResult(context.Background(), h, s, nil)
+	// Widgets are built and read on the UI goroutine, as in the app: a goroutine an earlier
+	// test left following its job also measures text there, through Fyne's shared font cache.
+	var plain, r *Result
+	fyne.DoAndWait(func() { plain, err = newResult(context.Background(), h, s, nil) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	if plain.Quality != nil || plain.SelectTab(TabQuality) {
+	var selected bool
+	fyne.DoAndWait(func() { selected = plain.SelectTab(TabQuality) })
+	if plain.Quality != nil || selected {
 		t.Error("a Quality tab for a job that was not cleaned")
 	}
-	plain.close()
+	fyne.DoAndWait(plain.close)
 	s.Files = append(s.Files, ipc.FileInfo{Name: quality.DenoiseFile})
-	r, err := newResult(context.Background(), h, s, nil)
+	fyne.DoAndWait(func() { r, err = newResult(context.Background(), h, s, nil) })
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer r.close()
-	w := test.NewTempWindow(t, r.Content())
-	w.Resize(fyne.NewSize(900, 700))
-	r.start()
+	defer fyne.DoAndWait(r.close)
+	fyne.DoAndWait(func() {
+		w := test.NewTempWindow(t, r.Content())
+		w.Resize(fyne.NewSize(900, 700))
+		r.start()
+	})
 	<-r.SlicesReady
-	if r.Quality == nil || !r.SelectTab(TabQuality) {
+	if r.Quality == nil {
 		t.Fatal("no Quality tab")
 	}
-	<-r.Quality.Loaded()
-	if !r.Quality.Warning.Visible() || !strings.Contains(r.Quality.Warning.Text, "Mean head motion 0.85 mm") {
-		t.Errorf("warning shown %v: %q", r.Quality.Warning.Visible(), r.Quality.Warning.Text)
+	<-r.Quality.Loaded() // its figures arrive on a goroutine of their own
+	fyne.DoAndWait(func() { selected = r.SelectTab(TabQuality) })
+	if !selected {
+		t.Fatal("the Quality tab cannot be selected")
+	}
+	var shown bool
+	var text string
+	fyne.DoAndWait(func() { shown, text = r.Quality.Warning.Visible(), r.Quality.Warning.Text })
+	if !shown || !strings.Contains(text, "Mean head motion 0.85 mm") {
+		t.Errorf("warning shown %v: %q", shown, text)
 	}
 }

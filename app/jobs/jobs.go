@@ -48,6 +48,8 @@ type List struct {
 
 	// applied, when set (tests), is called after each event or update is shown.
 	applied func(id string)
+
+	following sync.WaitGroup // followers running (Wait: tests end with none left behind)
 }
 
 // New makes an empty list that talks to svc; ctx bounds every stream it follows.
@@ -167,9 +169,16 @@ func (l *List) Follow(id string) {
 		return
 	}
 	l.followed[id] = true
+	l.following.Add(1)
 	l.mu.Unlock()
-	go l.follow(id)
+	go func() {
+		defer l.following.Done()
+		l.follow(id)
+	}()
 }
+
+// Wait returns once every job this list follows has ended or its context was cancelled.
+func (l *List) Wait() { l.following.Wait() }
 
 // follower is implemented by *ipc.Client: a follow that also restarts the helper it launched.
 type follower interface {

@@ -537,7 +537,7 @@ func TestSignedSeedMapShowsNegatives(t *testing.T) {
 		t.Errorf("position line %q lacks the negative value", v.position.Text)
 	}
 	// Back to an unsigned map: the chosen colour scale and the picker return.
-	v.picker.SetSelected("degree")
+	v.ShowVolume("degree") // what the picker calls; Fyne's test driver runs fyne.Do inline, so the picker's own Refresh would race the fetch
 	v.pending.Wait()
 	if st := v.Style(); st.Signed || st.Colormap != Hot || v.colormapPicker.Disabled() {
 		t.Errorf("degree after a signed map: style %+v, picker disabled %v", st, v.colormapPicker.Disabled())
@@ -546,7 +546,7 @@ func TestSignedSeedMapShowsNegatives(t *testing.T) {
 		t.Errorf("degree's colour bar %q [%q %q], middle shown %v", v.bar.title.Text, v.bar.lo.Text, v.bar.hi.Text, v.bar.mid.Visible())
 	}
 	// Hubs by module: labels in the modules' colours, no scale.
-	v.picker.SetSelected("hubs")
+	v.ShowVolume("hubs")
 	v.pending.Wait()
 	if v.bar.box.Visible() {
 		t.Error("a colour bar under the hubs-by-module overlay")
