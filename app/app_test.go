@@ -293,6 +293,26 @@ func TestSettingsDefaultsAndValidation(t *testing.T) {
 	if s, _ := f.Settings(); s.Random != 0 || !f.Random.Disabled() {
 		t.Errorf("basic metrics ask for random networks: %+v", s)
 	}
+	// Cleaning presets and head motion: the defaults are the helper's (auto, no realignment),
+	// every preset reaches the request, and every request the form makes passes validation.
+	if s, _ := f.Settings(); s.Denoise != settings.DenoiseAuto || s.Realign != settings.RealignOff || s.Register != settings.RealignOff {
+		t.Errorf("cleaning defaults %q, realign %q, register %q", s.Denoise, s.Realign, s.Register)
+	}
+	for _, c := range cleaningChoices {
+		f.Cleaning.SetSelected(c.Label)
+		s, err := f.Settings()
+		if err != nil || s.Denoise != c.Value || f.CleaningNote.Text == "" || f.CleaningNote.Text != cleaningNotes[c.Value] {
+			t.Errorf("%q: denoise %q, note %q, %v", c.Label, s.Denoise, f.CleaningNote.Text, err)
+		}
+		if err := s.Validate(); err != nil {
+			t.Errorf("%q: %v", c.Label, err)
+		}
+	}
+	f.Realign.SetChecked(true)
+	f.Register.SetChecked(true)
+	if s, _ := f.Settings(); s.Realign != settings.RealignOn || s.Register != settings.RealignOn {
+		t.Errorf("realign %q, register %q, want on", s.Realign, s.Register)
+	}
 }
 
 func TestUnreachableHelperThenRetry(t *testing.T) {

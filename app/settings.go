@@ -22,6 +22,17 @@ var (
 	modeChoices    = []choice{{"Strongest links (density %)", "density"}, {"Correlation at least (r)", "r"}, {"Significant links (α)", "alpha"}, {"Strongest links per voxel (k)", "knn"}}
 	metricsChoices = []choice{{"Full (path lengths, small-world, modules)", "full"}, {"Basic (clustering, modules)", "basic"}, {"Degree and hubs only", "none"}}
 	corrChoices    = []choice{{"False discovery rate", "fdr"}, {"Bonferroni", "bonferroni"}}
+	// The cleaning presets (settings.DenoiseStrategies).
+	cleaningChoices = []choice{{"Automatic", settings.DenoiseAuto}, {"Simple", settings.DenoiseSimple},
+		{"Scrubbing", settings.DenoiseScrubbing}, {"CompCor", settings.DenoiseCompcor}, {"None", settings.DenoiseNone}}
+	// What each preset does, in one line (README.md, "Cleaning"; nilearn's load_confounds_strategy).
+	cleaningNotes = map[string]string{
+		settings.DenoiseAuto:      "fMRIPrep's Simple strategy when the scan has a confounds table; else slow drifts, the 0.01–0.08 Hz band and 5 tCompCor components.",
+		settings.DenoiseSimple:    "Head motion, white-matter and CSF signals and slow drifts regressed out (fMRIPrep confounds).",
+		settings.DenoiseScrubbing: "As Simple with 24 motion terms, and high-motion volumes left out.",
+		settings.DenoiseCompcor:   "Head motion and anatomical CompCor components regressed out.",
+		settings.DenoiseNone:      "The series as they are: drifts and motion stay in the correlations.",
+	}
 )
 
 // Defaults shown in the settings: the standard analysis of the field (Pearson, 1 % density,
@@ -66,6 +77,13 @@ type SettingsForm struct {
 	Random     *widget.Entry
 	DFCWindow  *widget.Entry
 	DFCStep    *widget.Entry
+	// Cleaning is the denoising preset; Realign and Register switch head-motion realignment and
+	// registration to MNI space on for raw scans (off: the scan as given).
+	Cleaning *widget.Select
+	// CleaningNote says what the chosen preset does.
+	CleaningNote *widget.Label
+	Realign      *widget.Check
+	Register     *widget.Check
 	// Problem says what is wrong with the current settings ("" when they are valid).
 	Problem *widget.Label
 	// Summary describes the chosen analysis in one line.
@@ -95,6 +113,14 @@ func NewSettingsForm() *SettingsForm {
 	f.Correction.SetSelected(corrChoices[0].Label)
 	f.Mode = widget.NewSelect(labels(modeChoices), func(string) { f.modeChanged() })
 	f.Metrics = widget.NewSelect(labels(metricsChoices), func(string) { changed() })
+	f.CleaningNote = widget.NewLabel("")
+	f.CleaningNote.Wrapping = fyne.TextWrapWord
+	f.Cleaning = widget.NewSelect(labels(cleaningChoices), func(l string) {
+		f.CleaningNote.SetText(cleaningNotes[valueOf(cleaningChoices, l)])
+		changed()
+	})
+	f.Realign = widget.NewCheck("Realign (raw scan)", func(bool) { changed() })
+	f.Register = widget.NewCheck("Register to MNI", func(bool) { changed() })
 	f.Value = widget.NewEntryWithData(f.value)
 	f.Random = widget.NewEntryWithData(f.random)
 	f.DFCWindow = widget.NewEntryWithData(f.window)
@@ -106,6 +132,7 @@ func NewSettingsForm() *SettingsForm {
 	}
 	f.Measure.SetSelected(measureChoices[0].Label)
 	f.Metrics.SetSelected(metricsChoices[0].Label)
+	f.Cleaning.SetSelected(cleaningChoices[0].Label)
 	f.Mode.SetSelected(modeChoices[0].Label)
 	return f
 }
@@ -149,6 +176,10 @@ func (f *SettingsForm) Settings() (settings.Settings, error) {
 	s.Abs = f.Abs.Checked
 	s.Mode = valueOf(modeChoices, f.Mode.Selected)
 	s.Metrics = valueOf(metricsChoices, f.Metrics.Selected)
+	if f.Cleaning != nil {
+		s.Denoise = valueOf(cleaningChoices, f.Cleaning.Selected)
+		s.Realign, s.Register = onOff(f.Realign.Checked), onOff(f.Register.Checked)
+	}
 	val, _ := f.value.Get()
 	switch s.Mode {
 	case "density":
@@ -209,6 +240,13 @@ func (f *SettingsForm) Settings() (settings.Settings, error) {
 		return s, errors.New("A window step needs a window length; leave both empty for no dynamic analysis.")
 	}
 	return s, nil
+}
+
+func onOff(on bool) string {
+	if on {
+		return settings.RealignOn
+	}
+	return settings.RealignOff
 }
 
 // validate shows the first problem, or the summary of the analysis.
@@ -277,6 +315,10 @@ func (f *SettingsForm) Content() fyne.CanvasObject {
 		f.valueLabel, f.Value,
 		widget.NewLabel("Correction"), f.Correction,
 		widget.NewLabel("Measures"), f.Metrics,
+		widget.NewLabel("Cleaning"), f.Cleaning,
+		widget.NewLabel(""), f.CleaningNote,
+		widget.NewLabel("Head motion"), f.Realign,
+		widget.NewLabel("Standard space"), f.Register,
 		widget.NewLabel("Random networks"), f.Random,
 		widget.NewLabel("Dynamic window (volumes)"), f.DFCWindow,
 		widget.NewLabel("Window step (volumes)"), f.DFCStep,
