@@ -1,5 +1,5 @@
 // average_ranks: Spearman's series preparation, the average rank of every time point with
-// ties sharing their mean rank (Zhao et al.; ALGORITHMS.md §1):
+// ties sharing their mean rank (Zhao et al.; docs/algorithms.md, "Connectivity measures"):
 //   rank_ik = Less_ik + (1 + Equal_ik)/2,
 // Less_ik = #{q : x_iq < x_ik}, Equal_ik = #{q : x_iq = x_ik} (itself included). A per-element
 // count, no sort: O(L²) comparisons per row from shared memory. Ranks are exact in float32

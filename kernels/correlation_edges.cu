@@ -1,5 +1,5 @@
 // correlation_edges: one block pair of Pearson/Spearman correlations with the threshold and
-// compaction fused into the product's epilogue (ALGORITHMS.md §2, Zhao et al. Algorithm 1):
+// compaction fused into the product's epilogue (docs/algorithms.md, "Block-wise construction"; Zhao et al. Algorithm 1):
 // r_ij = u_i·u_j of normalized series (correlation_tile.cuh: 3×TF32 tensor cores when use_tc,
 // planes U = tf32(u) and Lo; fp32 SIMT on U = u otherwise); the pairs with r (or |r|) > t (≥ t when inclusive)
 // are appended to out with their value (|r| when abs: fc.Op.Value); the block's values never

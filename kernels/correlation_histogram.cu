@@ -1,5 +1,5 @@
 // correlation_histogram: one block pair of Pearson/Spearman correlations counted into a
-// histogram (pass 1 of the density threshold, ALGORITHMS.md §3): r_ij from the tile product
+// histogram (pass 1 of the density threshold, docs/algorithms.md, "Thresholds"): r_ij from the tile product
 // correlation_edges and correlation_rows use (correlation_tile.cuh; use_tc as there), and for
 // every counted pair hist[bin_of(r or |r|)] += 1 with fc.Op.BinOf's formula. 10⁶ bins do not fit in shared
 // memory, so the counts go straight to a 64-bit device histogram with global atomics (exact;

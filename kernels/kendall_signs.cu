@@ -1,4 +1,4 @@
-// kendall_signs: Kendall's series preparation (ALGORITHMS.md §1): the sign vector
+// kendall_signs: Kendall's series preparation (docs/algorithms.md, "Connectivity measures"): the sign vector
 //   z_i = ( sign(x_ik − x_iq) )_{k<q},  pairs ordered k = 0, q = 1..L−1; k = 1, q = 2..L−1; …
 // of length M = L(L−1)/2, stored as two bit-planes (bit p of P_i: z = +1, of N_i: z = −1;
 // a tie sets neither), n_i = #{p : z_ip ≠ 0}, the pairs not tied in series i, and

@@ -1,4 +1,4 @@
-// normalize_rows: Pearson's series preparation (ALGORITHMS.md §1),
+// normalize_rows: Pearson's series preparation (docs/algorithms.md, "Connectivity measures"),
 //   u_ik = (x_ik − mean_i) / ‖x_i − mean_i‖₂,
 // with the mean and the norm accumulated in float64 and the result rounded once to float32,
 // so that r_ij = u_i·u_j. Spearman runs it on the average ranks. A zero-variance row (which

@@ -4,7 +4,7 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "5f5f3fb5117d72b67fc0f8d8717402fd28197a039e3fe308ec38c04734704246"
+const SourceSHA256 = "b0c48571a8829fca47aa4a23b947221043d08ebbab499fb4e1bfb05afbdc9e03"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
 const FatbinSHA256 = "efa82bd9d3762700aaea8861dbad2889e0d4c1918eb7c1eb12c24be4ddc6da7d"
