@@ -578,57 +578,24 @@ func buildCSR(n, rows int, chunks []*panelChunk, extra []Edge) (*network.Network
 // column means the backend returned an edge twice.
 func copyPanel(nw *network.Network, i0, h int, c *panelChunk, extra []Edge, at int64) error {
 	out := at
-	x := 0
 	var pieces []*blockPiece
 	if c != nil {
 		pieces = c.pieces
 	}
 	off := make([]int, len(pieces))
-	ind, wt := nw.Indices, nw.Weights
+	w := rowWriter{ind: nw.Indices, wt: nw.Weights, n: uint32(nw.N), extra: extra}
 	for r := 0; r < h; r++ {
 		i := uint32(i0 + r)
-		prev := int64(-1)
+		prev := i
 		for q, pc := range pieces {
 			d := int(pc.deg[r])
-			seg := pc.keys[off[q] : off[q]+d]
+			var err error
+			if out, prev, err = w.segment(i, pc.keys[off[q]:off[q]+d], out, prev); err != nil {
+				return fmt.Errorf("fc: backend's blocks: %w", err)
+			}
 			off[q] += d
-			if x == len(extra) || extra[x].I != i { // no extra edge left in this row
-				dst, dw := ind[out:out+int64(d)], wt[out:out+int64(d)]
-				for t, k := range seg {
-					j := int64(k >> 32)
-					if j <= prev {
-						return fmt.Errorf("fc: backend returned edge (%d,%d) more than once", i, j)
-					}
-					prev = j
-					dst[t], dw[t] = uint32(j), math.Float32frombits(uint32(k))
-				}
-				out += int64(d)
-				continue
-			}
-			// merge with the row's extra edges, both sorted by column
-			for _, k := range seg {
-				j := uint32(k >> 32)
-				for x < len(extra) && extra[x].I == i && extra[x].J < j {
-					ind[out], wt[out] = extra[x].J, extra[x].W
-					out++
-					x++
-				}
-				if x < len(extra) && extra[x].I == i && extra[x].J == j {
-					return fmt.Errorf("fc: edge (%d,%d) assembled twice", i, j)
-				}
-				if int64(j) <= prev {
-					return fmt.Errorf("fc: backend returned edge (%d,%d) more than once", i, j)
-				}
-				prev = int64(j)
-				ind[out], wt[out] = j, math.Float32frombits(uint32(k))
-				out++
-			}
 		}
-		for x < len(extra) && extra[x].I == i {
-			ind[out], wt[out] = extra[x].J, extra[x].W
-			out++
-			x++
-		}
+		out = w.finish(i, out)
 		nw.Indptr[i+1] = uint64(out)
 	}
 	return nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"runtime"
 	"sort"
 	"sync"
@@ -321,57 +320,18 @@ func unpackRows(nw *network.Network, deg []uint32, extra []Edge, i0, i1 int, key
 }
 
 func unpackRange(nw *network.Network, deg []uint32, extra []Edge, r0, r1 int, keys []uint64) error {
-	n := uint32(nw.N)
 	x := sort.Search(len(extra), func(k int) bool { return int(extra[k].I) >= r0 })
-	ind, wt := nw.Indices, nw.Weights
+	w := rowWriter{ind: nw.Indices, wt: nw.Weights, n: uint32(nw.N), extra: extra, x: x}
 	k := 0
 	for r := r0; r < r1; r++ {
 		i := uint32(r)
 		seg := keys[k : k+int(deg[r])]
 		k += len(seg)
-		out := nw.Indptr[r]
-		prev := i // j must exceed i and the row's previous column
-		if x == len(extra) || extra[x].I != i {
-			dst, dw := ind[out:out+uint64(len(seg))], wt[out:out+uint64(len(seg))]
-			for t, key := range seg {
-				j := uint32(key >> 32)
-				if j <= prev || j >= n {
-					return rowError(i, j, n)
-				}
-				prev = j
-				dst[t], dw[t] = j, math.Float32frombits(uint32(key))
-			}
-			continue
+		out, _, err := w.segment(i, seg, int64(nw.Indptr[r]), i)
+		if err != nil {
+			return err
 		}
-		for _, key := range seg {
-			j := uint32(key >> 32)
-			for x < len(extra) && extra[x].I == i && extra[x].J < j {
-				ind[out], wt[out] = extra[x].J, extra[x].W
-				out++
-				x++
-			}
-			if x < len(extra) && extra[x].I == i && extra[x].J == j {
-				return fmt.Errorf("edge (%d,%d) assembled twice", i, j)
-			}
-			if j <= prev || j >= n {
-				return rowError(i, j, n)
-			}
-			prev = j
-			ind[out], wt[out] = j, math.Float32frombits(uint32(key))
-			out++
-		}
-		for x < len(extra) && extra[x].I == i {
-			ind[out], wt[out] = extra[x].J, extra[x].W
-			out++
-			x++
-		}
+		w.finish(i, out)
 	}
 	return nil
-}
-
-func rowError(i, j, n uint32) error {
-	if j >= n {
-		return fmt.Errorf("row %d has column %d, beyond the %d nodes", i, j, n)
-	}
-	return fmt.Errorf("row %d: column %d not above the row and the previous column (repeated, unsorted or j ≤ i)", i, j)
 }
