@@ -81,8 +81,8 @@ func WriteMoving(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Pa
 	if m.MaxShiftMM < 0 || m.MaxRotDeg < 0 || m.MaxShiftMM > 20 || m.MaxRotDeg > 20 {
 		return nil, nil, fmt.Errorf("synth: motion limits %g mm / %g° outside 0–20", m.MaxShiftMM, m.MaxRotDeg)
 	}
-	if !strings.HasSuffix(strings.ToLower(out), ".nii") && !strings.HasSuffix(strings.ToLower(out), ".nii.gz") {
-		return nil, nil, fmt.Errorf("synth: output %s: name must end in .nii or .nii.gz", out)
+	if err := checkOut(out); err != nil {
+		return nil, nil, err
 	}
 	vs := math.Sqrt(affine[0][0]*affine[0][0] + affine[1][0]*affine[1][0] + affine[2][0]*affine[2][0])
 	pm, pa := padMask(mask, affine, motionPad(vs, m))
@@ -100,18 +100,9 @@ func WriteMoving(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Pa
 	if err != nil {
 		return nil, nil, err
 	}
-	rep.Start("synthesising "+filepath.Base(out), int64(p.Length))
 	vals := make([]float64, len(g.nodes))
 	head := make([]float32, grid.Len())
-	vol := make([]float32, grid.Len())
-	fail := func(err error) (*Truth, []realign.Params, error) {
-		w.Abort()
-		return nil, nil, err
-	}
-	for t := 0; t < p.Length; t++ {
-		if err := ctx.Err(); err != nil {
-			return fail(fmt.Errorf("synth: writing %s: %w", out, err))
-		}
+	err = writeVolumes(ctx, w, out, p.Length, grid.Len(), rep, func(t int, vol []float32) {
 		g.next(vals)
 		for f, s := range soft {
 			head[f] = float32(p.Baseline * s * tex[f])
@@ -121,12 +112,8 @@ func WriteMoving(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Pa
 		}
 		inv, _ := realign.Inverse(traj[t].Matrix(c))
 		realign.Resample(grid, head, inv, realign.BSpline, vol)
-		if err := w.WriteVolume(vol); err != nil {
-			return fail(err)
-		}
-		rep.Add(1)
-	}
-	if err := w.Close(); err != nil {
+	})
+	if err != nil {
 		return nil, nil, err
 	}
 	modPath, hubPath := TruthPaths(out)

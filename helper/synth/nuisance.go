@@ -184,8 +184,8 @@ func ConfoundsPath(out string) string {
 // that of the same phantom without nuisance.
 func WriteNuisance(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Params, nu Nuisance, out string, rep progress.Reporter) (*Truth, error) {
 	rep = progress.OrDiscard(rep)
-	if !strings.HasSuffix(strings.ToLower(out), ".nii") && !strings.HasSuffix(strings.ToLower(out), ".nii.gz") {
-		return nil, fmt.Errorf("synth: output %s: name must end in .nii or .nii.gz", out)
+	if err := checkOut(out); err != nil {
+		return nil, err
 	}
 	g, err := newGenerator(mask, affine, p)
 	if err != nil {
@@ -200,17 +200,11 @@ func WriteNuisance(ctx context.Context, mask scan.Mask, affine [4][4]float64, p 
 	if err != nil {
 		return nil, err
 	}
-	rep.Start("synthesising "+filepath.Base(out), int64(p.Length))
 	vals := make([]float64, len(g.nodes))
 	prev := make([]float64, len(g.nodes))
-	vol := make([]float32, len(mask.In))
 	global := make([]float64, p.Length)
 	dvars := make([]float64, p.Length)
-	for t := 0; t < p.Length; t++ {
-		if err := ctx.Err(); err != nil {
-			w.Abort()
-			return nil, fmt.Errorf("synth: writing %s: %w", out, err)
-		}
+	err = writeVolumes(ctx, w, out, p.Length, len(mask.In), rep, func(t int, vol []float32) {
 		g.next(vals)
 		nm.add(p, t, vals)
 		ss := 0.0
@@ -224,13 +218,8 @@ func WriteNuisance(ctx context.Context, mask scan.Mask, affine [4][4]float64, p 
 		global[t] /= float64(len(g.nodes))
 		dvars[t] = math.Sqrt(ss / float64(len(g.nodes)))
 		copy(prev, vals)
-		if err := w.WriteVolume(vol); err != nil {
-			w.Abort()
-			return nil, err
-		}
-		rep.Add(1)
-	}
-	if err := w.Close(); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
 	modPath, hubPath := TruthPaths(out)

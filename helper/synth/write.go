@@ -38,8 +38,8 @@ func TruthPaths(out string) (modules, hubs string) {
 // before each volume, and on cancellation or any error no output file is left behind.
 func Write(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Params, out string, rep progress.Reporter) (*Truth, error) {
 	rep = progress.OrDiscard(rep)
-	if !strings.HasSuffix(strings.ToLower(out), ".nii") && !strings.HasSuffix(strings.ToLower(out), ".nii.gz") {
-		return nil, fmt.Errorf("synth: output %s: name must end in .nii or .nii.gz", out)
+	if err := checkOut(out); err != nil {
+		return nil, err
 	}
 	g, err := newGenerator(mask, affine, p)
 	if err != nil {
@@ -50,25 +50,14 @@ func Write(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Params, 
 	if err != nil {
 		return nil, err
 	}
-	rep.Start("synthesising "+filepath.Base(out), int64(p.Length))
 	vals := make([]float64, len(g.nodes))
-	vol := make([]float32, len(mask.In))
-	for t := 0; t < p.Length; t++ {
-		if err := ctx.Err(); err != nil {
-			w.Abort()
-			return nil, fmt.Errorf("synth: writing %s: %w", out, err)
-		}
+	err = writeVolumes(ctx, w, out, p.Length, len(mask.In), rep, func(t int, vol []float32) {
 		g.next(vals)
 		for v, f := range g.nodes {
 			vol[f] = float32(vals[v])
 		}
-		if err := w.WriteVolume(vol); err != nil {
-			w.Abort()
-			return nil, err
-		}
-		rep.Add(1)
-	}
-	if err := w.Close(); err != nil {
+	})
+	if err != nil {
 		return nil, err
 	}
 	modPath, hubPath := TruthPaths(out)
@@ -79,6 +68,35 @@ func Write(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Params, 
 	rep.Note(fmt.Sprintf("phantom %s: %d voxels, %d modules, %d hubs, %d volumes; truth in %s and %s",
 		filepath.Base(out), len(g.nodes), p.Modules, len(g.truth.Hubs), p.Length, filepath.Base(modPath), filepath.Base(hubPath)))
 	return g.truth, nil
+}
+
+// checkOut refuses an output name that is not a NIfTI file's.
+func checkOut(out string) error {
+	if !strings.HasSuffix(strings.ToLower(out), ".nii") && !strings.HasSuffix(strings.ToLower(out), ".nii.gz") {
+		return fmt.Errorf("synth: output %s: name must end in .nii or .nii.gz", out)
+	}
+	return nil
+}
+
+// writeVolumes writes n volumes of size voxels into w, volume t filled by fill (the buffer is
+// reused: fill sets every voxel it means to be non-zero, and the same ones each time), and
+// closes w. On cancellation or a write error it aborts w, so no half-written image is left.
+func writeVolumes(ctx context.Context, w *nifti.Writer, out string, n, size int, rep progress.Reporter, fill func(t int, vol []float32)) error {
+	rep.Start("synthesising "+filepath.Base(out), int64(n))
+	vol := make([]float32, size)
+	for t := 0; t < n; t++ {
+		if err := ctx.Err(); err != nil {
+			w.Abort()
+			return fmt.Errorf("synth: writing %s: %w", out, err)
+		}
+		fill(t, vol)
+		if err := w.WriteVolume(vol); err != nil {
+			w.Abort()
+			return err
+		}
+		rep.Add(1)
+	}
+	return w.Close()
 }
 
 // writeTruth writes the module label map and the hub table; on error it removes both.
