@@ -34,6 +34,20 @@ func Strengths(g *Graph) []float64 {
 	return s
 }
 
+// Mean is the network average of a nodal measure, 0 for no nodes: the Watts–Strogatz
+// clustering coefficient C = ⟨C_i⟩ and the mean local efficiency ⟨E_loc,i⟩ are this average
+// (docs/algorithms.md, "Network measures").
+func Mean(x []float64) float64 {
+	if len(x) == 0 {
+		return 0
+	}
+	var s float64
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
 // LocalEfficiencies returns every node's local efficiency (Latora & Marchiori 2001): the global
 // efficiency of the subgraph induced by its neighbours (node i itself excluded),
 // E_loc,i = 1/(k_i(k_i−1)) Σ_{j≠h ∈ N_i} 1/d^{(i)}_jh, with d^{(i)} distances inside that subgraph

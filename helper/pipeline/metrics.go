@@ -182,7 +182,7 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		rep.Note("network, hubs and nodal maps are staged in the bundle; the global measures and the random-network baselines follow")
 	}
 	if !full {
-		b := &BasicGlobal{ClusteringCoefficient: mean(nd.Clustering)}
+		b := &BasicGlobal{ClusteringCoefficient: graph.Mean(nd.Clustering)}
 		b.Components, b.LargestComponentSize, b.LargestComponentShare = graph.LargestComponent(g)
 		if r, ok := graph.DegreeAssortativity(g); ok {
 			b.Assortativity = ptr(r)
@@ -213,7 +213,7 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		return nil, nil, err
 	}
 	if nd.LocalEfficiency != nil {
-		gl.LocalEfficiency = ptr(mean(nd.LocalEfficiency))
+		gl.LocalEfficiency = ptr(graph.Mean(nd.LocalEfficiency))
 	}
 	m.Global = &gl
 	if len(randomQ) > 1 {
@@ -368,17 +368,6 @@ func moduleInfo(mod *community.Modules) ModuleInfo {
 		}
 	}
 	return info
-}
-
-func mean(x []float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	var s float64
-	for _, v := range x {
-		s += v
-	}
-	return s / float64(len(x))
 }
 
 func toF32(x []int) []float32 {

@@ -139,7 +139,7 @@ func Analyse(ctx context.Context, loose *network.Network, spec Spec, opt Options
 			if err != nil {
 				return nil, err
 			}
-			v := meanOf(le)
+			v := graph.Mean(le)
 			p.MeanLocalEfficiency = &v
 		}
 		if r, ok := graph.DegreeAssortativity(g); ok {
@@ -186,15 +186,4 @@ func Trapezoid(x, y []float64) float64 {
 		s += (x[i] - x[i-1]) * (y[i] + y[i-1]) / 2
 	}
 	return s
-}
-
-func meanOf(x []float64) float64 {
-	if len(x) == 0 {
-		return 0
-	}
-	var s float64
-	for _, v := range x {
-		s += v
-	}
-	return s / float64(len(x))
 }
