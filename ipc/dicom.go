@@ -52,25 +52,21 @@ func (c *Client) ListSeries(ctx context.Context, req SeriesRequest) (DICOMListin
 	return v, c.postJSON(ctx, c.endpoint(nil, "dicom", "series"), req, &v)
 }
 
-func (h *handler) dicomSeries(w http.ResponseWriter, r *http.Request) error {
+func (h *handler) dicomSeries(w http.ResponseWriter, r *http.Request, _ input) (any, error) {
 	var req SeriesRequest
 	if err := h.decode(w, r, &req); err != nil {
-		return err
-	}
-	if TransportFrom(r.Context()) == TransportWeb {
-		return Errorf(CodeForbidden, "the web transport cannot name files on the helper's disk; upload the DICOM as a .zip and submit it")
+		return nil, err
 	}
 	sl, ok := h.svc.(SeriesLister)
 	if !ok {
-		return &Error{Status: http.StatusNotImplemented, Code: CodeUnavailable, Message: "this helper does not read DICOM"}
+		return nil, &Error{Status: http.StatusNotImplemented, Code: CodeUnavailable, Message: "this helper does not read DICOM"}
 	}
 	v, err := sl.ListSeries(r.Context(), req)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if v.Series == nil {
 		v.Series = []DICOMSeries{}
 	}
-	writeJSON(w, http.StatusOK, v)
-	return nil
+	return v, nil
 }

@@ -123,33 +123,27 @@ func NewHandler(svc Service, opts HandlerOptions) http.Handler {
 	if h.opts.WebRoot != nil {
 		h.static = http.FileServerFS(h.opts.WebRoot)
 	}
-	routes := []struct {
-		method, path string
-		fn           func(http.ResponseWriter, *http.Request) error
-	}{
-		{"GET", "/info", h.info},
-		{"POST", "/uploads", h.upload},
-		{"POST", "/jobs", h.submit},
-		{"GET", "/jobs", h.jobs},
-		{"GET", "/jobs/{id}", h.job},
-		{"GET", "/jobs/{id}/events", h.events},
-		{"POST", "/jobs/{id}/cancel", h.cancel},
-		{"GET", "/jobs/{id}/summary", h.summary},
-		{"GET", "/jobs/{id}/volumes/{name}", h.volume},
-		{"GET", "/jobs/{id}/seed", h.seed},
-		{"GET", "/jobs/{id}/series", h.series},
-		{"GET", "/jobs/{id}/files", h.files},
-		{"GET", "/jobs/{id}/files/{name...}", h.file},
-		{"POST", "/dicom/series", h.dicomSeries},
+	// Every route and what it checks beyond the guard: each input it takes is validated
+	// before the endpoint runs, so an endpoint only sees checked values.
+	routes := []route{
+		{"GET", "/info", 0, http.StatusOK, h.info},
+		{"POST", "/uploads", uploadName, http.StatusCreated, h.upload},
+		{"POST", "/jobs", 0, http.StatusAccepted, h.submit},
+		{"GET", "/jobs", 0, http.StatusOK, h.jobs},
+		{"GET", "/jobs/{id}", jobID, http.StatusOK, byID(h.svc.Job)},
+		{"GET", "/jobs/{id}/events", jobID, 0, h.events},
+		{"POST", "/jobs/{id}/cancel", jobID | noBody, http.StatusOK, byID(h.svc.Cancel)},
+		{"GET", "/jobs/{id}/summary", jobID, http.StatusOK, byID(h.svc.Summary)},
+		{"GET", "/jobs/{id}/volumes/{name}", jobID | volumeName, 0, h.volume},
+		{"GET", "/jobs/{id}/seed", jobID | voxelQuery, 0, h.seed},
+		{"GET", "/jobs/{id}/series", jobID | voxelQuery, http.StatusOK, h.series},
+		{"GET", "/jobs/{id}/files", jobID, http.StatusOK, h.files},
+		{"GET", "/jobs/{id}/files/{name...}", jobID | bundleName, 0, h.file},
+		{"POST", "/dicom/series", localOnly, http.StatusOK, h.dicomSeries},
 	}
 	seen := map[string]bool{}
 	for _, rt := range routes {
-		fn := rt.fn
-		h.mux.HandleFunc(rt.method+" "+Prefix+rt.path, func(w http.ResponseWriter, r *http.Request) {
-			if err := fn(w, r); err != nil {
-				h.fail(w, r, err)
-			}
-		})
+		h.mux.HandleFunc(rt.method+" "+Prefix+rt.path, h.serve(rt))
 		// The same path without a method catches the other methods, so that they get a 405
 		// in the protocol's error form rather than the mux's plain text.
 		if p := Prefix + rt.path; !seen[p] {
@@ -159,6 +153,104 @@ func NewHandler(svc Service, opts HandlerOptions) http.Handler {
 	}
 	h.mux.HandleFunc("/", h.root)
 	return h
+}
+
+// A route is one endpoint of the API: its method and path, the inputs it takes (each
+// checked by serve before the endpoint runs), the status of its JSON answer (0: the endpoint
+// writes its own answer: a stream, a volume, a file) and the endpoint.
+type route struct {
+	method, path string
+	takes        inputs
+	status       int
+	fn           endpoint
+}
+
+// An endpoint serves one route with its checked inputs. A non-nil value is sent as JSON with
+// the route's status; an error in the protocol's error form.
+type endpoint func(w http.ResponseWriter, r *http.Request, in input) (any, error)
+
+// inputs says which request inputs a route takes; serve checks them in this order.
+type inputs uint8
+
+const (
+	jobID      inputs = 1 << iota // path {id}: one safe path segment (ValidSegment)
+	volumeName                    // path {name}: one safe path segment
+	bundleName                    // path {name...}: a relative name inside the bundle (ValidBundleName)
+	voxelQuery                    // ?voxel=i,j,k
+	uploadName                    // ?name=: one safe path segment
+	noBody                        // no request body (one is read within the JSON limit and refused)
+	localOnly                     // refused on the web transport: the request names files on the helper's disk
+)
+
+// input holds a request's checked inputs.
+type input struct {
+	id, name string
+	voxel    [3]int
+}
+
+// serve checks the route's inputs, runs its endpoint and writes its answer or its error.
+func (h *handler) serve(rt route) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, err := h.checked(rt, w, r)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		if rt.status != 0 {
+			writeJSON(w, rt.status, v)
+		}
+	}
+}
+
+func (h *handler) checked(rt route, w http.ResponseWriter, r *http.Request) (any, error) {
+	var in input
+	if rt.takes&localOnly != 0 && TransportFrom(r.Context()) == TransportWeb {
+		return nil, Errorf(CodeForbidden, "%s %s names files on the helper's disk, which the web transport cannot reach; upload them (a DICOM folder as a .zip) and submit the upload ID", rt.method, Prefix+rt.path)
+	}
+	if rt.takes&jobID != 0 {
+		in.id = r.PathValue("id")
+		if err := ValidSegment("job ID", in.id); err != nil {
+			return nil, Errorf(CodeBadRequest, "%v", err)
+		}
+	}
+	if rt.takes&volumeName != 0 {
+		in.name = r.PathValue("name")
+		if err := ValidSegment("volume name", in.name); err != nil {
+			return nil, Errorf(CodeBadRequest, "%v", err)
+		}
+	}
+	if rt.takes&bundleName != 0 {
+		in.name = r.PathValue("name")
+		if err := ValidBundleName(in.name); err != nil {
+			return nil, Errorf(CodeBadRequest, "%v", err)
+		}
+	}
+	if rt.takes&voxelQuery != 0 {
+		v, err := ParseVoxel(r.URL.Query().Get("voxel"))
+		if err != nil {
+			return nil, Errorf(CodeBadRequest, "%v", err)
+		}
+		in.voxel = v
+	}
+	if rt.takes&uploadName != 0 {
+		in.name = r.URL.Query().Get("name")
+		if err := ValidSegment("upload name", in.name); err != nil {
+			return nil, Errorf(CodeBadRequest, "%v", err)
+		}
+	}
+	if rt.takes&noBody != 0 {
+		if err := h.discardBody(w, r); err != nil {
+			return nil, err
+		}
+	}
+	return rt.fn(w, r, in)
+}
+
+// byID is the endpoint of a route whose answer is the Service's view of one job.
+func byID[T any](get func(context.Context, string) (T, error)) endpoint {
+	return func(w http.ResponseWriter, r *http.Request, in input) (any, error) {
+		return get(r.Context(), in.id)
+	}
 }
 
 // ServeHTTP applies the checks every request passes, routes it, and logs one line.
@@ -484,10 +576,10 @@ func (h *handler) root(w http.ResponseWriter, r *http.Request) {
 	fmt.Fprintf(w, "%s helper %s is running; its API is at %s. This helper serves no browser build.\n", schema.AppName, schema.Version, Prefix)
 }
 
-func (h *handler) info(w http.ResponseWriter, r *http.Request) error {
+func (h *handler) info(w http.ResponseWriter, r *http.Request, _ input) (any, error) {
 	info, err := h.svc.Info(r.Context())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// What the wiring decides, the wiring reports.
 	info.Transport = string(TransportFrom(r.Context()))
@@ -497,17 +589,12 @@ func (h *handler) info(w http.ResponseWriter, r *http.Request) error {
 	if info.MaxUploadBytes <= 0 || info.MaxUploadBytes > h.opts.MaxUploadBytes {
 		info.MaxUploadBytes = h.opts.MaxUploadBytes
 	}
-	writeJSON(w, http.StatusOK, info)
-	return nil
+	return info, nil
 }
 
-func (h *handler) upload(w http.ResponseWriter, r *http.Request) error {
-	name := r.URL.Query().Get("name")
-	if err := ValidSegment("upload name", name); err != nil {
-		return Errorf(CodeBadRequest, "%v", err)
-	}
+func (h *handler) upload(w http.ResponseWriter, r *http.Request, in input) (any, error) {
 	if r.ContentLength > h.opts.MaxUploadBytes {
-		return Errorf(CodeTooLarge, "upload of %d bytes exceeds the limit of %d", r.ContentLength, h.opts.MaxUploadBytes)
+		return nil, Errorf(CodeTooLarge, "upload of %d bytes exceeds the limit of %d", r.ContentLength, h.opts.MaxUploadBytes)
 	}
 	body := &uploadBody{
 		r:       http.MaxBytesReader(w, r.Body, h.opts.MaxUploadBytes),
@@ -517,24 +604,23 @@ func (h *handler) upload(w http.ResponseWriter, r *http.Request) error {
 		start:   time.Now(),
 		grace:   h.opts.UploadGrace,
 	}
-	up, err := h.svc.Upload(r.Context(), name, body)
+	up, err := h.svc.Upload(r.Context(), in.name, body)
 	// Whatever the Service made of the short read, these say what the client did wrong.
 	switch {
 	case body.tooLarge:
-		return Errorf(CodeTooLarge, "upload exceeds the limit of %d bytes", h.opts.MaxUploadBytes)
+		return nil, Errorf(CodeTooLarge, "upload exceeds the limit of %d bytes", h.opts.MaxUploadBytes)
 	case body.tooSlow:
-		return &Error{Status: http.StatusRequestTimeout, Code: CodeBadRequest, Message: fmt.Sprintf(
+		return nil, &Error{Status: http.StatusRequestTimeout, Code: CodeBadRequest, Message: fmt.Sprintf(
 			"upload too slow: %d bytes in %v, below the minimum rate of %d bytes/s (after a grace of %v); the upload was dropped",
 			body.n, time.Since(body.start).Round(time.Millisecond), h.opts.MinUploadRate, h.opts.UploadGrace)}
 	case body.stalled:
-		return &Error{Status: http.StatusRequestTimeout, Code: CodeBadRequest, Message: fmt.Sprintf(
+		return nil, &Error{Status: http.StatusRequestTimeout, Code: CodeBadRequest, Message: fmt.Sprintf(
 			"upload stalled: no bytes for %v after %d bytes; the upload was dropped", h.opts.ReadTimeout, body.n)}
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
-	writeJSON(w, http.StatusCreated, up)
-	return nil
+	return up, nil
 }
 
 // uploadBody streams an upload to the Service under two deadlines, set on the connection
@@ -599,92 +685,42 @@ func (b *uploadBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func (h *handler) submit(w http.ResponseWriter, r *http.Request) error {
+func (h *handler) submit(w http.ResponseWriter, r *http.Request, _ input) (any, error) {
 	var req JobRequest
 	if err := h.decode(w, r, &req); err != nil {
-		return err
+		return nil, err
 	}
+	// Security: only a local client names files on the helper's disk.
 	if TransportFrom(r.Context()) == TransportWeb && (req.Scan != "" || req.Mask != "") {
-		return Errorf(CodeForbidden, "the web transport cannot name files on the helper's disk; upload the scan (POST %s/uploads) and submit its ID", Prefix)
+		return nil, Errorf(CodeForbidden, "the web transport cannot name files on the helper's disk; upload the scan (POST %s/uploads) and submit its ID", Prefix)
 	}
 	for _, f := range []struct{ kind, v string }{{"scan_upload", req.ScanUpload}, {"mask_upload", req.MaskUpload}} {
 		if f.v != "" {
 			if err := ValidSegment(f.kind, f.v); err != nil {
-				return Errorf(CodeBadRequest, "%v", err)
+				return nil, Errorf(CodeBadRequest, "%v", err)
 			}
 		}
 	}
-	job, err := h.svc.Submit(r.Context(), req)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusAccepted, job)
-	return nil
+	return h.svc.Submit(r.Context(), req)
 }
 
-func (h *handler) jobs(w http.ResponseWriter, r *http.Request) error {
+func (h *handler) jobs(w http.ResponseWriter, r *http.Request, _ input) (any, error) {
 	jobs, err := h.svc.Jobs(r.Context())
-	if err != nil {
-		return err
-	}
 	if jobs == nil {
 		jobs = []Job{}
 	}
-	writeJSON(w, http.StatusOK, jobs)
-	return nil
-}
-
-// jobID returns the {id} of the route, checked.
-func jobID(r *http.Request) (string, error) {
-	id := r.PathValue("id")
-	if err := ValidSegment("job ID", id); err != nil {
-		return "", Errorf(CodeBadRequest, "%v", err)
-	}
-	return id, nil
-}
-
-func (h *handler) job(w http.ResponseWriter, r *http.Request) error {
-	id, err := jobID(r)
-	if err != nil {
-		return err
-	}
-	job, err := h.svc.Job(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, job)
-	return nil
-}
-
-func (h *handler) cancel(w http.ResponseWriter, r *http.Request) error {
-	id, err := jobID(r)
-	if err != nil {
-		return err
-	}
-	if err := h.discardBody(w, r); err != nil {
-		return err
-	}
-	job, err := h.svc.Cancel(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, job)
-	return nil
+	return jobs, err
 }
 
 // events streams the job's events as NDJSON. Every write has a deadline: a client that stops
 // reading is dropped within WriteTimeout once the socket buffers fill, and returning cancels
 // the context the Service's producer watches, so its goroutines end too.
-func (h *handler) events(w http.ResponseWriter, r *http.Request) error {
-	id, err := jobID(r)
-	if err != nil {
-		return err
-	}
+func (h *handler) events(w http.ResponseWriter, r *http.Request, in input) (any, error) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	ch, err := h.svc.Events(ctx, id)
+	ch, err := h.svc.Events(ctx, in.id)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	hd := w.Header()
 	hd.Set("Content-Type", EventContentType)
@@ -696,44 +732,31 @@ func (h *handler) events(w http.ResponseWriter, r *http.Request) error {
 	}
 	rw.WriteHeader(http.StatusOK)
 	if rw.flush() != nil {
-		return nil
+		return nil, nil
 	}
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return nil, nil
 		case ev, ok := <-ch:
 			if !ok {
-				return nil
+				return nil, nil
 			}
 			b, err := json.Marshal(ev)
 			if err != nil {
-				return nil
+				return nil, nil
 			}
 			if _, err := rw.Write(append(b, '\n')); err != nil {
-				return nil
+				return nil, nil
 			}
 			if rw.flush() != nil {
-				return nil
+				return nil, nil
 			}
 			if ev.Job.State.Terminal() {
-				return nil
+				return nil, nil
 			}
 		}
 	}
-}
-
-func (h *handler) summary(w http.ResponseWriter, r *http.Request) error {
-	id, err := jobID(r)
-	if err != nil {
-		return err
-	}
-	s, err := h.svc.Summary(r.Context(), id)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, s)
-	return nil
 }
 
 func writeVolume(w http.ResponseWriter, v *Volume) error {
@@ -754,91 +777,39 @@ func writeVolume(w http.ResponseWriter, v *Volume) error {
 	return nil
 }
 
-func (h *handler) volume(w http.ResponseWriter, r *http.Request) error {
-	id, err := jobID(r)
+func (h *handler) volume(w http.ResponseWriter, r *http.Request, in input) (any, error) {
+	v, err := h.svc.Volume(r.Context(), in.id, in.name)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	name := r.PathValue("name")
-	if err := ValidSegment("volume name", name); err != nil {
-		return Errorf(CodeBadRequest, "%v", err)
-	}
-	v, err := h.svc.Volume(r.Context(), id, name)
-	if err != nil {
-		return err
-	}
-	return writeVolume(w, v)
+	return nil, writeVolume(w, v)
 }
 
-func queryVoxel(r *http.Request) ([3]int, error) {
-	v, err := ParseVoxel(r.URL.Query().Get("voxel"))
+func (h *handler) seed(w http.ResponseWriter, r *http.Request, in input) (any, error) {
+	v, err := h.svc.SeedMap(r.Context(), in.id, in.voxel)
 	if err != nil {
-		return v, Errorf(CodeBadRequest, "%v", err)
+		return nil, err
 	}
-	return v, nil
+	return nil, writeVolume(w, v)
 }
 
-func (h *handler) seed(w http.ResponseWriter, r *http.Request) error {
-	id, err := jobID(r)
-	if err != nil {
-		return err
-	}
-	vox, err := queryVoxel(r)
-	if err != nil {
-		return err
-	}
-	v, err := h.svc.SeedMap(r.Context(), id, vox)
-	if err != nil {
-		return err
-	}
-	return writeVolume(w, v)
+func (h *handler) series(w http.ResponseWriter, r *http.Request, in input) (any, error) {
+	return h.svc.Series(r.Context(), in.id, in.voxel)
 }
 
-func (h *handler) series(w http.ResponseWriter, r *http.Request) error {
-	id, err := jobID(r)
-	if err != nil {
-		return err
-	}
-	vox, err := queryVoxel(r)
-	if err != nil {
-		return err
-	}
-	s, err := h.svc.Series(r.Context(), id, vox)
-	if err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusOK, s)
-	return nil
-}
-
-func (h *handler) files(w http.ResponseWriter, r *http.Request) error {
-	id, err := jobID(r)
-	if err != nil {
-		return err
-	}
-	fs, err := h.svc.Files(r.Context(), id)
-	if err != nil {
-		return err
-	}
+func (h *handler) files(w http.ResponseWriter, r *http.Request, in input) (any, error) {
+	fs, err := h.svc.Files(r.Context(), in.id)
 	if fs == nil {
 		fs = []FileInfo{}
 	}
-	writeJSON(w, http.StatusOK, fs)
-	return nil
+	return fs, err
 }
 
-func (h *handler) file(w http.ResponseWriter, r *http.Request) error {
-	id, err := jobID(r)
+func (h *handler) file(w http.ResponseWriter, r *http.Request, in input) (any, error) {
+	name := in.name
+	rc, fi, err := h.svc.OpenFile(r.Context(), in.id, name)
 	if err != nil {
-		return err
-	}
-	name := r.PathValue("name")
-	if err := ValidBundleName(name); err != nil {
-		return Errorf(CodeBadRequest, "%v", err)
-	}
-	rc, fi, err := h.svc.OpenFile(r.Context(), id, name)
-	if err != nil {
-		return err
+		return nil, err
 	}
 	defer rc.Close()
 	hd := w.Header()
@@ -853,7 +824,7 @@ func (h *handler) file(w http.ResponseWriter, r *http.Request) error {
 	// A failure from here on (a short file, a client gone) can only cut the body short; with
 	// Content-Length set, the client sees the truncation.
 	io.Copy(w, rc)
-	return nil
+	return nil, nil
 }
 
 // responseWriter records the status for the log line and gives every write a fresh
