@@ -154,20 +154,34 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 	} else {
 		// 1a. Head-motion realignment (realign.go): the loader reads the realigned series.
 		loadPath := cfg.Scan
-		if ok, why := realignWanted(cfg); ok {
+		var mr *MotionReport
+		ok, why := realignWanted(cfg)
+		if ok {
 			var cleanup func()
-			var mr *MotionReport
 			if loadPath, mr, cleanup, err = realignScan(ctx, cfg, w, rep); err != nil {
 				return nil, err
 			}
 			defer cleanup()
-			mr.Reason = why
+			if mr.Reason == "" {
+				mr.Reason = why
+			}
+		}
+		if mr != nil && !mr.Realigned {
+			// --realign auto's first look found too little motion to resample (realign.go).
+			loadPath = cfg.Scan
+			if err := w.WriteJSON("qc/motion.json", mr); err != nil {
+				return nil, err
+			}
+			rep.Note(mr.Reason)
+			r.stage("realign", t0)
+			t0 = time.Now()
+		} else if mr != nil {
 			cfg.motionTable = w.Path("qc/motion.tsv") // auto's raw recipe regresses it
 			if err := w.WriteJSON("qc/motion.json", mr); err != nil {
 				return nil, err
 			}
 			rep.Note(fmt.Sprintf("realigned (%s): mean FD %.3f mm, max %.3f mm, %d volume(s) over 0.5 mm; largest motion %.2f mm / %.2f° (qc/motion.tsv)",
-				why, mr.MeanFD, mr.MaxFD, mr.VolumesOverFD05, mr.MaxTranslationMM, mr.MaxRotationDeg))
+				mr.Reason, mr.MeanFD, mr.MaxFD, mr.VolumesOverFD05, mr.MaxTranslationMM, mr.MaxRotationDeg))
 			// FD scrubbing and motion regressors (--fd, --confound-columns) of a raw scan read
 			// the motion just estimated: the same table, fMRIPrep's names.
 			// (auto's raw recipe reads it itself, through Config.motionTable).

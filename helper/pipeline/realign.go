@@ -37,7 +37,18 @@ type MotionReport struct {
 	MaxTranslationMM float64 `json:"max_abs_translation_mm"`
 	MaxRotationDeg   float64 `json:"max_abs_rotation_deg"`
 	UncoveredVoxels  int     `json:"voxels_outside_some_volume"`
+	// Auto's screen (--realign auto): the largest displacement from the first volume that the
+	// coarse first look (realign.Screen) found, and the threshold it was held against (mm).
+	ScreenMaxDisplacementMM float64 `json:"auto_screen_max_displacement_mm,omitempty"`
+	ScreenThresholdMM       float64 `json:"auto_screen_threshold_mm,omitempty"`
 }
+
+// autoRealignVoxelFraction: --realign auto realigns a raw scan when some volume lies further
+// from the first than this fraction of the smallest voxel edge (FD's measure: translations plus
+// rotations on a 50 mm sphere, Power et al. 2012): 0.3 mm for 3 mm voxels. Below it the
+// intensity change from motion is under a tenth of an edge's contrast, less than the B-spline
+// reslicing would smooth away; above it SPM's and FSL's pipelines would realign anyway.
+const autoRealignVoxelFraction = 0.1
 
 // realignWanted decides whether the scan is realigned and says why in words.
 func realignWanted(cfg Config) (bool, string) {
@@ -69,7 +80,9 @@ func realignWanted(cfg Config) (bool, string) {
 // qc/motion.json into the bundle, and returns the path of the realigned series (a float32
 // NIfTI in a private temporary folder that cleanup removes) for the loader, with a copy of the
 // motion table there (motion.tsv) for the cleaning step. The header keeps the scan's geometry
-// and transform codes.
+// and transform codes. Under --realign auto a coarse first pass (realign.Screen) comes first:
+// when the scan moved less than autoRealignVoxelFraction of a voxel, nothing is resampled and
+// the report (Realigned false, path "") says so.
 func realignScan(ctx context.Context, cfg Config, w *bundle.Writer, rep progress.Reporter) (path string, mr *MotionReport, cleanup func(), err error) {
 	cleanup = func() {}
 	h, data, err := nifti.ReadImage(cfg.Scan)
@@ -84,6 +97,27 @@ func realignScan(ctx context.Context, cfg Config, w *bundle.Writer, rep progress
 	vols := make([][]float32, l)
 	for t := range vols {
 		vols[t] = data[t*g.Len() : (t+1)*g.Len()]
+	}
+	var screen *MotionReport
+	if cfg.Realign == RealignAuto {
+		// A cheap first look decides whether the scan moved enough to be worth resampling.
+		sr, err := realign.Screen(ctx, g, vols, realign.DefaultOptions(), rep)
+		if err != nil {
+			return "", nil, cleanup, fmt.Errorf("%s: %w", cfg.Scan, err)
+		}
+		vs := math.Inf(1)
+		for j := 0; j < 3; j++ {
+			a := g.Affine
+			vs = math.Min(vs, math.Sqrt(a[0][j]*a[0][j]+a[1][j]*a[1][j]+a[2][j]*a[2][j]))
+		}
+		screen = &MotionReport{Volumes: l, ScreenMaxDisplacementMM: sr.MaxDisplacement(), ScreenThresholdMM: autoRealignVoxelFraction * vs}
+		if screen.ScreenMaxDisplacementMM <= screen.ScreenThresholdMM {
+			screen.Reason = fmt.Sprintf("--realign auto: a coarse first pass found at most %.2f mm of motion from the first volume, within %.2f mm (a tenth of the %.2f mm voxel): not realigned",
+				screen.ScreenMaxDisplacementMM, screen.ScreenThresholdMM, vs)
+			return "", screen, cleanup, nil
+		}
+		screen.Reason = fmt.Sprintf("--realign auto: a coarse first pass found up to %.2f mm of motion from the first volume, over %.2f mm (a tenth of the %.2f mm voxel)",
+			screen.ScreenMaxDisplacementMM, screen.ScreenThresholdMM, vs)
 	}
 	res, err := realign.Estimate(ctx, g, vols, realign.DefaultOptions(), rep)
 	if err != nil {
@@ -108,6 +142,9 @@ func realignScan(ctx context.Context, cfg Config, w *bundle.Writer, rep progress
 		return "", nil, func() {}, err
 	}
 	mr = &MotionReport{Realigned: true, Volumes: l, Passes: res.Passes, Interpolation: ropt.Interp.String(), UncoveredVoxels: unc}
+	if screen != nil {
+		mr.Reason, mr.ScreenMaxDisplacementMM, mr.ScreenThresholdMM = screen.Reason, screen.ScreenMaxDisplacementMM, screen.ScreenThresholdMM
+	}
 	for t, p := range res.Params {
 		fd := res.FD[t]
 		mr.MeanFD += fd / float64(max(l-1, 1))

@@ -254,3 +254,46 @@ func TestRunRegisteredHubsMNI(t *testing.T) {
 		t.Errorf("hub MNI positions up to %.2f mm from the known affine's", worst)
 	}
 }
+
+// TestRealignAuto: --realign auto on a raw scan realigns the moving phantom and leaves an (all
+// but) still one as it is, and qc/motion.json says which and why.
+func TestRealignAuto(t *testing.T) {
+	m, a, err := synth.DemoMask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, a = synth.ResampleMask(m, a, 12)
+	p := synth.DefaultParams()
+	p.Length, p.Hubs = 20, 10
+	for _, c := range []struct {
+		mm   float64
+		want bool
+	}{{0.01, false}, {2, true}} {
+		dir := t.TempDir()
+		in := filepath.Join(dir, "scan.nii.gz")
+		if _, _, err := synth.WriteMoving(context.Background(), m, a, p, synth.Motion{MaxShiftMM: c.mm, MaxRotDeg: c.mm}, in, nil); err != nil {
+			t.Fatal(err)
+		}
+		cfg := Defaults()
+		cfg.Scan, cfg.Out, cfg.Backend, cfg.Metrics, cfg.Density = in, filepath.Join(dir, "out"), "cpu", settings.MetricsNone, 0.05
+		cfg.Realign, cfg.Denoise = RealignAuto, CleanNone
+		if _, err := Run(context.Background(), cfg, nil); err != nil {
+			t.Fatal(err)
+		}
+		var mr MotionReport
+		b, err := os.ReadFile(filepath.Join(cfg.Out, "qc", "motion.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &mr); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("planted ≤ %g mm / %g°: %s", c.mm, c.mm, mr.Reason)
+		if mr.Realigned != c.want || math.Abs(mr.ScreenThresholdMM-1.2) > 1e-9 || !strings.Contains(mr.Reason, "--realign auto") {
+			t.Errorf("planted ≤ %g mm: realigned %v (want %v), threshold %g mm, %q", c.mm, mr.Realigned, c.want, mr.ScreenThresholdMM, mr.Reason)
+		}
+		if _, err := os.Stat(filepath.Join(cfg.Out, "qc", "motion.tsv")); (err == nil) != c.want {
+			t.Errorf("planted ≤ %g mm: motion.tsv present %v", c.mm, err == nil)
+		}
+	}
+}

@@ -47,6 +47,15 @@ func BenchmarkRealign200(b *testing.B) {
 	for t := range work {
 		work[t] = make([]float32, g.Len())
 	}
+	b.Run("screen", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			res, err := Screen(context.Background(), g, vols, DefaultOptions(), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(res.MaxDisplacement(), "mm")
+		}
+	})
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for t := range work {

@@ -235,3 +235,28 @@ func TestWriteTSV(t *testing.T) {
 		t.Fatalf("confounds %v %v", m, fd)
 	}
 }
+
+// TestScreen: the coarse first look (--realign auto) finds the planted motion closely enough to
+// decide, and a still series shows (almost) none.
+func TestScreen(t *testing.T) {
+	g := testGrid(36, 42, 26, 4.5)
+	truth := randomMotion(5, 2)
+	res, err := Screen(context.Background(), g, movedSeries(g, truth), DefaultOptions(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mm, deg := rmsError(t, res.Params, truth)
+	want := (&Result{Params: truth}).MaxDisplacement()
+	t.Logf("screen: RMS error %.3f mm, %.3f°; largest displacement %.2f mm (planted %.2f)", mm, deg, res.MaxDisplacement(), want)
+	if mm > 0.3 || deg > 0.3 || math.Abs(res.MaxDisplacement()-want) > 0.1*want {
+		t.Errorf("screen: RMS error %.3f mm / %.3f°, largest displacement %.2f mm against %.2f", mm, deg, res.MaxDisplacement(), want)
+	}
+	still := movedSeries(g, make([]Params, 4))
+	res, err = Screen(context.Background(), g, still, DefaultOptions(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := res.MaxDisplacement(); d > 0.05 {
+		t.Errorf("a still series screened as moving by %.3f mm", d)
+	}
+}

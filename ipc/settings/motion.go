@@ -23,7 +23,7 @@ type Motion struct {
 
 func (g *Motion) fields() []Field {
 	return []Field{
-		{"realign", "realign", "MODE", "head-motion realignment before the analysis: off (default), on, or auto (a raw scan: no confounds table, not fMRIPrep output); writes qc/motion.tsv, qc/motion.png, qc/motion.json", &g.Realign},
+		{"realign", "realign", "MODE", "head-motion realignment before the analysis: off (default), on, or auto (a raw scan — no confounds table, not fMRIPrep output — that moved more than a tenth of a voxel); writes qc/motion.tsv, qc/motion.png, qc/motion.json", &g.Realign},
 		{"register", "register", "MODE", "affine registration of the mean EPI to the MNI152 template for the hubs' atlas labels: off (default), on, or auto (a scan not in MNI space); writes qc/registration.json", &g.Register},
 	}
 }
