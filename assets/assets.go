@@ -27,11 +27,15 @@ const (
 )
 
 // Template holds the MNI152 brain template that helper/register aligns a scan's mean EPI to:
-// template/mni152_brain_4mm.nii.gz (ICBM 2009a T1 brain, 4 mm; see
-// template/LICENSE-MNI152-ICBM2009a.txt).
+// template/mni152_brain_4mm.nii.gz (ICBM 2009a T1 brain, 4 mm), and the same brain at 2 mm that
+// the helper serves as the anatomy behind the app's slices, template/mni152_t1_brain_2mm.nii.gz
+// (see template/LICENSE-MNI152-ICBM2009a.txt).
 //
 //go:embed template
 var Template embed.FS
 
 // TemplateImage is the path of the brain template inside Template.
 const TemplateImage = "template/mni152_brain_4mm.nii.gz"
+
+// DisplayTemplateImage is the path of the 2 mm display template inside Template.
+const DisplayTemplateImage = "template/mni152_t1_brain_2mm.nii.gz"

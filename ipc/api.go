@@ -172,7 +172,8 @@ type Summary struct {
 	Metrics []byte `json:"metrics"`
 	Hubs    []Hub  `json:"hubs"` // strongest first
 	// Volumes lists the names GET …/volumes/{name} serves for this job (degree, strength,
-	// hubs, hub_z, modules, mean, mask, template when the scan is in MNI space, …).
+	// hubs, hub_z, modules, mean, mask, and atlas and template — the MNI152 T1 brain on the
+	// scan's grid — when the scan is in MNI space or registered to it, …).
 	Volumes []string   `json:"volumes"`
 	Files   []FileInfo `json:"files"`
 	// Atlas names the regions of the "atlas" volume (label → name), when the scan lies in a
@@ -181,6 +182,10 @@ type Summary struct {
 	// DFC is the dynamic analysis, when windows were asked for; window w's degree map is the
 	// volume "dfc_degree@w" (w from 0).
 	DFC *schema.DFCSummary `json:"dfc,omitempty"`
+	// ScanToMNI maps the scan's world coordinates (mm) to MNI coordinates when the scan was
+	// registered to MNI space (qc/registration.json); nil for a scan in MNI space already
+	// (its world coordinates are MNI) or one not registered.
+	ScanToMNI *[4][4]float64 `json:"scan_to_mni,omitempty"`
 }
 
 // AtlasInfo describes the labelled atlas used to name regions.

@@ -579,3 +579,51 @@ func TestCrosshairMNIAndRegion(t *testing.T) {
 		t.Errorf("corner voxel: position %q", v.position.Text)
 	}
 }
+
+// A job whose scan is registered to MNI space opens on the MNI template; the Anatomy picker
+// offers the template and the mean EPI, and switches the background; the position
+// line gives the crosshair's MNI coordinates through the registration.
+func TestTemplateBackground(t *testing.T) {
+	test.NewTempApp(t)
+	svc := slicestest.NewService()
+	v := New(svc)
+	test.NewTempWindow(t, v).Resize(fyne.NewSize(960, 480))
+	s := slicestest.Summary()
+	s.Volumes = append(s.Volumes, VolumeTemplate)
+	to := [4][4]float64{{1, 0, 0, 5}, {0, 1, 0, -3}, {0, 0, 1, 2}, {0, 0, 0, 1}}
+	s.ScanToMNI = &to
+	v.Load(context.Background(), slicestest.JobID, s)
+	v.pending.Wait()
+	if v.Background() != VolumeTemplate || v.bg == nil || v.bg.vol.Header.Name != VolumeTemplate {
+		t.Fatalf("background %q, want the template", v.Background())
+	}
+	if got := v.bgPicker.Options; len(got) != 2 || got[0] != backgroundLabels[VolumeTemplate] || !v.bgBox.Visible() {
+		t.Fatalf("anatomy picker %v (shown %v)", got, v.bgBox.Visible())
+	}
+	if c := OverlayChoices(s); strings.Contains(strings.Join(c, ","), VolumeTemplate) {
+		t.Fatalf("the template is offered as an overlay: %v", c)
+	}
+	// The template's anterior half is brighter than its posterior half in the axial view.
+	h := slicestest.Hubs[0]
+	v.SetCrosshair(h)
+	tplImg := backgroundOnly(v, Axial)
+	x := World(slicestest.Affine, h)
+	want := fmt.Sprintf("MNI (x, y, z) = (%.1f, %.1f, %.1f) mm", x[0]+5, x[1]-3, x[2]+2)
+	if !strings.Contains(v.position.Text, want) {
+		t.Fatalf("position %q, want %q", v.position.Text, want)
+	}
+	v.bgPicker.SetSelected(backgroundLabels[VolumeMean])
+	v.pending.Wait()
+	if v.Background() != VolumeMean || v.bg.vol.Header.Name != VolumeMean {
+		t.Fatalf("after choosing the mean EPI the background is %q", v.Background())
+	}
+	if equalImages(tplImg, backgroundOnly(v, Axial)) {
+		t.Fatal("the mean EPI draws as the template did")
+	}
+	// The choice stays for the next job that has it.
+	v.Load(context.Background(), slicestest.JobID+"x", s)
+	v.pending.Wait()
+	if v.Background() != VolumeMean {
+		t.Fatalf("next job's background %q, want the chosen mean EPI", v.Background())
+	}
+}

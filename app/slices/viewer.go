@@ -20,9 +20,12 @@ import (
 
 // Names of the volumes the viewer treats specially.
 const (
-	// Background volumes, in order of preference: the mean EPI, else the analysis mask.
-	VolumeMean = "mean"
-	VolumeMask = "mask"
+	// Background volumes, in order of preference: the MNI152 T1 template on the scan's grid
+	// (served when the scan is in MNI space or registered to it), the scan's mean EPI, else
+	// the analysis mask.
+	VolumeTemplate = "template"
+	VolumeMean     = "mean"
+	VolumeMask     = "mask"
 	// VolumeHubs is drawn as hub voxels coloured by their module when "modules" exists.
 	VolumeHubs    = "hubs"
 	VolumeModules = "modules"
@@ -71,11 +74,17 @@ type Viewer struct {
 	views                  [3]*sliceView
 	sliders                [3]*widget.Slider
 	picker, colormapPicker *widget.Select
-	threshold, opacity     *widget.Slider
-	thresholdLabel         *widget.Label
-	convention             *widget.Check
-	conventionText         *widget.Label
-	position, status       *widget.Label
+	// bgPicker chooses the anatomy behind the overlay (BackgroundChoices); bgName is the
+	// background shown, cancelBg stops its fetch.
+	bgPicker           *widget.Select
+	bgBox              fyne.CanvasObject
+	bgName             string
+	cancelBg           context.CancelFunc
+	threshold, opacity *widget.Slider
+	thresholdLabel     *widget.Label
+	convention         *widget.Check
+	conventionText     *widget.Label
+	position, status   *widget.Label
 	// atlas is the job's "atlas" volume (served only for scans in MNI space) and its region
 	// names, for the crosshair's label; nil without one.
 	atlas       *ipc.Volume
@@ -125,6 +134,11 @@ func (v *Viewer) build() {
 		}
 	})
 	v.colormapPicker.SetSelected(string(Hot))
+	v.bgPicker = widget.NewSelect(nil, func(label string) {
+		if !v.quiet {
+			v.ShowBackground(backgroundOf(label))
+		}
+	})
 	v.threshold = widget.NewSlider(0, 1)
 	v.threshold.OnChanged = func(float64) {
 		if !v.quiet {
@@ -150,11 +164,15 @@ func (v *Viewer) build() {
 	v.updateConvention()
 
 	v.pickerBox = container.NewBorder(nil, nil, widget.NewLabel("Overlay"), nil, v.picker)
+	// Shown only when there is a choice of anatomy (a job with the MNI template).
+	v.bgBox = container.NewBorder(nil, nil, widget.NewLabel("Anatomy"), nil, v.bgPicker)
+	v.bgBox.Hide()
 	v.controls = container.NewGridWithColumns(4,
 		v.pickerBox,
 		container.NewBorder(nil, nil, widget.NewLabel("Colours"), nil, v.colormapPicker),
 		container.NewBorder(nil, nil, v.thresholdLabel, nil, v.threshold),
 		container.NewBorder(nil, nil, widget.NewLabel("Opacity"), nil, v.opacity),
+		v.bgBox,
 	)
 	var cols []fyne.CanvasObject
 	for p := range v.views {
@@ -177,15 +195,107 @@ func (v *Viewer) SetControlColumns(n int) {
 	v.Refresh()
 }
 
-// BackgroundName is the volume a job's slices are drawn on: the mean EPI, else the mask, else
-// "" (the overlay alone).
+// BackgroundName is the volume a job's slices are drawn on first: the MNI152 T1 template (a
+// clinician reads the overlay against anatomy), else the mean EPI, else the mask, else "" (the
+// overlay alone).
 func BackgroundName(s ipc.Summary) string {
-	for _, n := range []string{VolumeMean, VolumeMask} {
+	if c := BackgroundChoices(s); len(c) > 0 {
+		return c[0]
+	}
+	return ""
+}
+
+// BackgroundChoices lists the job's backgrounds in order of preference: the template and the
+// mean EPI, or the mask when the job has neither (the flat mask is only a fallback).
+func BackgroundChoices(s ipc.Summary) []string {
+	var out []string
+	for _, n := range []string{VolumeTemplate, VolumeMean} {
 		if hasVolume(s, n) {
+			out = append(out, n)
+		}
+	}
+	if len(out) == 0 && hasVolume(s, VolumeMask) {
+		out = append(out, VolumeMask)
+	}
+	return out
+}
+
+// Labels of the backgrounds in the Anatomy picker.
+var backgroundLabels = map[string]string{
+	VolumeTemplate: "MNI152 T1 template",
+	VolumeMean:     "Mean EPI of the scan",
+	VolumeMask:     "Analysis mask",
+}
+
+func backgroundOf(label string) string {
+	for n, l := range backgroundLabels {
+		if l == label {
 			return n
 		}
 	}
-	return ""
+	return label
+}
+
+// Background returns the name of the background shown (or being fetched).
+func (v *Viewer) Background() string { return v.bgName }
+
+// ShowBackground draws the slices on the job's volume name (BackgroundChoices), fetched in the
+// background; OnLoaded is not called, a failure shows in the status line.
+func (v *Viewer) ShowBackground(name string) {
+	if v.cancelBg != nil {
+		v.cancelBg()
+	}
+	v.setBackgroundPicker(name)
+	if v.job == "" || name == v.bgName && v.bg != nil {
+		return
+	}
+	v.bgName = name
+	ctx, cancel := context.WithCancel(v.jobCtx)
+	v.cancelBg = cancel
+	job := v.job
+	v.pending.Add(1)
+	go func() {
+		defer v.pending.Done()
+		bg, err := v.svc.Volume(ctx, job, name)
+		fyne.Do(func() {
+			if ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				v.status.SetText(fmt.Sprintf("background %q of job %s: %v", name, job, err))
+				return
+			}
+			if v.grid != nil && !sameGrid(v.grid, &bg.Header) {
+				v.status.SetText(fmt.Sprintf("Background %q lies on a %v grid, the overlay on %v: not shown", name, bg.Header.Dims, v.grid.Dims))
+				return
+			}
+			v.setBackground(bg)
+			v.refreshAll()
+		})
+	}()
+}
+
+func (v *Viewer) setBackgroundPicker(name string) {
+	var labels []string
+	for _, n := range BackgroundChoices(v.summary) {
+		labels = append(labels, backgroundLabels[n])
+	}
+	v.quiet = true
+	v.bgPicker.SetOptions(labels)
+	if l, ok := backgroundLabels[name]; ok {
+		v.bgPicker.SetSelected(l)
+	} else {
+		v.bgPicker.ClearSelected()
+	}
+	v.quiet = false
+	if (len(labels) > 1) != v.bgBox.Visible() {
+		if len(labels) > 1 {
+			v.bgBox.Show()
+		} else {
+			v.bgBox.Hide()
+		}
+		v.controls.Refresh()
+	}
 }
 
 // DefaultOverlay is what a job opens with: hub voxels in module colours, else the degree map.
@@ -203,7 +313,7 @@ func DefaultOverlay(s ipc.Summary) string {
 func OverlayChoices(s ipc.Summary) []string {
 	var names []string
 	for _, n := range s.Volumes {
-		if n == VolumeMean || n == VolumeMask || strings.HasPrefix(n, DFCPrefix) {
+		if n == VolumeMean || n == VolumeMask || n == VolumeTemplate || strings.HasPrefix(n, DFCPrefix) {
 			continue
 		}
 		names = append(names, n)
@@ -248,6 +358,14 @@ func (v *Viewer) LoadWithOverlay(ctx context.Context, jobID string, summary ipc.
 	v.setPickerOptions(overlay)
 	octx := v.overlayContext()
 	bgName := BackgroundName(summary)
+	if v.cancelBg != nil {
+		v.cancelBg()
+	}
+	if hasVolume(summary, v.bgName) {
+		bgName = v.bgName // the user's choice of anatomy stays from job to job
+	}
+	v.bgName = bgName
+	v.setBackgroundPicker(bgName)
 	withModules := hasVolume(summary, VolumeModules)
 	withAtlas := summary.Atlas != nil && hasVolume(summary, "atlas")
 	v.status.SetText(fmt.Sprintf("Loading %s…", jobID))
@@ -819,9 +937,20 @@ func (v *Viewer) updatePosition() {
 	c := v.cursor
 	x := World(v.grid.Affine, c)
 	text := fmt.Sprintf("Voxel (i, j, k) = (%d, %d, %d) · (x, y, z) = (%.1f, %.1f, %.1f) mm", c[0], c[1], c[2], x[0], x[1], x[2])
-	if v.atlas != nil {
-		// The helper serves the atlas only for a scan in MNI space, so its world
-		// coordinates are MNI coordinates.
+	if to := v.summary.ScanToMNI; to != nil {
+		// A registered scan: its MNI position through the registration (the helper's atlas
+		// grid was looked up the same way).
+		m := World(*to, [3]int{})
+		for r := range 3 {
+			m[r] += to[r][0]*x[0] + to[r][1]*x[1] + to[r][2]*x[2]
+		}
+		text = fmt.Sprintf("Voxel (i, j, k) = (%d, %d, %d) · scan (%.1f, %.1f, %.1f) mm · MNI (x, y, z) = (%.1f, %.1f, %.1f) mm", c[0], c[1], c[2], x[0], x[1], x[2], m[0], m[1], m[2])
+		if v.atlas != nil {
+			text += " · " + v.regionAt(c)
+		}
+	} else if v.atlas != nil {
+		// Without a registration the helper serves the atlas only for a scan in MNI space,
+		// so its world coordinates are MNI coordinates.
 		text = fmt.Sprintf("Voxel (i, j, k) = (%d, %d, %d) · MNI (x, y, z) = (%.1f, %.1f, %.1f) mm · %s", c[0], c[1], c[2], x[0], x[1], x[2], v.regionAt(c))
 	}
 	if v.ov != nil {

@@ -119,6 +119,10 @@ type Daemon struct {
 	atlasOnce sync.Once
 	atlas     *atlasData
 	atlasErr  error
+
+	templateOnce sync.Once
+	template     *templateImage
+	templateErr  error
 }
 
 // New opens (creating it 0700 if needed) the results directory, recovers the jobs of earlier

@@ -155,7 +155,7 @@ func TestEndToEnd(t *testing.T) {
 	if named < len(sum.Hubs)/2 {
 		t.Fatalf("only %d of %d hubs have an AAL region", named, len(sum.Hubs))
 	}
-	for _, v := range []string{"degree", "strength", "hubs", "hub_z", "modules", "participation", "clustering", "mean", "mask", "atlas"} {
+	for _, v := range []string{"degree", "strength", "hubs", "hub_z", "modules", "participation", "clustering", "mean", "mask", "atlas", VolumeTemplate} {
 		if !slices.Contains(sum.Volumes, v) {
 			t.Fatalf("volumes %v lack %s", sum.Volumes, v)
 		}
@@ -474,6 +474,9 @@ func TestNotMNI(t *testing.T) {
 	}
 	if _, err := d.Volume(unix, job.ID, "atlas"); !ipc.IsCode(err, ipc.CodeNotFound) {
 		t.Fatalf("atlas volume: %v", err)
+	}
+	if _, err := d.Volume(unix, job.ID, VolumeTemplate); slices.Contains(sum.Volumes, VolumeTemplate) || !ipc.IsCode(err, ipc.CodeNotFound) {
+		t.Fatalf("template offered for a scan outside MNI space: %v", err)
 	}
 }
 

@@ -12,10 +12,12 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hubscope/hubscope/assets"
 	"github.com/hubscope/hubscope/helper/atlas"
 	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/helper/realign"
 	"github.com/hubscope/hubscope/ipc"
 	"github.com/hubscope/hubscope/ipc/schema"
 )
@@ -34,7 +36,17 @@ type bundleView struct {
 	// atlasGrid is the AAL atlas resampled onto the grid when the scan is in MNI space.
 	atlasGrid []float32
 	mni       bool
-	dfcFrames int // windows in dfc/degree.nii.gz (0 = none)
+	// toMNI maps grid voxels to MNI coordinates (mm): the scan's affine for a scan in MNI
+	// space, composed with its registration (qc/registration.json) for a registered one; nil
+	// when neither. registered marks the second case, scanToMNI is then the registration.
+	toMNI      *[4][4]float64
+	registered bool
+	scanToMNI  *[4][4]float64
+	// template is the MNI display template on the grid, made on first request.
+	templateOnce sync.Once
+	template     []float32
+	templateErr  error
+	dfcFrames    int // windows in dfc/degree.nii.gz (0 = none)
 }
 
 func (v *bundleView) flat(p [3]int32) int {
@@ -100,11 +112,42 @@ func (d *Daemon) loadView(r record, dir string) (*bundleView, error) {
 		if err := d.decideSpace(v, r); err != nil {
 			return nil, err
 		}
+		if err := d.registeredSpace(v, r); err != nil {
+			return nil, err
+		}
 	}
 	if h, err := readHeader(filepath.Join(dir, "dfc", "degree.nii.gz")); err == nil && h.Nx() == v.dims[0] && h.Ny() == v.dims[1] && h.Nz() == v.dims[2] {
 		v.dfcFrames = h.Volumes()
 	}
 	return v, nil
+}
+
+// registeredSpace sets the grid's map to MNI: the scan's affine when it lies in MNI space, or
+// composed with its registration, whose atlas grid then names the crosshair's region as the
+// hubs' labels were named (through the same affine).
+func (d *Daemon) registeredSpace(v *bundleView, r record) error {
+	if v.mni {
+		a := v.affine
+		v.toMNI = &a
+		return nil
+	}
+	to, err := scanToMNI(v.dir)
+	if err != nil {
+		return fmt.Errorf("job %s: %w", r.ID, err)
+	}
+	if to == nil {
+		return nil
+	}
+	m := realign.Mul(*to, v.affine)
+	v.toMNI, v.scanToMNI, v.registered = &m, to, true
+	a, err := d.aal()
+	if err != nil {
+		return err
+	}
+	if grid, err := a.atlas.Resample(v.dims, m); err == nil {
+		v.atlasGrid = grid
+	}
+	return nil
 }
 
 func readHeader(path string) (nifti.Header, error) {
@@ -270,7 +313,8 @@ func (d *Daemon) Summary(ctx context.Context, id string) (ipc.Summary, error) {
 		return s, err
 	}
 	s.Volumes = v.volumeNames()
-	if v.mni {
+	s.ScanToMNI = v.scanToMNI
+	if v.atlasGrid != nil {
 		a, err := d.aal()
 		if err != nil {
 			return s, err
@@ -309,7 +353,7 @@ func (d *Daemon) hubs(v *bundleView) ([]ipc.Hub, error) {
 	}
 	modules, participation := gridMap("modules"), gridMap("participation")
 	var aal *atlas.Atlas
-	if v.mni {
+	if v.mni || v.registered {
 		a, err := d.aal()
 		if err != nil {
 			return nil, err
@@ -331,6 +375,15 @@ func (d *Daemon) hubs(v *bundleView) ([]ipc.Hub, error) {
 			p := v.ijk[h.Node]
 			h.Voxel = [3]int{int(p[0]), int(p[1]), int(p[2])}
 			h.MNI = [3]float64{num(row, "x_mm"), num(row, "y_mm"), num(row, "z_mm")}
+			if v.registered {
+				// The hub's MNI position through the registration (hubs.tsv's x_mni … when
+				// the pipeline wrote them, else computed the same way).
+				if t.has("x_mni") {
+					h.MNI = [3]float64{num(row, "x_mni"), num(row, "y_mni"), num(row, "z_mni")}
+				} else {
+					h.MNI = apply(*v.scanToMNI, h.MNI)
+				}
+			}
 			f := v.flat(p)
 			if modules != nil {
 				h.Module = int(modules[f])
@@ -349,11 +402,20 @@ func (d *Daemon) hubs(v *bundleView) ([]ipc.Hub, error) {
 	return hubs, nil
 }
 
+// apply maps point x through the affine a.
+func apply(a [4][4]float64, x [3]float64) [3]float64 {
+	var y [3]float64
+	for r := range 3 {
+		y[r] = a[r][0]*x[0] + a[r][1]*x[1] + a[r][2]*x[2] + a[r][3]
+	}
+	return y
+}
+
 // mapName is the form of a volume name that maps to a bundle file (name.nii.gz).
 var mapName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // categorical volumes hold labels; the rest are quantities.
-var categorical = map[string]bool{"hubs": true, "modules": true, "mask": true, "atlas": true}
+var categorical = map[string]bool{"hubs": true, "modules": true, "mask": true, "atlas": true, "hubs_lost": true, "hubs_gained": true}
 
 var descriptions = map[string]string{
 	"degree":          "degree (number of links)",
@@ -368,6 +430,9 @@ var descriptions = map[string]string{
 	"eigenvector":     "eigenvector centrality (maximum 1)",
 	"betweenness":     "betweenness centrality",
 	"mean":            "temporal mean of the scan",
+	VolumeTemplate:    "MNI152 T1 template (ICBM 2009a)",
+	"hubs_lost":       "cohort hubs lost (z < −2)",
+	"hubs_gained":     "hubs gained against the cohort",
 	"mask":            "analysis mask (1 = node)",
 	"atlas":           "AAL atlas region",
 	"dfc_degree":      "degree in one sliding window",
@@ -388,8 +453,11 @@ func (v *bundleView) volumeNames() []string {
 	}
 	sort.Strings(names)
 	names = append(names, "mask")
-	if v.mni {
+	if v.atlasGrid != nil {
 		names = append(names, "atlas")
+	}
+	if v.toMNI != nil {
+		names = append(names, VolumeTemplate)
 	}
 	for w := 0; w < v.dfcFrames; w++ {
 		names = append(names, "dfc_degree@"+strconv.Itoa(w))
@@ -422,10 +490,26 @@ func (d *Daemon) Volume(ctx context.Context, id, name string) (*ipc.Volume, erro
 			}
 		}
 	case name == "atlas":
-		if !v.mni {
-			return nil, ipc.Errorf(ipc.CodeNotFound, "job %s: the scan is not in MNI space, so no atlas is shown", id)
+		if v.atlasGrid == nil {
+			return nil, ipc.Errorf(ipc.CodeNotFound, "job %s: the scan is neither in MNI space nor registered to it, so no atlas is shown", id)
 		}
 		vol.Data = append([]float32(nil), v.atlasGrid...)
+	case name == VolumeTemplate:
+		if v.toMNI == nil {
+			return nil, ipc.Errorf(ipc.CodeNotFound, "job %s: the scan is neither in MNI space nor registered to it, so the MNI template is not shown", id)
+		}
+		v.templateOnce.Do(func() {
+			t, err := d.displayTemplate()
+			if err != nil {
+				v.templateErr = err
+				return
+			}
+			v.template, v.templateErr = resampleTemplate(t, v.dims, *v.toMNI)
+		})
+		if v.templateErr != nil {
+			return nil, fmt.Errorf("job %s: %w", id, v.templateErr)
+		}
+		vol.Data = append([]float32(nil), v.template...)
 	case isFrame && base == "dfc_degree":
 		w, err := strconv.Atoi(frame)
 		if err != nil || w < 0 || w >= v.dfcFrames || strconv.Itoa(w) != frame {
@@ -451,7 +535,7 @@ func (d *Daemon) Volume(ctx context.Context, id, name string) (*ipc.Volume, erro
 	default:
 		return nil, ipc.Errorf(ipc.CodeNotFound, "job %s has no volume %q", id, name)
 	}
-	if name != "mean" && !vol.Header.Categorical {
+	if name != "mean" && name != VolumeTemplate && !vol.Header.Categorical {
 		nan := float32(math.NaN())
 		for f, n := range v.nodeOf {
 			if n < 0 {

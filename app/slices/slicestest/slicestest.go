@@ -126,6 +126,18 @@ func Mean(v [3]int) float64 {
 	return m
 }
 
+// Template is the MNI template on the phantom's grid (served when a summary lists
+// "template"): 200 inside the brain, brighter (250) on its anterior half, 0 outside.
+func Template(v [3]int) float64 {
+	switch {
+	case !InMask(v):
+		return 0
+	case Anterior(v):
+		return 250
+	}
+	return 200
+}
+
 // SeriesOf is voxel v's time series: a sinusoid whose period depends on its module.
 func SeriesOf(v [3]int) []float32 {
 	out := make([]float32, SeriesLength)
@@ -170,6 +182,8 @@ func VolumeOf(name string) (*ipc.Volume, error) {
 	switch name {
 	case "mean":
 		f = Mean
+	case "template":
+		f = Template
 	case "mask":
 		f = func(v [3]int) float64 { return b2f(InMask(v)) }
 		categorical = true
