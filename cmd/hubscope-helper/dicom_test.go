@@ -12,22 +12,11 @@ import (
 	"github.com/hubscope/hubscope/helper/dicom/dicomtest"
 )
 
-// dicomData is the real scanner DICOM; skipped without it or dcm2niix (failed under
-// HUBSCOPE_STRICT).
+// dicomData is the real scanner DICOM, with dcm2niix to convert it (dicomtest.Data, Tool).
 func dicomData(t *testing.T) string {
 	t.Helper()
-	dir := dicomtest.DataDir()
-	_, err := os.Stat(filepath.Join(dir, "ax_asc_35sl"))
-	if err == nil {
-		_, err = dicom.FindTool(t.Context())
-	}
-	if err != nil {
-		if os.Getenv("HUBSCOPE_STRICT") == "1" {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	return dir
+	dicomtest.Tool(t, dicom.FindTool)
+	return dicomtest.Data(t)
 }
 
 // TestRunDICOMTooShort: run on each shipped DICOM folder, and on a zip of one, converts and

@@ -20,15 +20,9 @@ import (
 // skipped without the data or dcm2niix (failed under HUBSCOPE_STRICT).
 func dicomFixture(t *testing.T) (folder, mask string) {
 	t.Helper()
-	data := dicomtest.DataDir()
+	dicomtest.Tool(t, dicom.FindTool)
+	data := dicomtest.Data(t)
 	first, _ := filepath.Glob(filepath.Join(data, "ax_asc_35sl", "MR.*"))
-	_, err := dicom.FindTool(t.Context())
-	if len(first) == 0 || err != nil {
-		if os.Getenv("HUBSCOPE_STRICT") == "1" {
-			t.Fatalf("DICOM test data or dcm2niix missing: %v", err)
-		}
-		t.Skipf("DICOM test data or dcm2niix missing: %v", err)
-	}
 	folder = filepath.Join(t.TempDir(), "stc_test_exam") // the test DICOM's PatientName
 	os.Mkdir(folder, 0o755)
 	if _, err := dicomtest.Series(first[0], folder, 12, 3, 0.05, 3); err != nil {

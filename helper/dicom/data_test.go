@@ -11,36 +11,13 @@ import (
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/dicom/dicomtest"
-	"github.com/hubscope/hubscope/helper/internal/pyref"
 )
 
-// dicomData is the folder of real scanner DICOM (HUBSCOPE_DATA/dicom, else the shared data
-// beside the repository); the test is skipped without it, and fails under HUBSCOPE_STRICT.
-func dicomData(t testing.TB) string {
-	t.Helper()
-	dir := dicomtest.DataDir()
-	if _, err := os.Stat(filepath.Join(dir, "ref")); err != nil {
-		if pyref.Strict() {
-			t.Fatalf("DICOM test data missing: %v", err)
-		}
-		t.Skipf("DICOM test data missing: %v", err)
-	}
-	return dir
-}
+// dicomData is the folder of real scanner DICOM (dicomtest.Data).
+func dicomData(t testing.TB) string { return dicomtest.Data(t) }
 
-// needTool returns dcm2niix, skipping the test where it is not installed (failing under
-// HUBSCOPE_STRICT, where scripts/setup-deps.sh installs it).
-func needTool(t testing.TB) *Tool {
-	t.Helper()
-	tool, err := FindTool(t.Context())
-	if err != nil {
-		if pyref.Strict() {
-			t.Fatalf("dcm2niix: %v", err)
-		}
-		t.Skipf("dcm2niix: %v", err)
-	}
-	return tool
-}
+// needTool returns dcm2niix (dicomtest.Tool).
+func needTool(t testing.TB) *Tool { return dicomtest.Tool(t, FindTool) }
 
 // realSeries are the shipped series: folder, series number, description, reference name.
 var realSeries = []struct {

@@ -12,27 +12,15 @@ import (
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/dicom"
 	"github.com/hubscope/hubscope/helper/dicom/dicomtest"
-	"github.com/hubscope/hubscope/helper/internal/pyref"
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
-// dicomData is the real scanner DICOM (HUBSCOPE_DATA/dicom, else the shared data beside the
-// repository); skipped without it or without dcm2niix, failed under HUBSCOPE_STRICT.
+// dicomData is the real scanner DICOM, with dcm2niix to convert it (dicomtest.Data, Tool).
 func dicomData(t *testing.T) string {
 	t.Helper()
-	dir := dicomtest.DataDir()
-	_, err := os.Stat(filepath.Join(dir, "ax_asc_35sl"))
-	if err == nil {
-		_, err = dicom.FindTool(t.Context())
-	}
-	if err != nil {
-		if pyref.Strict() {
-			t.Fatal(err)
-		}
-		t.Skip(err)
-	}
-	return dir
+	dicomtest.Tool(t, dicom.FindTool)
+	return dicomtest.Data(t)
 }
 
 // TestDICOMRunsToBundle: a DICOM series long enough for a network (made from the real
