@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/helper/group/grouptest"
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 	"github.com/hubscope/hubscope/helper/network"
 	"github.com/hubscope/hubscope/helper/scan"
@@ -21,77 +21,23 @@ import (
 	"github.com/hubscope/hubscope/internal/shareddata"
 )
 
-// cohortOf makes S subjects' N×L series sharing a block structure, concatenated as Load does.
+// cohortOf makes S subjects' N×L series sharing a block structure (grouptest.Series).
 func cohortOf(n, s, l int, seed uint64) *Cohort {
-	rng := rand.New(rand.NewPCG(seed, 11))
-	x := make([]float32, n*s*l)
-	for k := 0; k < s; k++ {
-		sig := make([][]float64, 4)
-		for g := range sig {
-			sig[g] = make([]float64, l)
-			for t := range sig[g] {
-				sig[g][t] = rng.NormFloat64()
-			}
-		}
-		for i := 0; i < n; i++ {
-			a := 0.2 + 0.8*rng.Float64()
-			for t := 0; t < l; t++ {
-				x[i*s*l+k*l+t] = float32(a*sig[i%4][t] + rng.NormFloat64())
-			}
-		}
-	}
-	return &Cohort{S: s, L: l, X: x, Scan: &scan.Scan{N: n, L: l}}
+	return &Cohort{S: s, L: l, X: grouptest.Series(n, s, l, seed, false), Scan: &scan.Scan{N: n, L: l}}
 }
 
-// reference is the float64 mean over subjects of r (or of Fisher z, back with tanh).
+// reference is the float64 mean over subjects of r (or of Fisher z, back with tanh) of every
+// pair i < j, as ref[i][j] (grouptest.Reference).
 func reference(c *Cohort, fisher bool) [][]float64 {
-	n, s, l := c.Scan.N, c.S, c.L
-	unit := func(i, k int) []float64 {
-		d := c.X[i*s*l+k*l : i*s*l+(k+1)*l]
-		var m float64
-		for _, v := range d {
-			m += float64(v)
-		}
-		m /= float64(l)
-		u := make([]float64, l)
-		var ss float64
-		for t, v := range d {
-			u[t] = float64(v) - m
-			ss += u[t] * u[t]
-		}
-		for t := range u {
-			u[t] /= math.Sqrt(ss)
-		}
-		return u
+	n := c.Scan.N
+	clamp := 0.0
+	if fisher {
+		clamp = ZClamp
 	}
-	us := make([][][]float64, s)
-	for k := range us {
-		us[k] = make([][]float64, n)
-		for i := range us[k] {
-			us[k][i] = unit(i, k)
-		}
-	}
+	flat := grouptest.Reference(c.X, n, c.S, c.L, fc.Pearson, clamp)
 	ref := make([][]float64, n)
 	for i := range ref {
-		ref[i] = make([]float64, n)
-		for j := i + 1; j < n; j++ {
-			var acc float64
-			for k := 0; k < s; k++ {
-				var r float64
-				for t := 0; t < l; t++ {
-					r += us[k][i][t] * us[k][j][t]
-				}
-				if fisher {
-					acc += math.Atanh(r)
-				} else {
-					acc += r
-				}
-			}
-			ref[i][j] = acc / float64(s)
-			if fisher {
-				ref[i][j] = math.Tanh(ref[i][j])
-			}
-		}
+		ref[i] = flat[i*n : (i+1)*n]
 	}
 	return ref
 }

@@ -6,96 +6,13 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/group"
+	"github.com/hubscope/hubscope/helper/group/grouptest"
 )
-
-// groupSeries makes S subjects' N×L series sharing a block structure, concatenated along
-// time as helper/group.Load does (N × S·L). ties rounds them to a few levels (Spearman's
-// average ranks).
-func groupSeries(n, s, l int, seed uint64, ties bool) []float32 {
-	rng := rand.New(rand.NewPCG(seed, 7))
-	x := make([]float32, n*s*l)
-	for k := 0; k < s; k++ {
-		sig := make([][]float64, 5)
-		for g := range sig {
-			sig[g] = make([]float64, l)
-			for t := range sig[g] {
-				sig[g][t] = rng.NormFloat64()
-			}
-		}
-		for i := 0; i < n; i++ {
-			a := 0.3 + 1.5*rng.Float64()
-			for t := 0; t < l; t++ {
-				v := a*sig[i%5][t] + rng.NormFloat64()
-				if ties {
-					v = math.Round(v * 1.5)
-				}
-				x[i*s*l+k*l+t] = float32(v)
-			}
-		}
-		for i := 0; i < n; i++ { // keep no subject's row constant
-			d := x[i*s*l+k*l : i*s*l+(k+1)*l]
-			if d[0] == d[1] {
-				d[0]++
-			}
-		}
-	}
-	return x
-}
-
-// groupReference is the float64 mean Fisher z (back on the r scale) of every pair i < j,
-// from float64 normalisation of each subject's part (ranks for Spearman: fc.Ranker's average
-// ranks, which are exact in float32).
-func groupReference(x []float32, n, s, l int, m fc.Measure) []float64 {
-	us := make([][]float64, n*s) // row i·s + k
-	var rk fc.Ranker
-	tmp := make([]float32, l)
-	for i := 0; i < n; i++ {
-		for k := 0; k < s; k++ {
-			d := x[i*s*l+k*l : i*s*l+(k+1)*l]
-			if m == fc.Spearman {
-				rk.Ranks(tmp, d)
-				d = tmp
-			}
-			var mean float64
-			for _, v := range d {
-				mean += float64(v)
-			}
-			mean /= float64(l)
-			u := make([]float64, l)
-			var ss float64
-			for t, v := range d {
-				u[t] = float64(v) - mean
-				ss += u[t] * u[t]
-			}
-			for t := range u {
-				u[t] /= math.Sqrt(ss)
-			}
-			us[i*s+k] = u
-		}
-	}
-	ref := make([]float64, n*n)
-	for i := 0; i < n; i++ {
-		for j := i + 1; j < n; j++ {
-			var z float64
-			for k := 0; k < s; k++ {
-				var r float64
-				a, b := us[i*s+k], us[j*s+k]
-				for t := range a {
-					r += a[t] * b[t]
-				}
-				z += math.Atanh(math.Max(-group.ZClamp, math.Min(group.ZClamp, r)))
-			}
-			ref[i*n+j] = math.Tanh(z / float64(s))
-		}
-	}
-	return ref
-}
 
 // TestGroupFisherZ checks every pair's group-mean value (an edge pass keeping all pairs)
 // against the float64 reference, on both product units, with blocks that split tiles and
@@ -104,8 +21,8 @@ func TestGroupFisherZ(t *testing.T) {
 	const n, s, l = 613, 5, 37
 	ctx := context.Background()
 	for _, m := range []fc.Measure{fc.Pearson, fc.Spearman} {
-		x := groupSeries(n, s, l, 3, m == fc.Spearman)
-		ref := groupReference(x, n, s, l, m)
+		x := grouptest.Series(n, s, l, 3, m == fc.Spearman)
+		ref := grouptest.Reference(x, n, s, l, m, group.ZClamp)
 		for _, tc := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%v/tf32x3=%v", m, tc), func(t *testing.T) {
 				be := newTestBackend(t, Options{Subjects: s, TF32x3: tc})
@@ -151,8 +68,8 @@ func TestGroupFisherZ(t *testing.T) {
 func TestGroupMatchesCPU(t *testing.T) {
 	const n, s, l = 700, 4, 50
 	ctx := context.Background()
-	x := groupSeries(n, s, l, 5, false)
-	ref := groupReference(x, n, s, l, fc.Pearson)
+	x := grouptest.Series(n, s, l, 5, false)
+	ref := grouptest.Reference(x, n, s, l, fc.Pearson, group.ZClamp)
 	for _, cfg := range []fc.Config{
 		{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.3},
 		{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.25, Abs: true, BlockRows: 256},
@@ -242,7 +159,7 @@ func TestGroupRefusals(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			be := newTestBackend(t, Options{Subjects: s})
-			x := groupSeries(n, s, l, 9, false)
+			x := grouptest.Series(n, s, l, 9, false)
 			if c.edit != nil {
 				c.edit(x)
 			}
