@@ -77,6 +77,9 @@ type JobRequest struct {
 	ScanUpload string `json:"scan_upload,omitempty"`
 	MaskUpload string `json:"mask_upload,omitempty"`
 	Name       string `json:"name,omitempty"` // display name; default: the scan's base name
+	// Norm is a normative folder (built by "norm build") on the helper's disk, only over the
+	// Unix socket: the job is compared with it (z-maps, hubs lost and gained, clusters).
+	Norm string `json:"norm,omitempty"`
 	// Settings are the analysis's choices; nil = the defaults (settings.Defaults), and a JSON
 	// object's missing keys take the defaults (settings.Settings.UnmarshalJSON).
 	Settings *settings.Settings `json:"settings,omitempty"`

@@ -691,7 +691,7 @@ func (h *handler) submit(w http.ResponseWriter, r *http.Request, _ input) (any, 
 		return nil, err
 	}
 	// Security: only a local client names files on the helper's disk.
-	if TransportFrom(r.Context()) == TransportWeb && (req.Scan != "" || req.Mask != "") {
+	if TransportFrom(r.Context()) == TransportWeb && (req.Scan != "" || req.Mask != "" || req.Norm != "") {
 		return nil, Errorf(CodeForbidden, "the web transport cannot name files on the helper's disk; upload the scan (POST %s/uploads) and submit its ID", Prefix)
 	}
 	for _, f := range []struct{ kind, v string }{{"scan_upload", req.ScanUpload}, {"mask_upload", req.MaskUpload}} {

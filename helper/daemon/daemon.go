@@ -243,6 +243,7 @@ type record struct {
 	ipc.Job
 	Scan string `json:"scan_path"`
 	Mask string `json:"mask_path,omitempty"`
+	Norm string `json:"norm_path,omitempty"` // normative folder the job is compared with
 	// Space codes of the scan's header (NIfTI sform_code and qform_code), kept for the
 	// template-space decision (see isMNI) after the scan itself may be gone.
 	SformCode int32 `json:"sform_code"`

@@ -51,7 +51,7 @@ func (d *Daemon) Submit(ctx context.Context, req ipc.JobRequest) (ipc.Job, error
 		return ipc.Job{}, ipc.Errorf(ipc.CodeBadRequest, "give exactly one of scan (a path) and scan_upload (an upload ID)")
 	case req.Mask != "" && req.MaskUpload != "":
 		return ipc.Job{}, ipc.Errorf(ipc.CodeBadRequest, "give at most one of mask and mask_upload")
-	case web && (req.Scan != "" || req.Mask != ""):
+	case web && (req.Scan != "" || req.Mask != "" || req.Norm != ""):
 		// The server wiring refuses these already; a Service reached another way must too.
 		return ipc.Job{}, ipc.Errorf(ipc.CodeForbidden, "requests over the web transport cannot name files on the helper's disk; upload the scan instead")
 	}
@@ -81,6 +81,11 @@ func (d *Daemon) Submit(ctx context.Context, req ipc.JobRequest) (ipc.Job, error
 	}
 	if req.Mask != "" {
 		if r.Mask, err = checkPath("mask", req.Mask); err != nil {
+			return ipc.Job{}, err
+		}
+	}
+	if req.Norm != "" {
+		if r.Norm, err = checkNorm(req.Norm); err != nil {
 			return ipc.Job{}, err
 		}
 	}
@@ -124,7 +129,7 @@ func (d *Daemon) Submit(ctx context.Context, req ipc.JobRequest) (ipc.Job, error
 	if backend := cfg.Backend; backend == "cuda" || backend == "auto" && d.backend == "cuda" {
 		r.Class = "cuda"
 	}
-	cfg.Scan, cfg.Mask, cfg.Out = r.Scan, r.Mask, filepath.Join(dir, "bundle")
+	cfg.Scan, cfg.Mask, cfg.Norm, cfg.Out = r.Scan, r.Mask, r.Norm, filepath.Join(dir, "bundle")
 	if shownScan != "" {
 		r.Scan = shownScan // job.json keeps a DICOM path without the identity its files hold
 	}
@@ -165,6 +170,26 @@ func (d *Daemon) config(s settings.Settings) (pipeline.Config, error) {
 		return cfg, ipc.Errorf(ipc.CodeBadRequest, "settings: backend: cuda asked for, but this helper has no working GPU (%s)", d.backend)
 	}
 	return cfg, nil
+}
+
+// checkNorm accepts an absolute path to a normative folder (one holding norm.json, as "norm
+// build" writes); the pipeline checks its settings against the job's before any long work.
+func checkNorm(p string) (string, error) {
+	if !filepath.IsAbs(p) {
+		return "", ipc.Errorf(ipc.CodeBadRequest, "normative folder %q: give an absolute path", p)
+	}
+	p = filepath.Clean(p)
+	fi, err := os.Stat(p)
+	if err != nil {
+		return "", ipc.Errorf(ipc.CodeBadRequest, "normative folder %s: %v", p, unwrapPath(err))
+	}
+	if !fi.IsDir() {
+		return "", ipc.Errorf(ipc.CodeBadRequest, "normative folder %s: not a folder", p)
+	}
+	if fi, err := os.Stat(filepath.Join(p, "norm.json")); err != nil || !fi.Mode().IsRegular() {
+		return "", ipc.Errorf(ipc.CodeBadRequest, "normative folder %s: no norm.json (build one with hubscope-helper norm build)", p)
+	}
+	return p, nil
 }
 
 // checkPath accepts an absolute path to a regular file (the helper's working directory means

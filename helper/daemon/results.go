@@ -467,7 +467,16 @@ func (v *bundleView) volumeNames() []string {
 
 func (v *bundleView) header(name string) ipc.VolumeHeader {
 	base, _, _ := strings.Cut(name, "@")
-	return ipc.VolumeHeader{Name: name, Dims: v.dims, Affine: v.affine, Categorical: categorical[base], Description: descriptions[base]}
+	desc := descriptions[base]
+	if m, ok := strings.CutPrefix(base, "z_"); ok && desc == "" {
+		// run --norm's z-maps: (x − cohort mean) / cohort SD of each nodal map.
+		what := descriptions[m]
+		if what == "" {
+			what = m
+		}
+		desc = "z against the normative cohort: " + what
+	}
+	return ipc.VolumeHeader{Name: name, Dims: v.dims, Affine: v.affine, Categorical: categorical[base], Description: desc}
 }
 
 // Volume returns one of the bundle's volumes on the scan's full grid: quantities hold NaN
