@@ -1,7 +1,6 @@
 package ipc
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hubscope/hubscope/ipc/ipctest"
 )
 
 // rawRequest sends text as one HTTP/1.1 request on a new connection and returns the status,
@@ -21,30 +22,11 @@ import (
 // the server exactly as an attacker would write them.
 func rawRequest(t *testing.T, network, addr, text string) (int, http.Header, string) {
 	t.Helper()
-	c, err := net.Dial(network, addr)
+	st, hd, body, err := ipctest.Raw(network, addr, text)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(30 * time.Second))
-	// The request is written while the answer is read: a server that refuses an oversize body
-	// answers and closes before the client has sent it all, and the client's write then ends in
-	// a reset — the answer is what the test checks.
-	written := make(chan error, 1)
-	go func() {
-		_, err := io.WriteString(c, text)
-		written <- err
-	}()
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		if len(text) > 200 {
-			text = text[:200] + "…"
-		}
-		t.Fatalf("reading the answer to %q: %v (writing it: %v)", text, err, <-written)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header, string(b)
+	return st, hd, body
 }
 
 // hostileServer serves a scripted Service with a small upload limit and the given write
@@ -272,21 +254,6 @@ func settleGoroutines(t *testing.T, want int) {
 	}
 }
 
-// stableGoroutines returns the goroutine count once it has stopped changing (goroutines a
-// test just started, such as a server's accept loops, are under way).
-func stableGoroutines() int {
-	n, same := runtime.NumGoroutine(), 0
-	for same < 5 {
-		time.Sleep(10 * time.Millisecond)
-		if m := runtime.NumGoroutine(); m == n {
-			same++
-		} else {
-			n, same = m, 0
-		}
-	}
-	return n
-}
-
 // waitFor polls cond until it holds, failing the test after a generous bound.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -304,7 +271,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // while the client still holds its end open.
 func TestHostileSlowReader(t *testing.T) {
 	srv, svc := hostileServer(t, 300*time.Millisecond)
-	before := stableGoroutines()
+	before := ipctest.StableGoroutines()
 	for _, tr := range []struct{ network, addr, auth string }{
 		{"tcp", srv.WebAddr(), "Authorization: Bearer " + srv.Token() + "\r\n"},
 		{"unix", srv.SocketPath(), ""},
@@ -329,7 +296,7 @@ func TestHostileSlowReader(t *testing.T) {
 
 func TestConcurrentInfoNoLeak(t *testing.T) {
 	srv, svc := hostileServer(t, 0)
-	before := stableGoroutines()
+	before := ipctest.StableGoroutines()
 	for _, c := range []*Client{NewWebClient(srv.WebURL(), srv.Token()), NewUnixClient(srv.SocketPath())} {
 		var wg sync.WaitGroup
 		errs := make(chan error, 1000)
@@ -362,7 +329,7 @@ func TestConcurrentStreamsNoLeak(t *testing.T) {
 	svc.jobs["hold"] = Job{ID: "hold", State: JobRunning}
 	svc.script["hold"] = []Event{{Seq: 0, Job: svc.jobs["hold"]}}
 	svc.mu.Unlock()
-	before := stableGoroutines()
+	before := ipctest.StableGoroutines()
 	for _, c := range []*Client{NewWebClient(srv.WebURL(), srv.Token()), NewUnixClient(srv.SocketPath())} {
 		// 100 streams that run to their terminal event…
 		var wg sync.WaitGroup

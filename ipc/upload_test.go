@@ -15,6 +15,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hubscope/hubscope/ipc/ipctest"
 )
 
 // uploadErrors is the scripted Service with a record of the error each Upload's body ended
@@ -104,7 +106,7 @@ func TestUploadMinimumRate(t *testing.T) {
 		MinUploadRate: 1000,
 		UploadGrace:   300 * time.Millisecond,
 	}})
-	before := stableGoroutines()
+	before := ipctest.StableGoroutines()
 
 	// 1 byte every 50 ms is 20 B/s: cut off soon after the 300 ms grace, not after the
 	// hour its declared size would take at that rate, nor at a ReadTimeout.
@@ -150,7 +152,7 @@ func TestUploadMinimumRate(t *testing.T) {
 func TestUploadStalled(t *testing.T) {
 	svc := &uploadErrors{scripted: newScripted()}
 	srv := startServer(t, svc, ServerOptions{Handler: HandlerOptions{ReadTimeout: 200 * time.Millisecond}})
-	before := stableGoroutines()
+	before := ipctest.StableGoroutines()
 	// One chunk, then nothing for far longer than ReadTimeout (the ticker's interval).
 	st, eb := trickle(t, srv, 100, bytes.Repeat([]byte{1}, 60), time.Hour)
 	if st != http.StatusRequestTimeout || !strings.Contains(eb.Error.Message, "stalled") {

@@ -1,13 +1,11 @@
 package daemon
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -21,6 +19,7 @@ import (
 	"time"
 
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/ipctest"
 )
 
 // serveDaemon serves d on a fresh Unix socket (loopback only) and shuts it down with the test.
@@ -158,24 +157,8 @@ func ms(d time.Duration) float64 { return float64(d) / 1e6 }
 // request is written while the answer is read: a server that refuses an oversized body
 // answers and closes before the body is all sent.
 func rawRequest(sock, text string) (int, error) {
-	c, err := net.DialTimeout("unix", sock, 10*time.Second)
-	if err != nil {
-		return 0, err
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(30 * time.Second))
-	go io.WriteString(c, text)
-	return readStatus(c)
-}
-
-func readStatus(c net.Conn) (int, error) {
-	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
-	if err != nil {
-		return 0, err
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode, nil
+	st, _, _, err := ipctest.Raw("unix", sock, text)
+	return st, err
 }
 
 // loadScale is how much of the load a run applies: all of it normally, a tenth of
@@ -205,7 +188,7 @@ func TestDaemonUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Close() // idle keep-alive connections are not part of the baseline
-	baseG, baseFD := stableGoroutinesCount(), openFDs(t)
+	baseG, baseFD := ipctest.StableGoroutines(), openFDs(t)
 	const slack = 8
 
 	// The same prober on the idle daemon: the reference for the phases' figures.
@@ -235,7 +218,7 @@ func TestDaemonUnderLoad(t *testing.T) {
 				defer wg.Done()
 				conn.SetDeadline(time.Now().Add(60 * time.Second))
 				io.WriteString(conn, "GET /v1/info HTTP/1.1\r\nHost: localhost\r\n\r\n")
-				if code, err := readStatus(conn); err != nil || code != 200 {
+				if code, err := ipctest.ReadStatus(conn); err != nil || code != 200 {
 					bad.Add(1)
 				}
 			}()
@@ -381,20 +364,6 @@ func TestDaemonUnderLoad(t *testing.T) {
 
 	c.Close()
 	settle(t, baseG, baseFD, slack)
-}
-
-// stableGoroutinesCount is the goroutine count once it stops changing.
-func stableGoroutinesCount() int {
-	n, same := runtime.NumGoroutine(), 0
-	for same < 5 {
-		time.Sleep(10 * time.Millisecond)
-		if m := runtime.NumGoroutine(); m == n {
-			same++
-		} else {
-			n, same = m, 0
-		}
-	}
-	return n
 }
 
 // waitTerminal polls the jobs until every one has ended (bounded).
