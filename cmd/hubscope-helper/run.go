@@ -123,6 +123,21 @@ func printSummary(w io.Writer, res *pipeline.Result) {
 	fmt.Fprintf(w, "network     %s, %s: %d edges, density %.4g %%, mean degree %.1f\n", n.Mode, thr, n.Edges, 100*n.Density, n.MeanDegree)
 	fmt.Fprintf(w, "            %d isolated nodes, largest component %d nodes; backend %s %s\n", n.Isolated, n.LargestComponent, n.Backend, n.Device)
 	fmt.Fprintf(w, "hubs        %d nodes (%s: degree > %.1f; %s of the nodes)\n", m.Hubs.Count, m.Hubs.Rule, m.Hubs.Cutoff, percent(float64(m.Hubs.Count)/float64(max(1, s.Nodes))))
+	if h := m.Hubs; h.Atlas != "" && m.Hubs.Count > 0 {
+		where := make([]string, len(h.Regions))
+		for i, r := range h.Regions {
+			where[i] = fmt.Sprintf("%s (%d)", r.Name, r.Hubs)
+		}
+		line := "            regions in hubs.tsv from " + h.Atlas
+		if len(where) > 0 {
+			line += ": most in " + strings.Join(where, ", ")
+		} else {
+			line += ": none lies in a region"
+		}
+		fmt.Fprintln(w, line)
+	} else if h.Unnamed != "" {
+		fmt.Fprintf(w, "            %s\n", h.Unnamed)
+	}
 	if g := m.Global; g != nil {
 		line := fmt.Sprintf("global      C_p %.4f", g.ClusteringCoefficient)
 		if g.ConnectedPairs > 0 { // path measures ran (full metrics)

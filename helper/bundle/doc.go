@@ -47,7 +47,9 @@
 //   - hubs.tsv: one row per hub: node, i, j, k, x_mm, y_mm, z_mm, degree, strength, hub_z, then
 //     x_mni, y_mni, z_mni (the hub's MNI position through the registration) when the scan was
 //     registered to MNI space, and atlas_label (region, "" outside every region) when an atlas
-//     was given; for a plain matrix
+//     names the hubs: --atlas, else the embedded AAL when the scan lies in MNI space (registered,
+//     or so by its header and grid; metrics.json's hubs.atlas, hubs.regions and hubs.unnamed
+//     say which atlas, the regions holding the most hubs, or why none named them); for a plain matrix
 //     node, label, degree, strength, hub_z. Open with: pandas.read_csv("hubs.tsv", sep="\t").
 //   - network.graphml, network.gexf: the network for networkx (read_graphml, read_gexf), Gephi
 //     and Cytoscape: node ids are the node numbers, each edge once with its weight, node

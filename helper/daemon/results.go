@@ -180,67 +180,19 @@ func (d *Daemon) aal() (*atlasData, error) {
 	return d.atlas, d.atlasErr
 }
 
-// Thresholds of the template-space decision (see decideSpace).
-const (
-	mniCoverageCoded   = 0.5  // header says MNI152: only a sanity check against a wrong code
-	mniCoverageUncoded = 0.85 // header says "aligned" or "other template": the grid must fit
-	mniMaskLabelled    = 0.4
-)
-
-// decideSpace decides whether the scan lies in MNI space, where the AAL atlas names regions.
-// The header's space codes say what the writer claimed: sform/qform code 4 (NIFTI_XFORM_MNI_152)
-// is MNI by declaration; 3 (Talairach) is another space; 0 (unknown) and 1 (scanner) are the
-// subject's own space. Codes 2 (aligned to another image) and 5 (another template) are what
-// SPM, nibabel and our own writer use for images registered to a template, MNI or not, so for
-// them the grid must show it: the AAL atlas is resampled onto the grid and the scan's mask
-// (the nodes) must cover at least 85 % of the atlas's labelled voxels (a brain in MNI space
-// covers nearly all of the atlas's grey matter; one in another space misses whole lobes) while
-// at least 40 % of the mask carries a label (the atlas labels grey matter only). A declared
-// MNI scan need only cover half of the atlas (partial fields of view).
+// decideSpace decides whether the scan lies in MNI space, where the AAL atlas names regions
+// (atlas.InMNI: the header's codes, and for aligned or template codes the grid's fit).
 func (d *Daemon) decideSpace(v *bundleView, r record) error {
 	codes := []int32{r.SformCode, r.QformCode}
-	declared, plausible := false, false
-	for _, c := range codes {
-		switch c {
-		case nifti.XformMNI152:
-			declared = true
-		case nifti.XformAlignedAnat, nifti.XformTemplateOther:
-			plausible = true
-		}
-	}
-	if !declared && !plausible {
+	if !atlas.MaySayMNI(codes) {
 		return nil
 	}
 	a, err := d.aal()
 	if err != nil {
 		return err
 	}
-	grid, err := a.atlas.Resample(v.dims, v.affine)
-	if err != nil {
-		// A singular scan affine: no space at all.
-		return nil
-	}
-	labelled, covered := 0, 0
-	for f, l := range grid {
-		if l != 0 {
-			labelled++
-			if v.nodeOf[f] >= 0 {
-				covered++
-			}
-		}
-	}
-	if labelled == 0 || v.n == 0 {
-		return nil
-	}
-	coverage, maskLabelled := float64(covered)/float64(labelled), float64(covered)/float64(v.n)
-	if declared {
-		v.mni = coverage >= mniCoverageCoded
-	} else {
-		v.mni = coverage >= mniCoverageUncoded && maskLabelled >= mniMaskLabelled
-	}
-	if v.mni {
-		v.atlasGrid = grid
-	}
+	v.atlasGrid = a.atlas.InMNI(codes, v.dims, v.affine, func(f int) bool { return v.nodeOf[f] >= 0 }, v.n)
+	v.mni = v.atlasGrid != nil
 	return nil
 }
 

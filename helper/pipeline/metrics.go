@@ -327,6 +327,7 @@ func writeHubTable(w *bundle.Writer, s *scan.Scan, m *Metrics, atl *atlas.Atlas,
 			}
 			_, names[k] = atl.Region(x)
 		}
+		m.Hubs.Regions = topRegions(names, 5)
 	}
 	var mni [][3]float64
 	if toMNI != nil && s.IJK != nil {
@@ -399,4 +400,26 @@ func truncatedLabel(tp graph.TruncatedPowerLawFit, kmax int) string {
 		return fmt.Sprintf("truncated power law, α = %.2f, no cut-off within the degrees", tp.Alpha)
 	}
 	return fmt.Sprintf("truncated power law, α = %.2f, cut-off k ≈ %.0f", tp.Alpha, 1/tp.Lambda)
+}
+
+// topRegions counts the hubs per region name ("" = outside every region, not counted) and
+// returns the k regions holding the most, most first, ties by name.
+func topRegions(names []string, k int) []schema.HubRegion {
+	count := map[string]int{}
+	for _, n := range names {
+		if n != "" {
+			count[n]++
+		}
+	}
+	out := make([]schema.HubRegion, 0, len(count))
+	for n, c := range count {
+		out = append(out, schema.HubRegion{Name: n, Hubs: c})
+	}
+	sort.Slice(out, func(a, b int) bool {
+		if out[a].Hubs != out[b].Hubs {
+			return out[a].Hubs > out[b].Hubs
+		}
+		return out[a].Name < out[b].Name
+	})
+	return out[:min(k, len(out))]
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hubscope/hubscope/helper/atlas"
@@ -268,6 +269,19 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 			return nil, err
 		}
 	}
+	// Hub names: --atlas, else the embedded AAL when the scan lies in MNI space (hubnames.go).
+	atlasName, unnamed := cfg.Atlas, ""
+	if atl == nil && coh == nil {
+		var aal *atlas.Atlas
+		if aal, unnamed, err = defaultHubAtlas(cfg, s, toMNI); err != nil {
+			return nil, err
+		}
+		if aal != nil {
+			atl, atlasName = aal, AALName
+		}
+	} else if strings.EqualFold(cfg.Atlas, AtlasAAL) {
+		atlasName = AALName
+	}
 	// The windows' axis: the cleaned series, or with censoring the volumes after the dropped
 	// ones, censored or not (dfc.go).
 	if err := checkDFCLength(cfg, dfcAxis(crep, s.L)); err != nil {
@@ -317,6 +331,9 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 	stage := func(m *Metrics, maps []nodeMap) error {
 		staged = append(staged, maps...)
 		if !hubsStaged {
+			if s.IJK != nil {
+				m.Hubs.Atlas, m.Hubs.Unnamed = atlasName, unnamed
+			}
 			if err := writeHubTable(w, s, m, atl, toMNI); err != nil {
 				return err
 			}

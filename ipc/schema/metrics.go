@@ -55,6 +55,21 @@ type HubInfo struct {
 	MeanDegree float64 `json:"mean_degree"`
 	SDDegree   float64 `json:"sd_degree"`
 	Count      int     `json:"count"`
+	// Atlas is the atlas behind hubs.tsv's atlas_label: --atlas's file, or the embedded AAL
+	// when the scan is in MNI space (registered or by its header and grid); "" when none.
+	Atlas string `json:"atlas,omitempty"`
+	// Regions are the atlas regions holding the most hubs (at most 5, most first, then by
+	// name; hubs outside every region are not counted).
+	Regions []HubRegion `json:"regions,omitempty"`
+	// Unnamed says why no atlas names the hubs (the scan is not in MNI space and was not
+	// registered, ...); "" when named or for inputs without voxels.
+	Unnamed string `json:"unnamed,omitempty"`
+}
+
+// HubRegion is an atlas region and how many hubs lie in it.
+type HubRegion struct {
+	Name string `json:"name"`
+	Hubs int    `json:"hubs"`
 }
 
 // ModuleInfo summarises one module-finding method.
