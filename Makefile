@@ -13,6 +13,10 @@ OUT ?= out
 demo: deps-demo helper
 	$(BIN)/hubscope-helper run --demo --out $(OUT)/demo --overwrite
 
+# The pinned BIDS validator that scripts/setup-deps.sh's bids profile puts in the cache (the
+# synthetic cohort's BIDS input must pass it: helper/synth TestCohortPassesBIDSValidator).
+BIDS_VALIDATOR ?= $(or $(HUBSCOPE_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/hubscope)/bin/bids-validator
+
 # Runs every check CI runs: formatting, vet (also of the CUDA build and of the browser build),
 # the race-checked test suite with the Python cross-checks required (HUBSCOPE_STRICT=1), the
 # pure-Go fallback kernels, the helper's command-line smoke test, 10 s of fuzzing per reader of
@@ -20,7 +24,7 @@ demo: deps-demo helper
 # started without a GPU (it must fall back to the CPU), the desktop app's
 # real-window smoke test under Xvfb and the browser build's smoke test in headless Chromium.
 test: deps-test fmt-check vet lint cuda-vet wasm-vet
-	HUBSCOPE_STRICT=1 $(GO) test -race -count=1 -timeout 30m ./...
+	HUBSCOPE_STRICT=1 HUBSCOPE_BIDS_VALIDATOR=$(BIDS_VALIDATOR) $(GO) test -race -count=1 -timeout 30m ./...
 	HUBSCOPE_STRICT=1 $(GO) test -count=1 -tags purego ./helper/backend/cpu/... ./helper/fc/...
 	$(GO) build -o $(BIN)/hubscope-helper ./cmd/hubscope-helper
 	scripts/cli-smoke.sh $(BIN)/hubscope-helper
@@ -50,7 +54,7 @@ deps-demo:
 	@scripts/setup-deps.sh demo
 
 deps-test:
-	@scripts/setup-deps.sh test gui cuda
+	@scripts/setup-deps.sh test gui cuda bids
 
 deps-gui:
 	@scripts/setup-deps.sh gui

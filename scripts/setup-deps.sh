@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs the system packages HubScope needs, only those that are missing.
-# Idempotent and quiet when everything is present. Usage: scripts/setup-deps.sh [demo|test|gui|cuda]...
+# Idempotent and quiet when everything is present. Usage: scripts/setup-deps.sh [demo|test|gui|cuda|web|bids]...
 set -euo pipefail
 
 want=(ca-certificates gcc libc6-dev pkg-config make git)
+bids=0
 for profile in "${@:-test}"; do
   case "$profile" in
     demo) want+=(dcm2niix) ;;
@@ -11,6 +12,7 @@ for profile in "${@:-test}"; do
     gui)  want+=(libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev xvfb xauth imagemagick xdotool x11-utils) ;;
     cuda) want+=(nvidia-cuda-dev) ;;
     web)  want+=(chromium) ;;
+    bids) want+=(nodejs curl); bids=1 ;;
     *) echo "setup-deps: unknown profile $profile" >&2; exit 2 ;;
   esac
 done
@@ -26,7 +28,36 @@ if ! command -v go >/dev/null 2>&1; then
   missing+=(golang-go)
 fi
 
-[ ${#missing[@]} -eq 0 ] && exit 0
+# The BIDS validator (bids profile), pinned: npm's bids-validator 1.15.0 is one esbuild bundle
+# with its dependencies inside, so the registry's tarball is fetched once (20 MB, checked
+# against the registry's sha512), unpacked without its source maps into the cache and run by
+# Debian's nodejs; no npm and no node_modules tree are needed. HUBSCOPE_CACHE/bin/bids-validator
+# is what make test runs (HUBSCOPE_BIDS_VALIDATOR).
+BIDS_VALIDATOR_VERSION=1.15.0
+BIDS_VALIDATOR_SHA512=819d145132c1b792f79ee84b89afd57ef2b939a334ca84c13c9bc6982e2c950f320f3a5a9d664e1c7052f8f02e6b4ae243b0b06b9d47111fc59ddf6fd7b30753
+install_bids_validator() {
+  [ "$bids" = 1 ] || return 0
+  local cache="${HUBSCOPE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/hubscope}"
+  local dir="$cache/bids-validator-$BIDS_VALIDATOR_VERSION"
+  if [ ! -x "$dir/package/bin/bids-validator" ]; then
+    echo "setup-deps: fetching bids-validator $BIDS_VALIDATOR_VERSION into $dir" >&2
+    mkdir -p "$cache"
+    local tmp
+    tmp=$(mktemp -d "$cache/.bids-validator.XXXXXX")
+    curl -fsSL --retry 3 -o "$tmp/v.tgz" "https://registry.npmjs.org/bids-validator/-/bids-validator-$BIDS_VALIDATOR_VERSION.tgz"
+    if ! echo "$BIDS_VALIDATOR_SHA512  $tmp/v.tgz" | sha512sum -c --quiet - >/dev/null; then
+      echo "setup-deps: bids-validator-$BIDS_VALIDATOR_VERSION.tgz does not match its pinned sha512" >&2
+      rm -rf "$tmp"; return 1
+    fi
+    tar -xzf "$tmp/v.tgz" -C "$tmp" --exclude='*.map' --exclude='package/dist/esm' --exclude='package/dist/validator'
+    rm -f "$tmp/v.tgz"
+    rm -rf "$dir" && mv "$tmp" "$dir"
+  fi
+  mkdir -p "$cache/bin"
+  ln -sfn "$dir/package/bin/bids-validator" "$cache/bin/bids-validator"
+}
+
+[ ${#missing[@]} -eq 0 ] && { install_bids_validator; exit 0; }
 
 SUDO=""
 [ "$(id -u)" -ne 0 ] && SUDO="sudo"
@@ -55,3 +86,4 @@ done
 echo "setup-deps: installing ${missing[*]}" >&2
 $SUDO apt-get update -qq >/dev/null
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+install_bids_validator
