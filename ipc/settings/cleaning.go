@@ -63,13 +63,14 @@ func (g *Cleaning) validate(s *Settings) error {
 	if _, err := g.BandEdges(); err != nil {
 		return s.Errorf("band", "%q: %v", g.Band, err)
 	}
-	for _, c := range []struct {
-		key string
-		v   float64
-	}{{"tr", g.TR}, {"drop_volumes", float64(g.DropVolumes)}, {"fd_mm", g.FD}, {"std_dvars", g.DVARS}} {
-		if c.v < 0 || math.IsNaN(c.v) || math.IsInf(c.v, 0) {
-			return s.Errorf(c.key, "%g: want a finite value ≥ 0 (0: none)", c.v)
-		}
+	const none = "%g: want a finite value ≥ 0 (0: none)"
+	if err := s.inRange(
+		rule{"tr", g.TR, g.TR >= 0, none},
+		rule{"drop_volumes", float64(g.DropVolumes), g.DropVolumes >= 0, none},
+		rule{"fd_mm", g.FD, g.FD >= 0, none},
+		rule{"std_dvars", g.DVARS, g.DVARS >= 0, none},
+	); err != nil {
+		return err
 	}
 	for _, c := range g.Columns() {
 		if c == "" {

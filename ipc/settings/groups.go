@@ -2,7 +2,7 @@ package settings
 
 import (
 	"fmt"
-	"math"
+	"strconv"
 )
 
 // The vocabulary of the named choices, shared by the command line, the wire and the engine.
@@ -67,10 +67,7 @@ func (g *Input) fields() []Field {
 func (g *Input) defaults() {}
 
 func (g *Input) validate(s *Settings) error {
-	if g.DICOMSeries < 0 {
-		return s.Errorf("dicom_series", "%d: want a series number (0: the BOLD series by the rule)", g.DICOMSeries)
-	}
-	return nil
+	return s.inRange(rule{"dicom_series", float64(g.DICOMSeries), g.DICOMSeries >= 0, "%g: want a series number (0: the BOLD series by the rule)"})
 }
 
 // Network is how pairs of nodes become links: the association measure and the threshold.
@@ -152,25 +149,22 @@ func (g *Network) validate(s *Settings) error {
 	if err := s.oneOf("measure", "measure", g.Measure, Measures); err != nil {
 		return err
 	}
+	// the threshold of the mode
+	var r rule
 	switch g.Mode {
 	case ModeDensity:
-		if !(g.Density > 0 && g.Density <= 1) {
-			return s.Errorf(KeyDensity, "%g: want a fraction in (0, 1], e.g. 0.01 for 1 %%", g.Density)
-		}
+		r = rule{KeyDensity, g.Density, g.Density > 0 && g.Density <= 1, "%g: want a fraction in (0, 1], e.g. 0.01 for 1 %%"}
 	case ModeR:
-		if !(g.R > -1 && g.R < 1) {
-			return s.Errorf(KeyR, "threshold r = %g: want a value in (-1, 1)", g.R)
-		}
+		r = rule{KeyR, g.R, g.R > -1 && g.R < 1, "threshold r = %g: want a value in (-1, 1)"}
 	case ModeAlpha:
-		if !(g.Alpha > 0 && g.Alpha < 1) {
-			return s.Errorf(KeyAlpha, "%g: want a level in (0, 1), e.g. 0.05", g.Alpha)
-		}
+		r = rule{KeyAlpha, g.Alpha, g.Alpha > 0 && g.Alpha < 1, "%g: want a level in (0, 1), e.g. 0.05"}
 	case ModeKNN:
-		if g.K < 1 {
-			return s.Errorf(KeyKNN, "%d: want at least 1 link per node", g.K)
-		}
+		r = rule{KeyKNN, float64(g.K), g.K >= 1, "%g: want at least 1 link per node"}
 	default:
 		return s.oneOf(KeyMode, "threshold mode", g.Mode, Modes)
+	}
+	if err := s.inRange(r); err != nil {
+		return err
 	}
 	if g.Correction != "" {
 		if g.Mode != ModeAlpha {
@@ -242,16 +236,11 @@ func (g *Graph) validate(s *Settings) error {
 	if err := s.oneOf("metrics", "metrics level", g.Metrics, Levels); err != nil {
 		return err
 	}
-	if g.Random < 0 {
-		return s.Errorf("random", "%d random networks: want 0 or more", g.Random)
-	}
-	if !(g.SwapsPerEdge > 0) || math.IsInf(g.SwapsPerEdge, 0) {
-		return s.Errorf("swaps_per_edge", "%g swaps per edge: want a positive number", g.SwapsPerEdge)
-	}
-	if !(g.HubSD >= 0) || math.IsInf(g.HubSD, 0) {
-		return s.Errorf("hub_sd", "hub rule mean + %g SD: want a non-negative multiple", g.HubSD)
-	}
-	return nil
+	return s.inRange(
+		rule{"random", float64(g.Random), g.Random >= 0, "%g random networks: want 0 or more"},
+		rule{"swaps_per_edge", g.SwapsPerEdge, g.SwapsPerEdge > 0, "%g swaps per edge: want a positive number"},
+		rule{"hub_sd", g.HubSD, g.HubSD >= 0, "hub rule mean + %g SD: want a non-negative multiple"},
+	)
 }
 
 // Compute is where the network is built.
@@ -302,8 +291,8 @@ func (g *Dynamic) fields() []Field {
 func (g *Dynamic) defaults() { g.DFCMaxCensored = 0.2 }
 
 func (g *Dynamic) validate(s *Settings) error {
-	if g.DFCMaxCensored < 0 || g.DFCMaxCensored >= 1 || math.IsNaN(g.DFCMaxCensored) {
-		return s.Errorf("dfc_max_censored", "%g: want a share 0 ≤ s < 1 of a window's volumes", g.DFCMaxCensored)
+	if err := s.inRange(rule{"dfc_max_censored", g.DFCMaxCensored, g.DFCMaxCensored >= 0 && g.DFCMaxCensored < 1, "%g: want a share 0 ≤ s < 1 of a window's volumes"}); err != nil {
+		return err
 	}
 	if g.DFCWindow == 0 {
 		for _, key := range []string{KeyDFCStep, "dfc_rank", "dfc_networks"} {
@@ -314,14 +303,12 @@ func (g *Dynamic) validate(s *Settings) error {
 		}
 		return nil
 	}
-	if g.DFCWindow < MinWindow {
-		return s.Errorf(KeyDFCWindow, "%d volumes: want at least %d", g.DFCWindow, MinWindow)
-	}
-	if g.DFCStep < 1 {
-		return s.Errorf(KeyDFCStep, "%d volumes: want at least 1", g.DFCStep)
-	}
-	if g.DFCRank < 0 || g.DFCRank > g.DFCWindow {
-		return s.Errorf("dfc_rank", "%d: want 0 (none) to the window length %d", g.DFCRank, g.DFCWindow)
+	if err := s.inRange(
+		rule{KeyDFCWindow, float64(g.DFCWindow), g.DFCWindow >= MinWindow, "%g volumes: want at least " + strconv.Itoa(MinWindow)},
+		rule{KeyDFCStep, float64(g.DFCStep), g.DFCStep >= 1, "%g volumes: want at least 1"},
+		rule{"dfc_rank", float64(g.DFCRank), g.DFCRank >= 0 && g.DFCRank <= g.DFCWindow, "%g: want 0 (none) to the window length " + strconv.Itoa(g.DFCWindow)},
+	); err != nil {
+		return err
 	}
 	if g.DFCRank > 0 && s.Measure != Pearson && s.Measure != Spearman {
 		return s.Errorf("dfc_rank", "%d: low-rank factors need pearson or spearman, not %s", g.DFCRank, s.Measure)

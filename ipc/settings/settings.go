@@ -12,6 +12,7 @@ package settings
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -142,6 +143,25 @@ func (s *Settings) Resolve(given map[string]bool) error {
 }
 
 // oneOf checks a named choice.
+// A rule is one numeric setting's range: ok says whether v is in range (NaN and ±Inf never
+// are); problem is the error's text, with v formatted in (%g).
+type rule struct {
+	key     string
+	v       float64
+	ok      bool
+	problem string
+}
+
+// inRange returns the first broken rule as a *SettingError naming its setting.
+func (s *Settings) inRange(rules ...rule) error {
+	for _, r := range rules {
+		if !r.ok || math.IsNaN(r.v) || math.IsInf(r.v, 0) {
+			return s.Errorf(r.key, r.problem, r.v)
+		}
+	}
+	return nil
+}
+
 func (s *Settings) oneOf(key, what, v string, choices []string) error {
 	if slices.Contains(choices, v) {
 		return nil
