@@ -201,6 +201,7 @@ type UI struct {
 // New builds the main window's state; Start connects it to the helper.
 func New(ctx context.Context, opts Options) *UI {
 	u := &UI{opts: opts, ctx: ctx, Settings: NewSettingsForm()}
+	u.Settings.Norm.Window = opts.Window
 	u.openScan = u.OpenDialog
 	u.Status = widget.NewLabel("Drop resting-state scans (.nii or .nii.gz) on this window, or open one.")
 	u.Status.Wrapping = fyne.TextWrapWord
@@ -407,11 +408,12 @@ func (u *UI) submit(p Pending) {
 		return
 	}
 	l := u.Jobs
+	norm := u.Settings.Norm.Path
 	u.submitting.Add(1)
 	go func() {
 		defer u.submitting.Done()
 		s.DICOMSeries = p.Series
-		_, err := l.Submit(u.ctx, ipc.JobRequest{Scan: p.Path, Mask: p.Mask, Settings: &s})
+		_, err := l.Submit(u.ctx, ipc.JobRequest{Scan: p.Path, Mask: p.Mask, Norm: norm, Settings: &s})
 		fyne.Do(func() {
 			if err != nil {
 				u.Status.SetText(fmt.Sprintf("Could not start %s: %v", filepath.Base(p.Path), err))

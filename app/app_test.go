@@ -360,6 +360,8 @@ func TestAnalyseOverSocket(t *testing.T) {
 	//lint:ignore SA1019 the golden images are drawn in the light theme, whatever the user prefers
 	test.ApplyTheme(t, theme.LightTheme())
 	h := newHelper()
+	// A normative folder chosen in an earlier session is in the preferences.
+	fyne.CurrentApp().Preferences().SetString(NormPreference, "/data/norm")
 	sock := filepath.Join(t.TempDir(), "h.sock")
 	srv, err := ipc.NewServer(h, ipc.ServerOptions{Socket: sock})
 	if err != nil {
@@ -396,7 +398,7 @@ func TestAnalyseOverSocket(t *testing.T) {
 	h.mu.Lock()
 	sub := h.submitted
 	h.mu.Unlock()
-	if len(sub) != 1 || sub[0].Scan != "/data/sub-01.nii.gz" || sub[0].Settings == nil || sub[0].Settings.Density != 0.01 || sub[0].Settings.Measure != "pearson" || sub[0].Mask != "" {
+	if len(sub) != 1 || sub[0].Scan != "/data/sub-01.nii.gz" || sub[0].Settings == nil || sub[0].Settings.Density != 0.01 || sub[0].Settings.Measure != "pearson" || sub[0].Mask != "" || sub[0].Norm != "/data/norm" {
 		t.Fatalf("submitted %+v", sub)
 	}
 	if row, _ := u.Jobs.Get("job1"); row.Job.State != ipc.JobDone {

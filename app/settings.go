@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -84,13 +85,18 @@ type SettingsForm struct {
 	CleaningNote *widget.Label
 	Realign      *widget.Check
 	Register     *widget.Check
+	// Sweep is a threshold sweep ("r=0.3:0.6:0.05"; empty: none): one network at the loosest
+	// threshold, measured at every threshold of the sweep (the Sweep tab shows the curves).
+	Sweep *widget.Entry
+	// Norm is the normative folder every scan is compared with (none: not compared).
+	Norm *NormChoice
 	// Problem says what is wrong with the current settings ("" when they are valid).
 	Problem *widget.Label
 	// Summary describes the chosen analysis in one line.
 	Summary *widget.Label
 
-	value, random, window, step binding.String
-	valueLabel                  *widget.Label
+	value, random, window, step, sweep binding.String
+	valueLabel                         *widget.Label
 	// OnChanged is called after every change, with the validation result.
 	OnChanged func(ok bool)
 }
@@ -98,7 +104,7 @@ type SettingsForm struct {
 // NewSettingsForm returns the form with clinician-friendly defaults.
 func NewSettingsForm() *SettingsForm {
 	f := &SettingsForm{
-		value: binding.NewString(), random: binding.NewString(), window: binding.NewString(), step: binding.NewString(),
+		value: binding.NewString(), random: binding.NewString(), window: binding.NewString(), step: binding.NewString(), sweep: binding.NewString(),
 		Problem: widget.NewLabel(""), Summary: widget.NewLabel(""), valueLabel: widget.NewLabel("Density (%)"),
 	}
 	f.Problem.Importance = widget.DangerImportance
@@ -127,7 +133,10 @@ func NewSettingsForm() *SettingsForm {
 	f.DFCWindow.SetPlaceHolder("off")
 	f.DFCStep = widget.NewEntryWithData(f.step)
 	f.DFCStep.SetPlaceHolder("1")
-	for _, b := range []binding.String{f.value, f.random, f.window, f.step} {
+	f.Sweep = widget.NewEntryWithData(f.sweep)
+	f.Sweep.SetPlaceHolder("off (e.g. r=0.3:0.6:0.05)")
+	f.Norm = newNormChoice()
+	for _, b := range []binding.String{f.value, f.random, f.window, f.step, f.sweep} {
 		b.AddListener(binding.NewDataListener(changed))
 	}
 	f.Measure.SetSelected(measureChoices[0].Label)
@@ -239,6 +248,13 @@ func (f *SettingsForm) Settings() (settings.Settings, error) {
 	} else if strings.TrimSpace(ss) != "" {
 		return s, errors.New("A window step needs a window length; leave both empty for no dynamic analysis.")
 	}
+	sw, _ := f.sweep.Get()
+	if p := sweepProblem(sw); p != "" {
+		return s, errors.New(p)
+	}
+	if s.Sweep = strings.ReplaceAll(strings.TrimSpace(sw), " ", ""); s.Sweep != "" && (s.Mode == settings.ModeAlpha || s.Mode == settings.ModeKNN) {
+		return s, errors.New("A threshold sweep replaces the threshold: choose strongest links (density) or correlation (r) as the way links are kept.")
+	}
 	return s, nil
 }
 
@@ -294,6 +310,9 @@ func describe(s settings.Settings) string {
 	if s.DFCWindow > 0 {
 		out += fmt.Sprintf(", dynamic windows of %d volumes", s.DFCWindow)
 	}
+	if s.Sweep != "" {
+		out += ", thresholds swept over " + s.Sweep
+	}
 	return out + "."
 }
 
@@ -322,7 +341,13 @@ func (f *SettingsForm) Content() fyne.CanvasObject {
 		widget.NewLabel("Random networks"), f.Random,
 		widget.NewLabel("Dynamic window (volumes)"), f.DFCWindow,
 		widget.NewLabel("Window step (volumes)"), f.DFCStep,
+		widget.NewLabel("Threshold sweep"), f.Sweep,
 	)
+	if runtime.GOOS != "js" {
+		// The browser names no folders on the helper's disk (the web transport refuses them).
+		form.Add(widget.NewLabel("Normative cohort"))
+		form.Add(f.Norm.content())
+	}
 	adv := widget.NewAccordion(widget.NewAccordionItem("Advanced settings", form))
 	return container.NewVBox(f.Summary, f.Problem, adv)
 }

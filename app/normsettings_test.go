@@ -1,0 +1,53 @@
+package app
+
+import (
+	"strings"
+	"testing"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+)
+
+// The threshold sweep reaches the settings when it is written as the helper takes it, and is
+// refused in words otherwise or with a threshold mode it cannot replace; the normative folder
+// is kept in the preferences and read back by the next form.
+func TestSweepAndNormSettings(t *testing.T) {
+	test.NewTempApp(t)
+	f := NewSettingsForm()
+	test.NewTempWindow(t, f.Content())
+	for in, want := range map[string]string{"r=0.3:0.6:0.05": "r=0.3:0.6:0.05", " density=0.01, 0.05,0.1 ": "density=0.01,0.05,0.1", "": ""} {
+		f.Sweep.SetText(in)
+		s, err := f.Settings()
+		if err != nil || s.Sweep != want {
+			t.Errorf("sweep %q: %q, %v", in, s.Sweep, err)
+		}
+	}
+	f.Sweep.SetText("r from 0.3 to 0.6")
+	if !strings.Contains(f.Problem.Text, "A threshold sweep is written r=LO:HI:STEP") {
+		t.Errorf("bad sweep: %q", f.Problem.Text)
+	}
+	f.Sweep.SetText("r=0.3:0.6:0.1")
+	if !strings.Contains(f.Summary.Text, "thresholds swept over r=0.3:0.6:0.1") {
+		t.Errorf("summary %q", f.Summary.Text)
+	}
+	f.Mode.SetSelected("Significant links (α)")
+	if !strings.Contains(f.Problem.Text, "A threshold sweep replaces the threshold") {
+		t.Errorf("sweep with α: %q", f.Problem.Text)
+	}
+
+	if f.Norm.Path != "" || !f.Norm.Clear.Disabled() {
+		t.Fatalf("a fresh app has normative folder %q", f.Norm.Path)
+	}
+	f.Norm.Set("/data/controls/norm")
+	if got := fyne.CurrentApp().Preferences().String(NormPreference); got != "/data/controls/norm" {
+		t.Fatalf("preference %q", got)
+	}
+	g := NewSettingsForm()
+	if g.Norm.Path != "/data/controls/norm" || !strings.Contains(g.Norm.Label.Text, "norm (/data/controls)") || g.Norm.Clear.Disabled() {
+		t.Fatalf("next form: %q, %q", g.Norm.Path, g.Norm.Label.Text)
+	}
+	g.Norm.Clear.OnTapped()
+	if g.Norm.Path != "" || fyne.CurrentApp().Preferences().String(NormPreference) != "" {
+		t.Fatal("clearing kept the folder")
+	}
+}
