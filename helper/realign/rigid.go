@@ -42,13 +42,18 @@ func Rotation(a, b, g float64) [3][3]float64 {
 
 // Matrix is the world-space map x ↦ R·(x − c) + c + t of p about the centre c.
 func (p Params) Matrix(c [3]float64) Affine {
-	r := Rotation(p[3], p[4], p[5])
+	return Centred(Rotation(p[3], p[4], p[5]), [3]float64{p[0], p[1], p[2]}, c)
+}
+
+// Centred is the world-space map x ↦ L·(x − c) + c + t: the linear map l about the centre
+// c, then the translation t (the offset column is c + t − L·c).
+func Centred(l [3][3]float64, t, c [3]float64) Affine {
 	var m Affine
 	for i := 0; i < 3; i++ {
-		off := c[i] + p[i]
+		off := c[i] + t[i]
 		for j := 0; j < 3; j++ {
-			m[i][j] = r[i][j]
-			off -= r[i][j] * c[j]
+			m[i][j] = l[i][j]
+			off -= l[i][j] * c[j]
 		}
 		m[i][3] = off
 	}

@@ -177,17 +177,7 @@ func paramMatrix(q [12]float64, c [3]float64) realign.Affine {
 			}
 		}
 	}
-	var m realign.Affine
-	for i := 0; i < 3; i++ {
-		off := c[i] + q[i]
-		for j := 0; j < 3; j++ {
-			m[i][j] = l[i][j]
-			off -= l[i][j] * c[j]
-		}
-		m[i][3] = off
-	}
-	m[3][3] = 1
-	return m
+	return realign.Centred(l, [3]float64{q[0], q[1], q[2]}, c)
 }
 
 // zoomsShear returns the singular values of a's linear part (sorted descending) and the largest
