@@ -36,6 +36,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hubscope/hubscope/helper/bundle"
@@ -112,6 +113,12 @@ type Daemon struct {
 	running map[string]int
 	closed  bool
 	idle    time.Time // when the last job ended (or the daemon started)
+
+	// active is len(queue) plus the running jobs, refreshed under mu whenever either changes,
+	// so that Info reads it without mu: mu is held while job.json is written and fsynced
+	// (tens of milliseconds on a busy disk), and info must answer within 100 ms whatever the
+	// queue is doing.
+	active atomic.Int64
 
 	views  *lru[*bundleView]
 	series *lru[*seedMatrix]
@@ -199,6 +206,7 @@ func (d *Daemon) Close(ctx context.Context) error {
 		d.finishLocked(j, ipc.JobInterrupted, shutdownMessage)
 	}
 	d.queue = nil
+	d.recountLocked()
 	d.mu.Unlock()
 	d.stop()
 	done := make(chan struct{})
@@ -217,6 +225,9 @@ func (d *Daemon) Idle() (bool, time.Time) {
 	defer d.mu.Unlock()
 	return len(d.queue) == 0 && d.activeRunning() == 0, d.idle
 }
+
+// recountLocked refreshes active after the queue or the running jobs changed.
+func (d *Daemon) recountLocked() { d.active.Store(int64(len(d.queue) + d.activeRunning())) }
 
 func (d *Daemon) activeRunning() int {
 	n := 0

@@ -32,7 +32,7 @@ var phantoms = struct {
 }{paths: map[float64][2]string{}}
 
 func TestMain(m *testing.M) {
-	if childMain() {
+	if childMain() || loadClientMain() {
 		return
 	}
 	dir, err := os.MkdirTemp("", "hubscope-daemon-test-")

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hubscope/hubscope/helper/backend/cuda"
 	"github.com/hubscope/hubscope/ipc"
@@ -56,24 +57,24 @@ func gpuInfo(d cuda.DeviceInfo) *ipc.GPU {
 	return &ipc.GPU{Name: d.Name, ComputeCapability: d.ComputeCapability(), MemoryBytes: d.MemoryBytes, Driver: d.Driver}
 }
 
-// Info describes the helper, its machine and its queue.
+// Info describes the helper, its machine and its queue. It takes no lock (the queue's length
+// is an atomic counter) and reads one small /proc file: it is the call an app polls to know
+// the helper is alive, and must answer at once while jobs start, end and stream.
 func (d *Daemon) Info(ctx context.Context) (ipc.Info, error) {
-	in := ipc.Info{App: schema.AppName, Version: schema.Version, API: ipc.Prefix, Backend: d.backend, GPU: d.gpu,
+	return ipc.Info{App: schema.AppName, Version: schema.Version, API: ipc.Prefix, Backend: d.backend, GPU: d.gpu,
 		CPU: cpuModel(), Cores: runtime.NumCPU(), FreeMemoryBytes: memAvailable(),
-		Transport: string(ipc.TransportFrom(ctx)), MaxUploadBytes: d.opt.MaxUpload}
-	d.mu.Lock()
-	in.ActiveJobs = len(d.queue) + d.activeRunning()
-	d.mu.Unlock()
-	return in, nil
+		Transport: string(ipc.TransportFrom(ctx)), MaxUploadBytes: d.opt.MaxUpload,
+		ActiveJobs: int(d.active.Load())}, nil
 }
 
-// cpuModel is /proc/cpuinfo's first "model name" (runtime.GOARCH where there is none).
-func cpuModel() string {
+// cpuModel is /proc/cpuinfo's first "model name" (runtime.GOARCH where there is none), read
+// once: /proc/cpuinfo is a few kilobytes per core to format and scan.
+var cpuModel = sync.OnceValue(func() string {
 	if v := procField("/proc/cpuinfo", "model name"); v != "" {
 		return v
 	}
 	return runtime.GOARCH
-}
+})
 
 // memAvailable is /proc/meminfo's MemAvailable in bytes (0 when unknown).
 func memAvailable() uint64 {

@@ -272,6 +272,7 @@ func (d *Daemon) slots(class string) int {
 
 // scheduleLocked starts queued jobs, oldest first, while their class has a free slot.
 func (d *Daemon) scheduleLocked() {
+	defer d.recountLocked()
 	if d.closed {
 		return
 	}
@@ -364,6 +365,7 @@ func (d *Daemon) finishLocked(j *job, st ipc.JobState, msg string) {
 	}
 	d.publishLocked(j, "")
 	j.ended()
+	d.recountLocked()
 	if len(d.queue) == 0 && d.activeRunning() == 0 {
 		d.idle = time.Now()
 	}

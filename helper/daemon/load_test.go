@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,8 +123,11 @@ func startProber(c *ipc.Client) *prober {
 	return p
 }
 
-// finish stops the prober and returns its p95 and maximum.
-func (p *prober) finish(t *testing.T, phase string) {
+// check stops the prober, logs the phase's info latencies (p50, p95, max: the figures of
+// RELIABILITY.md) and asserts issue 17's goal on them: every call answered, and the 95th
+// percentile under infoBound. The 95th percentile rather than the maximum: on a machine
+// shared with other work, one call in a phase may wait out another process's time slice.
+func (p *prober) check(t *testing.T, phase string) {
 	t.Helper()
 	close(p.stop)
 	<-p.done
@@ -145,10 +147,21 @@ func (p *prober) finish(t *testing.T, phase string) {
 	}
 	s := slices.Clone(p.times)
 	slices.Sort(s)
-	// Figures for RELIABILITY.md, not assertions: timings on a shared or -race machine
-	// say little (no timing assertions in tests).
+	p95 := s[len(s)*95/100]
 	t.Logf("%-28s info: %4d calls, p50 %6.1f ms, p95 %6.1f ms, max %6.1f ms", phase, len(s),
-		ms(s[len(s)/2]), ms(s[len(s)*95/100]), ms(s[len(s)-1]))
+		ms(s[len(s)/2]), ms(p95), ms(s[len(s)-1]))
+	if p95 >= infoBound {
+		t.Errorf("%s: info p95 %.1f ms, want < %.0f ms (load average %s)", phase, ms(p95), ms(infoBound), loadAverage())
+	}
+}
+
+// loadAverage is /proc/loadavg's first three figures, for a failure's message.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
@@ -173,10 +186,11 @@ func loadScale(n int) int {
 // TestDaemonUnderLoad serves a real daemon on its socket and applies, in turn: 500
 // concurrent connections, 50 slow (slowloris) clients, 10 jobs submitted at once with half
 // cancelled, 1,000 event streams opened and dropped, and oversized and malformed bodies —
-// while a prober calls info every 25 ms. It asserts what must hold whatever the machine's
-// speed: every info call answers, every job ends done or cancelled (none lost), every hostile
-// request gets its error status, and goroutines and descriptors return to their baseline.
-// The info latencies are logged (for RELIABILITY.md), not asserted.
+// while a prober calls info every 25 ms. The connections and the streams come from a second
+// process (runLoadClient), as an app's would. It asserts: every info call answers, and in
+// every phase 95 % of them within infoBound (issue 17's 100 ms; see infoBound under -race);
+// every job ends done or cancelled (none lost); every hostile request gets its error status;
+// and goroutines and descriptors return to their baseline.
 func TestDaemonUnderLoad(t *testing.T) {
 	scanPath, maskPath := phantom(t, 12)
 	d := newDaemon(t, filepath.Join(t.TempDir(), "results"))
@@ -194,44 +208,15 @@ func TestDaemonUnderLoad(t *testing.T) {
 	// The same prober on the idle daemon: the reference for the phases' figures.
 	idle := startProber(c)
 	time.Sleep(500 * time.Millisecond)
-	idle.finish(t, "idle")
+	idle.check(t, "idle")
 
 	t.Run("concurrent connections", func(t *testing.T) {
 		// Every connection is opened first, then all ask for info at once and stay open
 		// (keep-alive) while the prober measures, then all close.
 		p := startProber(c)
 		n := loadScale(500)
-		conns := make([]net.Conn, 0, n)
-		for i := 0; i < n; i++ {
-			conn, err := net.DialTimeout("unix", sock, 10*time.Second)
-			if err != nil {
-				t.Fatalf("connection %d: %v", i, err)
-			}
-			defer conn.Close()
-			conns = append(conns, conn)
-		}
-		var wg sync.WaitGroup
-		var bad atomic.Int64
-		for _, conn := range conns {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				conn.SetDeadline(time.Now().Add(60 * time.Second))
-				io.WriteString(conn, "GET /v1/info HTTP/1.1\r\nHost: localhost\r\n\r\n")
-				if code, err := ipctest.ReadStatus(conn); err != nil || code != 200 {
-					bad.Add(1)
-				}
-			}()
-		}
-		wg.Wait()
-		time.Sleep(500 * time.Millisecond) // all n held open
-		for _, conn := range conns {
-			conn.Close()
-		}
-		p.finish(t, fmt.Sprintf("%d connections", n))
-		if bad.Load() > 0 {
-			t.Errorf("%d of %d concurrent info requests failed", bad.Load(), n)
-		}
+		runLoadClient(t, "connections", sock, n, "")
+		p.check(t, fmt.Sprintf("%d connections", n))
 	})
 
 	t.Run("slowloris", func(t *testing.T) {
@@ -258,7 +243,7 @@ func TestDaemonUnderLoad(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		p.finish(t, fmt.Sprintf("%d slowloris clients", n))
+		p.check(t, fmt.Sprintf("%d slowloris clients", n))
 	})
 
 	t.Run("jobs with half cancelled", func(t *testing.T) {
@@ -277,7 +262,7 @@ func TestDaemonUnderLoad(t *testing.T) {
 			}
 		}
 		waitTerminal(t, c, jobs)
-		p.finish(t, "10 jobs, 5 cancelled")
+		p.check(t, "10 jobs, 5 cancelled")
 		for i, j := range jobs {
 			got, err := c.Job(ctx, j.ID)
 			if err != nil {
@@ -306,38 +291,12 @@ func TestDaemonUnderLoad(t *testing.T) {
 			t.Fatal(err)
 		}
 		n := loadScale(1000)
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, 100)
-		var opened atomic.Int64
-		for i := 0; i < n; i++ {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				sctx, cancel := context.WithCancel(ctx)
-				defer cancel()
-				ch, err := c.Events(sctx, long.ID)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				if _, ok := <-ch; ok {
-					opened.Add(1)
-				}
-				cancel() // drop the stream mid-way
-				for range ch {
-				}
-			}()
-		}
-		wg.Wait()
+		runLoadClient(t, "streams", sock, n, long.ID)
 		if _, err := c.Cancel(ctx, long.ID); err != nil {
 			t.Fatal(err)
 		}
 		waitTerminal(t, c, []ipc.Job{long})
-		p.finish(t, fmt.Sprintf("%d event streams dropped", n))
-		if opened.Load() != int64(n) {
-			t.Errorf("%d of %d streams delivered a first event", opened.Load(), n)
-		}
+		p.check(t, fmt.Sprintf("%d event streams dropped", n))
 	})
 
 	t.Run("oversized and malformed bodies", func(t *testing.T) {
@@ -359,7 +318,7 @@ func TestDaemonUnderLoad(t *testing.T) {
 				t.Errorf("%s body: status %d (%v), want %d", r.name, code, err, r.status)
 			}
 		}
-		p.finish(t, "hostile bodies")
+		p.check(t, "hostile bodies")
 	})
 
 	c.Close()
