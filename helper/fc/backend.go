@@ -19,6 +19,9 @@
 //     edges in CSR order itself hands over row degrees, held edges and rows; the driver copies
 //     the rows into place (strength and exact density). ErrRowsUnsupported sends it to the
 //     block path.
+//   - The optional interface Noter lets a backend say what it did differently from the plan
+//     (a block processed in halves because device memory ran out): Build passes the run's
+//     note function, and the line reaches the report's notes and the progress reporter.
 package fc
 
 import (
@@ -197,6 +200,12 @@ type Backend interface {
 // BlockRowsSetter is implemented by backends whose block height can be forced (tests force
 // small blocks to exercise block boundaries).
 type BlockRowsSetter interface{ SetBlockRows(int) }
+
+// Noter is implemented by backends that report a change of plan in a line of their own
+// (issue 17: out of device memory mid-run, a block is processed in smaller pieces "with a
+// line saying so"). Build sets the function before Prepare and clears it (nil) on return;
+// the backend calls it from the goroutine that runs the sink, or while Build waits for it.
+type Noter interface{ SetNote(func(msg string)) }
 
 // KendallTau is the one formula for τ-b from the exact integer dot product of two sign
 // vectors and their non-zero counts, so that every backend produces bit-identical values.

@@ -200,6 +200,10 @@ func Build(ctx context.Context, b Backend, x []float32, n, l int, cfg Config, re
 	d := &driver{ctx: ctx, x: x, b: b, n: n, l: l, cfg: cfg, rep: rep,
 		rpt: &Report{Backend: b.Name(), Device: b.Device(), Measure: cfg.Measure, Mode: cfg.Mode,
 			Correction: cfg.Correction, Abs: cfg.Abs, N: n, L: l}}
+	if nb, ok := b.(Noter); ok {
+		nb.SetNote(d.note)
+		defer nb.SetNote(nil)
+	}
 	// The density mode's sample needs only x: it runs on the host while the backend prepares
 	// (on a GPU, upload and normalisation), and density() waits for it.
 	if k, m := d.densityK(); cfg.Mode == Density && cfg.DensityMethod != DensityHistogram && k > 0 && k < m {

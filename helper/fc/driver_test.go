@@ -231,3 +231,43 @@ func TestDensityTies(t *testing.T) {
 		}
 	}
 }
+
+// noting is the naive backend with a note of its own during every Run (fc.Noter), as the
+// CUDA backend says when device memory ran out and blocks went in halves.
+type noting struct {
+	naive
+	note func(string)
+	set  int // SetNote calls with a function
+}
+
+func (b *noting) SetNote(f func(string)) {
+	if f != nil {
+		b.set++
+	}
+	b.note = f
+}
+
+func (b *noting) Run(ctx context.Context, blocks []Block, op Op, sink func(*BlockResult) error) error {
+	if b.note != nil {
+		b.note("test backend: a change of plan")
+	}
+	return b.naive.Run(ctx, blocks, op, sink)
+}
+
+// TestBackendNotesReachTheReport checks the Noter plumbing: Build hands the backend its note
+// function, the backend's line lands in Report.Notes, and Build takes the function back.
+func TestBackendNotesReachTheReport(t *testing.T) {
+	b := &noting{}
+	x := randomSeries(12, 40, 3)
+	_, rpt, err := Build(context.Background(), b, x, 12, 40, Config{Measure: Pearson, Mode: Strength, Threshold: 0.1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range rpt.Notes {
+		found = found || n == "test backend: a change of plan"
+	}
+	if !found || b.set != 1 || b.note != nil {
+		t.Errorf("notes %q, SetNote with a function %d times (want 1), note kept after Build: %v", rpt.Notes, b.set, b.note != nil)
+	}
+}

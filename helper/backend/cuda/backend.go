@@ -95,6 +95,22 @@ type backend struct {
 	// Dense values of one block, for OpTopK only.
 	vals    cu.DevicePtr
 	valsLen int
+
+	// note reports a change of plan (fc.Noter); halved is how many blocks the current Run
+	// processed in halves because the device had no memory for their edges.
+	note   func(string)
+	halved int
+}
+
+// SetNote implements fc.Noter: out of device memory mid-run, the backend carries on with
+// smaller pieces and says so through note.
+func (b *backend) SetNote(note func(string)) { b.note = note }
+
+// notef reports a change of plan, when Build asked for such lines.
+func (b *backend) notef(format string, args ...any) {
+	if b.note != nil {
+		b.note(fmt.Sprintf(format, args...))
+	}
 }
 
 // New opens device opts.Device, loads the embedded kernels and returns the backend. An error
@@ -485,6 +501,7 @@ func (b *backend) run(ctx context.Context, blocks []fc.Block, op fc.Op, sink fun
 			b.drain()
 		}
 	}()
+	b.halved = 0
 	for _, s := range b.slots {
 		if op.Kind == fc.OpHistogram {
 			err = s.ensureHist(op.Bins)
@@ -607,6 +624,9 @@ func (b *backend) complete(s *slot, op fc.Op, sink func(*fc.BlockResult) error) 
 		if err := s.ensureEdges(int(need), true); err != nil {
 			if !errors.Is(err, cu.OutOfMemory) || blk.I1-blk.I0 < 2 {
 				return fmt.Errorf("cuda backend: %s has %d surviving edges: %w", blockString(blk), count, err)
+			}
+			if b.halved++; b.halved == 1 { // one line per pass, not one per block
+				b.notef("GPU out of memory for the %d edges of %s: blocks that do not fit are processed in halves of rows (the same edges, more passes)", count, blockString(blk))
 			}
 			return b.split(s, op, sink)
 		}

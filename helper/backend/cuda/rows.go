@@ -202,6 +202,7 @@ func (b *backend) EmitRows(ctx context.Context, blocks []fc.Block, op fc.Op, spl
 		_ = b.do(func() error { re.free(); delete(b.live, re); return nil })
 		if errors.Is(err, cu.OutOfMemory) {
 			_ = b.do(func() error { b.freeRowSlots(); return nil })
+			b.notef("GPU out of memory for the row-ordered edge pass (%v): it runs block by block instead", err)
 			return nil, unsupported(err.Error())
 		}
 		return nil, err
