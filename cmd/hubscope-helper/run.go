@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -22,7 +25,8 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	fs.StringVar(&cfg.Out, "out", "", "results bundle `DIR` (written complete or not at all)")
 	fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace an existing results bundle at --out")
 	fs.StringVar(&cfg.Mask, "mask", "", "brain mask `FILE` on the scan's grid (default: automatic EPI mask)")
-	fs.IntVar(&cfg.TimeAxis, "time-axis", 0, "the NIfTI `AXIS` (4 to 7) holding the time series, for 5D+ images whose other extra axes have length 1 (default 4)")
+	fs.IntVar(&cfg.TimeAxis, "time-axis", 0, "the NIfTI `AXIS` (4 to 7) holding the time series, for 5D+ images (default 4); every other extra axis longer than 1 needs an --index")
+	fs.Var((*axisIndex)(&cfg.Index), "index", "with a 5D+ image, the entry to read of another extra axis, `AXIS=I` counted from 0 (repeat or comma-separate: --time-axis 5 --index 4=1 reads the second of axis 4's entries, e.g. the second echo of x×y×z×2×60)")
 	fs.StringVar(&cfg.Norm, "norm", "", "compare with a normative folder `DIR` (norm build): z-maps, hubs lost and gained, abnormal clusters; the run must use the cohort's settings")
 	cfg.Settings.AddFlags(fs.FlagSet)
 	fs.StringVar(&cfg.Atlas, "atlas", "", "label image `FILE` naming the hubs' regions in hubs.tsv (e.g. /usr/share/mricron/templates/aal.nii.gz), or aal for the embedded AAL; with --nodes regions its regions are the nodes")
@@ -199,4 +203,37 @@ func printSummary(w io.Writer, res *pipeline.Result) {
 	if tc := m.Demo; tc != nil {
 		printLines(w, "truth check", truthWords(tc))
 	}
+}
+
+// axisIndex is --index: AXIS=I pairs, comma-separated or repeated.
+type axisIndex map[int]int
+
+func (a *axisIndex) String() string {
+	if a == nil || len(*a) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(*a)) {
+		parts = append(parts, fmt.Sprintf("%d=%d", k, (*a)[k]))
+	}
+	return strings.Join(parts, ",")
+}
+
+func (a *axisIndex) Set(v string) error {
+	for _, part := range strings.Split(v, ",") {
+		ks, is, ok := strings.Cut(strings.TrimSpace(part), "=")
+		k, err1 := strconv.Atoi(ks)
+		i, err2 := strconv.Atoi(is)
+		if !ok || err1 != nil || err2 != nil || k < 4 || k > 7 || i < 0 {
+			return fmt.Errorf("%q: want AXIS=I, AXIS one of 4 to 7 and I an entry counted from 0 (e.g. 4=1)", part)
+		}
+		if *a == nil {
+			*a = map[int]int{}
+		}
+		if old, dup := (*a)[k]; dup && old != i {
+			return fmt.Errorf("%q: axis %d already has entry %d", part, k, old)
+		}
+		(*a)[k] = i
+	}
+	return nil
 }

@@ -22,6 +22,9 @@ type Config struct {
 	// TimeAxis is the NIfTI axis (4 to 7) holding the time series; 0 = axis 4. Images with
 	// more than one non-spatial axis longer than 1 are refused unless it is named.
 	TimeAxis int `json:"time_axis,omitempty"`
+	// Index chooses the entry (from 0) of each other non-spatial axis longer than 1: with
+	// TimeAxis 5, {4: 1} reads an x×y×z×2×60 image's second 60-volume series (--index 4=1).
+	Index map[int]int `json:"index,omitempty"`
 	// Demo analyses the built-in phantom instead of Scan: Run writes it, its mask and its
 	// ground truth into the bundle's demo/ folder and sets Scan and Mask to them (demo.go).
 	Demo      bool   `json:"demo,omitempty"`
@@ -158,6 +161,11 @@ func (c *Config) Validate() error {
 	}
 	if c.TimeAxis != 0 && (c.TimeAxis < 4 || c.TimeAxis > 7) {
 		return &settings.SettingError{Key: "time_axis", Flag: "time-axis", Problem: fmt.Sprintf("%d: want one of 4 to 7, the NIfTI dimensions after x, y, z", c.TimeAxis)}
+	}
+	for k, i := range c.Index {
+		if k < 4 || k > 7 || i < 0 {
+			return &settings.SettingError{Key: "index", Flag: "index", Problem: fmt.Sprintf("%d=%d: want AXIS=I with AXIS one of 4 to 7 and I an entry from 0", k, i)}
+		}
 	}
 	if err := c.Settings.Validate(); err != nil {
 		return err

@@ -196,7 +196,12 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 		} else if why != "" {
 			rep.Note("not realigned: " + why)
 		}
-		s, err = scan.Load(ctx, loadPath, scan.Options{MaskPath: cfg.Mask, Mean: cfg.KeepSeries || registerWanted(cfg), TimeAxis: cfg.TimeAxis}, rep)
+		sopt := scan.Options{MaskPath: cfg.Mask, Mean: cfg.KeepSeries || registerWanted(cfg), TimeAxis: cfg.TimeAxis, Index: cfg.Index}
+		if loadPath != cfg.Scan {
+			// The realigned series is 4D already: realignScan took the time axis and entries.
+			sopt.TimeAxis, sopt.Index = 0, nil
+		}
+		s, err = scan.Load(ctx, loadPath, sopt, rep)
 		if err == nil && loadPath != cfg.Scan {
 			// Provenance names the scan given; its digest is the given file's.
 			s.Source = cfg.Scan

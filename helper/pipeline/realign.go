@@ -14,6 +14,7 @@ import (
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/realign"
+	"github.com/hubscope/hubscope/helper/scan"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
@@ -88,6 +89,29 @@ func realignScan(ctx context.Context, cfg Config, w *bundle.Writer, rep progress
 	h, data, err := nifti.ReadImage(cfg.Scan)
 	if err != nil {
 		return "", nil, cleanup, err
+	}
+	// The time series of a 5D+ image (--time-axis, --index), as the loader would read it;
+	// the realigned file is then a plain 4D series of those volumes.
+	sel, err := scan.SelectVolumes(&h, cfg.TimeAxis, cfg.Index)
+	if err != nil {
+		return "", nil, cleanup, fmt.Errorf("%s: %w", cfg.Scan, err)
+	}
+	if sel != nil || h.Dim[0] > 4 {
+		nv := h.VoxelsPerVolume()
+		if sel == nil {
+			sel = make([]int, h.Volumes())
+			for t := range sel {
+				sel[t] = t
+			}
+		}
+		picked := make([]float32, 0, len(sel)*nv)
+		for _, v := range sel {
+			picked = append(picked, data[v*nv:(v+1)*nv]...)
+		}
+		data = picked
+		rep.Note(scan.SelectionNote(&h, cfg.TimeAxis, cfg.Index, len(sel)))
+		step := h.PixDim[max(cfg.TimeAxis, 4)]
+		h.Dim[0], h.Dim[4], h.Dim[5], h.Dim[6], h.Dim[7], h.PixDim[4] = 4, int64(len(sel)), 1, 1, 1, step
 	}
 	g := realign.Grid{Dims: [3]int{h.Nx(), h.Ny(), h.Nz()}, Affine: h.Affine()}
 	l := h.Volumes()

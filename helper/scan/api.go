@@ -39,6 +39,10 @@ type Options struct {
 	// unless its time axis is named here and every other non-spatial axis has length 1 (a
 	// 5D image is never silently read as one long series).
 	TimeAxis int
+	// Index chooses an entry (from 0) of each non-spatial axis besides the time axis that is
+	// longer than 1: a 5D x×y×z×2×60 image (two echoes of 60 volumes) is read with
+	// TimeAxis 5 and Index {4: 1} as its second echo's 60 volumes (see SelectVolumes).
+	Index map[int]int
 }
 
 // Load reads a scan: a 4D NIfTI (.nii, .nii.gz, .hdr/.img; L ≥ 3 volumes) masked by

@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/hubscope/hubscope/helper/nifti"
@@ -38,10 +40,17 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 		digests = append(digests, digestAsync(dctx, opt.MaskPath))
 	}
 	h := r.Header
-	if err := checkTimeAxis(&h, opt.TimeAxis); err != nil {
+	sel, err := SelectVolumes(&h, opt.TimeAxis, opt.Index)
+	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	L := h.Volumes()
+	if sel != nil {
+		L = len(sel)
+	}
+	if opt.TimeAxis > 4 || len(opt.Index) > 0 {
+		rep.Note(SelectionNote(&h, opt.TimeAxis, opt.Index, L))
+	}
 	if h.Dim[0] < 4 || L < 2 {
 		return nil, fmt.Errorf("%s: 3D image (%d×%d×%d, one volume) where a 4D time series is needed", path, h.Nx(), h.Ny(), h.Nz())
 	}
@@ -72,11 +81,11 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 		}
 		s.MaskRule = MaskRuleUser
 	} else {
-		mean, changing, err := meanImage(ctx, r, path, L, rep)
+		mean, changing, err := meanImage(ctx, r, path, sel, L, rep)
 		if err != nil {
 			return nil, err
 		}
-		s.BytesRead += int64(L) * volBytes
+		s.BytesRead += int64(readUpTo(sel, L)) * volBytes
 		if opt.Mean {
 			s.Mean = toFloat32(mean)
 		}
@@ -110,8 +119,9 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 	data := make([]float32, N*L)
 	blk := make([]float32, scatterVolumes*N)
 	rep.Start("load", int64(L))
-	vols := streamVolumes[float32](ctx, r, h.VoxelsPerVolume(), L)
-	defer vols.close() // runs before r.Close
+	vols := streamVolumes[float32](ctx, r, h.VoxelsPerVolume(), sel, L)
+	defer vols.close()                                  // runs before r.Close
+	s.BytesRead += int64(readUpTo(sel, L)-L) * volBytes // the volumes passed over
 	for t := 0; t < L; t++ {
 		vol, err := nextVolume(ctx, vols, path, t, L)
 		if err != nil {
@@ -168,13 +178,13 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 // float64 (as numpy's mean of integer data), streamed one volume at a time, and which voxels'
 // series change over time (a finite value different from the first volume's), the voxels
 // with signal that AutoMask weighs its rules against.
-func meanImage(ctx context.Context, r *nifti.Reader, path string, L int, rep progress.Reporter) ([]float64, []bool, error) {
+func meanImage(ctx context.Context, r *nifti.Reader, path string, sel []int, L int, rep progress.Reporter) ([]float64, []bool, error) {
 	n := r.Header.VoxelsPerVolume()
 	sum := make([]float64, n)
 	first := make([]float64, n)
 	changing := make([]bool, n)
 	rep.Start("epi-mask", int64(L))
-	vols := streamVolumes[float64](ctx, r, n, L)
+	vols := streamVolumes[float64](ctx, r, n, sel, L)
 	defer vols.close()
 	for t := 0; t < L; t++ {
 		vol, err := nextVolume(ctx, vols, path, t, L)
@@ -320,15 +330,35 @@ func affineDistance(a, b [4][4]float64, dims [3]int) float64 {
 	return worst
 }
 
-// checkTimeAxis refuses images whose time series is ambiguous: more than one non-spatial axis
-// longer than 1 (a 5D image such as x×y×z×2×60 would otherwise stream as 120 volumes), or a
-// named time axis the image does not have. axis is Options.TimeAxis (0 = 4).
-func checkTimeAxis(h *nifti.Header, axis int) error {
+// SelectVolumes returns which of the file's volumes (in file order, counted from 0) make the
+// time series, or nil when all of them do in order (a plain 4D image). It refuses images
+// whose series is ambiguous: more than one non-spatial axis longer than 1 (a 5D image such as
+// x×y×z×2×60 would otherwise stream as 120 volumes) unless the time axis is named (axis, 4
+// to 7; 0 = 4) and every other non-spatial axis longer than 1 has its entry chosen in index
+// (axis → entry, from 0: --index 4=1 takes the second of axis 4's two entries); a named time
+// axis or chosen axis the image does not have, and an entry out of range. The volume of
+// entries (i₄, i₅, i₆, i₇) lies at i₄ + n₄·(i₅ + n₅·(i₆ + n₆·i₇)) (NIfTI stores the first
+// axis fastest), so the selected volumes come in increasing file order and stream in one pass.
+func SelectVolumes(h *nifti.Header, axis int, index map[int]int) ([]int, error) {
+	dims := h.Dim[1 : h.Dim[0]+1]
 	if axis != 0 && (axis < 4 || axis > 7) {
-		return fmt.Errorf("time axis %d: the time axis is one of 4 to 7 (the NIfTI dimensions after x, y, z)", axis)
+		return nil, fmt.Errorf("time axis %d: the time axis is one of 4 to 7 (the NIfTI dimensions after x, y, z)", axis)
 	}
 	if axis > int(h.Dim[0]) {
-		return fmt.Errorf("time axis %d named, but the image has %d dimensions %v", axis, h.Dim[0], h.Dim[1:h.Dim[0]+1])
+		return nil, fmt.Errorf("time axis %d named, but the image has %d dimensions %v", axis, h.Dim[0], dims)
+	}
+	tAxis := max(axis, 4)
+	for _, k := range slices.Sorted(maps.Keys(index)) {
+		switch i := index[k]; {
+		case k < 4 || k > 7:
+			return nil, fmt.Errorf("--index %d=%d: the axis is one of 4 to 7 (the NIfTI dimensions after x, y, z)", k, i)
+		case k == tAxis:
+			return nil, fmt.Errorf("--index %d=%d: axis %d is the time axis; choose an entry of another axis", k, i, k)
+		case k > int(h.Dim[0]):
+			return nil, fmt.Errorf("--index %d=%d: the image has %d dimensions %v", k, i, h.Dim[0], dims)
+		case i < 0 || int64(i) >= h.Dim[k]:
+			return nil, fmt.Errorf("--index %d=%d: axis %d has %d entries (0 to %d)", k, i, k, h.Dim[k], h.Dim[k]-1)
+		}
 	}
 	var long []int // non-spatial axes longer than 1
 	for i := 4; i <= int(h.Dim[0]); i++ {
@@ -336,20 +366,47 @@ func checkTimeAxis(h *nifti.Header, axis int) error {
 			long = append(long, i)
 		}
 	}
-	if axis == 0 {
-		if len(long) == 0 || (len(long) == 1 && long[0] == 4) {
-			return nil
+	for _, k := range long {
+		if _, chosen := index[k]; k == tAxis || chosen {
+			continue
 		}
-		return fmt.Errorf("%dD image %v: its volumes lie along axis %v, not only axis 4; name the time axis with --time-axis N (4 to 7) if the others have length 1",
-			h.Dim[0], h.Dim[1:h.Dim[0]+1], long)
+		if axis == 0 {
+			return nil, fmt.Errorf("%dD image %v: its volumes lie along axis %v, not only axis 4; name the time axis with --time-axis N (4 to 7) and choose an entry of each other axis with --index AXIS=I",
+				h.Dim[0], dims, long)
+		}
+		return nil, fmt.Errorf("%dD image %v: axis %d has %d entries besides the time axis %d; choose one with --index %d=I (0 to %d): HubScope reads one series per voxel",
+			h.Dim[0], dims, k, h.Dim[k], tAxis, k, h.Dim[k]-1)
 	}
-	for _, i := range long {
-		if i != axis {
-			return fmt.Errorf("%dD image %v: axis %d has %d entries besides the time axis %d; HubScope reads one series per voxel and cannot choose among them",
-				h.Dim[0], h.Dim[1:h.Dim[0]+1], i, h.Dim[i], axis)
+	// Strides of the non-spatial axes in volumes, and the first selected volume.
+	stride, base, n := [8]int{}, 0, 1
+	for k := 4; k < 8; k++ {
+		stride[k] = n
+		if k <= int(h.Dim[0]) {
+			base += index[k] * n
+			n *= int(h.Dim[k])
 		}
 	}
-	return nil
+	L := 1
+	if tAxis <= int(h.Dim[0]) {
+		L = int(h.Dim[tAxis])
+	}
+	if base == 0 && L == n {
+		return nil, nil // every volume, in order
+	}
+	sel := make([]int, L)
+	for t := range sel {
+		sel[t] = base + t*stride[tAxis]
+	}
+	return sel, nil
+}
+
+// SelectionNote is the line that says which volumes of a 5D+ image make the series.
+func SelectionNote(h *nifti.Header, axis int, index map[int]int, volumes int) string {
+	var entries string
+	for _, k := range slices.Sorted(maps.Keys(index)) {
+		entries += fmt.Sprintf(", entry %d of axis %d", index[k], k)
+	}
+	return fmt.Sprintf("time series along axis %d of %dD image %v: %d volumes%s", max(axis, 4), h.Dim[0], h.Dim[1:h.Dim[0]+1], volumes, entries)
 }
 
 // timeAxisTR is the TR along a named time axis > 4 (pixdim[axis] in the header's time unit,

@@ -30,7 +30,18 @@ type volumeStream[D float32 | float64] struct {
 	once sync.Once
 }
 
-func streamVolumes[D float32 | float64](ctx context.Context, r *nifti.Reader, n, count int) *volumeStream[D] {
+// readUpTo is how many volumes of the file are read to stream the selection sel (nil: the
+// first count in order): up to and including the last one selected.
+func readUpTo(sel []int, count int) int {
+	if len(sel) == 0 {
+		return count
+	}
+	return sel[len(sel)-1] + 1
+}
+
+// streamVolumes streams count volumes of r: the first count in file order, or the volumes
+// sel names (increasing, from SelectVolumes), decoding and passing over the others.
+func streamVolumes[D float32 | float64](ctx context.Context, r *nifti.Reader, n int, sel []int, count int) *volumeStream[D] {
 	s := &volumeStream[D]{
 		out:  make(chan volume[D], streamDepth),
 		free: make(chan []D, streamDepth+1),
@@ -43,6 +54,7 @@ func streamVolumes[D float32 | float64](ctx context.Context, r *nifti.Reader, n,
 	go func() {
 		defer s.wg.Done()
 		defer close(s.out)
+		file := 0 // the file's next volume
 		for t := 0; t < count; t++ {
 			var buf []D
 			select {
@@ -53,11 +65,17 @@ func streamVolumes[D float32 | float64](ctx context.Context, r *nifti.Reader, n,
 				return
 			}
 			var err error
-			switch b := any(buf).(type) {
-			case []float32:
-				err = r.ReadVolume(b)
-			case []float64:
-				err = r.ReadVolume64(b)
+			for read := true; read; {
+				switch b := any(buf).(type) {
+				case []float32:
+					err = r.ReadVolume(b)
+				case []float64:
+					err = r.ReadVolume64(b)
+				}
+				// Volumes before the next selected one are read into the same buffer and
+				// passed over (a gzip stream cannot skip ahead).
+				read = sel != nil && err == nil && file < sel[t]
+				file++
 			}
 			select {
 			case s.out <- volume[D]{buf, err}:
