@@ -120,8 +120,9 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 	blk := make([]float32, scatterVolumes*N)
 	rep.Start("load", int64(L))
 	vols := streamVolumes[float32](ctx, r, h.VoxelsPerVolume(), sel, L)
-	defer vols.close()                                  // runs before r.Close
-	s.BytesRead += int64(readUpTo(sel, L)-L) * volBytes // the volumes passed over
+	defer vols.close() // runs before r.Close
+	// The volumes passed over between the selected ones are read too.
+	s.BytesRead += int64(readUpTo(sel, L)-L) * volBytes
 	for t := 0; t < L; t++ {
 		vol, err := nextVolume(ctx, vols, path, t, L)
 		if err != nil {
