@@ -27,7 +27,7 @@ func TestTimeAxisIndexRun(t *testing.T) {
 		// A smooth blob (something for realignment to register) ...
 		data[i] = 100 + float32(400*math.Exp(-(x*x+y*y+z*z)/4))
 		if vol%2 == 1 { // ... that varies over time in entry 1 of axis 4: volume 1 + 2t
-			data[i] += float32(math.Sin(float64(vol/2*(v%7+1))))
+			data[i] += float32(math.Sin(float64(vol / 2 * (v%7 + 1))))
 		}
 	}
 	if err := nifti.WriteImage(path, h, data); err != nil {
