@@ -469,7 +469,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 		engine, device = fcrep.Backend, fcrep.Device
 	}
 	if cfg.BIDSNames {
-		if err := writeBIDSNames(w, cfg, bidsEnts, given, staged); err != nil {
+		if err := writeBIDSNames(w, cfg, bidsEnts, given, staged, s); err != nil {
 			return nil, err
 		}
 	}
