@@ -213,11 +213,6 @@ func (r *Result) Figures() []report.Figure {
 	return figs
 }
 
-// WriteReport writes the one-page HTML report of the result.
-func (r *Result) WriteReport(w io.Writer) error {
-	return report.Write(w, report.Report{Summary: r.Summary, Metrics: r.Network.Metrics, Figures: r.Figures()})
-}
-
 // SaveReport writes the report to path (through a temporary file, so a failed write never
 // leaves half a report behind).
 func (r *Result) SaveReport(path string) error {
@@ -257,6 +252,10 @@ func (r *Result) exportTab() fyne.CanvasObject {
 		r.saveDialog("the report", base+"-report.html", ".html", r.WriteReport)
 	})
 	save.Importance = widget.HighImportance
+	savePDF := widget.NewButtonWithIcon("Save PDF report…", theme.DocumentSaveIcon(), func() {
+		r.saveDialog("the PDF report", base+"-report.pdf", ".pdf", r.WritePDFReport)
+	})
+	savePDF.Importance = widget.HighImportance
 	files := widget.NewLabel(fmt.Sprintf("%d files: network (network.npz), maps (degree, hubs, modules … as NIfTI), hubs.tsv, metrics.json, provenance.json.", len(r.Summary.Files)))
 	files.Wrapping = fyne.TextWrapWord
 	views := widget.NewLabel("The 3D view and the three slices as they are shown now (overlay, crosshair, orientation letters).")
@@ -267,8 +266,8 @@ func (r *Result) exportTab() fyne.CanvasObject {
 		widget.NewLabelWithStyle("Pictures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		views, container.NewHBox(save3D, saveSlices), widget.NewSeparator(),
 		widget.NewLabelWithStyle("Report", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		widget.NewLabel("One HTML page with the figures, settings, global measures, modules and hubs, to attach to a record."),
-		container.NewHBox(save), r.ExportStatus)
+		widget.NewLabel("A PDF of one to three pages (or one HTML page) with the scan, settings, cleaning and motion, figures, global measures, modules, hubs, the norm comparison and the command that repeats the analysis, to attach to a record."),
+		container.NewHBox(savePDF, save), r.ExportStatus)
 }
 
 // write3DPNG writes the 3D view as shown, as PNG.

@@ -46,6 +46,12 @@ xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
 ' _ "$T" || { echo "--- helper log"; tail -20 "$T/helper.log"; exit 1; }
 
 go run ./cmd/hubscope/smokecheck "$T/dump" "$T/root.png" "$T/root-slices.png"
+# The app's PDF report renders and holds its sections and figures (poppler-utils).
+pdftoppm -r 30 -png "$T/dump/report.pdf" "$T/report-page" || { echo "gui-smoke: report.pdf does not render"; exit 1; }
+pdftotext -layout "$T/dump/report.pdf" "$T/report.txt"
+for want in "Global measures" "Hubs in 3D" "Degree distribution" "To repeat this analysis"; do
+  grep -qF -- "$want" "$T/report.txt" || { echo "gui-smoke: report.pdf lacks \"$want\""; exit 1; }
+done
 if [ $# -ge 1 ]; then
   mkdir -p "$1"
   cp "$T/root.png" "$1/main-window.png"
@@ -53,6 +59,7 @@ if [ $# -ge 1 ]; then
   cp "$T/dump/view3d.png" "$1/3d-view.png"
   cp "$T/dump/slices.png" "$1/slices.png"
   cp "$T/dump/report.html" "$1/report-example.html"
+  cp "$T/dump/report.pdf" "$1/report-example.pdf"
   echo "gui-smoke: screenshots in $1"
 fi
 echo "gui-smoke: OK"

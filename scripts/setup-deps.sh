@@ -8,8 +8,8 @@ bids=0
 for profile in "${@:-test}"; do
   case "$profile" in
     demo) want+=(dcm2niix) ;;
-    test) want+=(munge slurm-wlm dcm2niix python3 python3-numpy python3-scipy python3-nibabel python3-igraph python3-networkx python3-dipy python3-sklearn python3-pandas nifti-bin mricron-data) ;;
-    gui)  want+=(libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev xvfb xauth imagemagick xdotool x11-utils) ;;
+    test) want+=(munge slurm-wlm dcm2niix python3 python3-numpy python3-scipy python3-nibabel python3-igraph python3-networkx python3-dipy python3-sklearn python3-pandas nifti-bin mricron-data poppler-utils) ;;
+    gui)  want+=(libgl1-mesa-dev libx11-dev libxcursor-dev libxrandr-dev libxinerama-dev libxi-dev libxxf86vm-dev xvfb xauth imagemagick xdotool x11-utils poppler-utils) ;;
     cuda) want+=(nvidia-cuda-dev) ;;
     web)  want+=(chromium) ;;
     bids) want+=(nodejs curl); bids=1 ;;

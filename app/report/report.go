@@ -29,6 +29,13 @@ type Report struct {
 	// MaxHubs bounds the hub rows printed (default 25); the full table is hubs.tsv.
 	MaxHubs int
 	Created time.Time
+	// QC is the cleaning and head-motion assessment of qc/denoise.json (nil when the series
+	// were not cleaned).
+	QC *Assessment
+	// Norm is the comparison with a normative cohort of norm.json (nil without one).
+	Norm *NormComparison
+	// Command is the command line that repeats the analysis (Command; "" when unknown).
+	Command string
 }
 
 type pageModule struct {
@@ -48,19 +55,34 @@ type page struct {
 	Hubs                                     []ipc.Hub
 	HubNote                                  string
 	AtlasName, AtlasCitation                 string
+	QC, QCWarnings                           []string
+	Norm                                     []string
+	NormClusters                             []NormCluster
+	Command                                  string
 }
 
 type pageFigure struct {
 	Title string
 	Src   template.URL
+	PNG   []byte
 }
 
 // Write writes the report as one self-contained XHTML-compatible HTML5 page.
 func Write(w io.Writer, r Report) error {
+	p, err := build(r)
+	if err != nil {
+		return err
+	}
+	return pageTemplate.Execute(w, p)
+}
+
+// build is the one reading of a report that both the HTML page (Write) and the PDF (WritePDF)
+// print, so the two never say different things.
+func build(r Report) (page, error) {
 	if r.Metrics == nil {
 		m, err := ParseMetrics(r.Summary.Metrics)
 		if err != nil {
-			return fmt.Errorf("report for %s: %w", r.Summary.Job.Name, err)
+			return page{}, fmt.Errorf("report for %s: %w", r.Summary.Job.Name, err)
 		}
 		r.Metrics = m
 	}
@@ -99,10 +121,10 @@ func Write(w io.Writer, r Report) error {
 	}
 	for _, f := range r.Figures {
 		if _, err := png.DecodeConfig(bytes.NewReader(f.PNG)); err != nil {
-			return fmt.Errorf("report figure %q: not a PNG image: %w", f.Title, err)
+			return page{}, fmt.Errorf("report figure %q: not a PNG image: %w", f.Title, err)
 		}
 		// The data URI is built here from bytes checked to be PNG, so it is safe to mark as URL.
-		p.Figures = append(p.Figures, pageFigure{f.Title, template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(f.PNG))})
+		p.Figures = append(p.Figures, pageFigure{f.Title, template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(f.PNG)), f.PNG})
 	}
 	if len(m.Modules) > 0 {
 		p.ModuleMethod = m.Modules[0].Method
@@ -124,7 +146,14 @@ func Write(w io.Writer, r Report) error {
 	if a := r.Summary.Atlas; a != nil {
 		p.AtlasName, p.AtlasCitation = a.Name, a.Citation
 	}
-	return pageTemplate.Execute(w, p)
+	if r.QC != nil {
+		p.QC, p.QCWarnings = r.QC.Lines(), r.QC.Warnings
+	}
+	if r.Norm != nil {
+		p.Norm, p.NormClusters = r.Norm.Lines(), r.Norm.Clusters
+	}
+	p.Command = r.Command
+	return p, nil
 }
 
 var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
@@ -144,7 +173,8 @@ table{border-collapse:collapse}td,th{padding:1px 6px;text-align:left;vertical-al
 th{background:#eee}.num{text-align:right}.figs{display:flex;gap:8px;flex-wrap:wrap}
 figure{margin:0}img{max-width:300px;max-height:240px;border:1px solid #ccc}
 .sw{display:inline-block;width:10px;height:10px;margin-right:4px;border:1px solid #555}
-.small{color:#555;font-size:8.5pt}
+.small{color:#555;font-size:8.5pt}.warn{color:#b00;font-weight:bold}
+pre{white-space:pre-wrap;font-size:8.5pt;background:#f4f4f4;padding:4px}
 @media print{body{margin:0}}
 </style>
 </head>
@@ -157,6 +187,8 @@ figure{margin:0}img{max-width:300px;max-height:240px;border:1px solid #ccc}
 <table id="settings">{{range .Settings}}<tr><th>{{.Name}}</th><td>{{.Value}}</td></tr>{{end}}</table>
 {{if .Figures}}<h2>Figures</h2>
 <div class="figs">{{range .Figures}}<figure><img src="{{.Src}}" alt="{{.Title}}"/><figcaption>{{.Title}}</figcaption></figure>{{end}}</div>{{end}}
+{{if .QC}}<h2>Cleaning and head motion</h2>
+<ul id="qc">{{range .QC}}<li>{{.}}</li>{{end}}</ul>{{range .QCWarnings}}<p class="warn">{{.}}</p>{{end}}{{end}}
 <h2>Global measures</h2>
 <table id="measures">{{range .Measures}}<tr><th>{{.Name}}</th><td class="num">{{.Value}}</td><td class="small">{{.Meaning}}</td></tr>{{end}}</table>
 {{if .Modules}}<h2>Modules ({{.ModuleMethod}})</h2>
@@ -164,6 +196,11 @@ figure{margin:0}img{max-width:300px;max-height:240px;border:1px solid #ccc}
 <h2>Hubs</h2>
 <table id="hubs"><tr><th>#</th><th>Region</th><th>MNI x, y, z (mm)</th><th>Degree</th><th>Hub z</th><th>Module</th><th>Role</th></tr>{{range $i, $h := .Hubs}}<tr><td class="num">{{inc $i}}</td><td>{{if $h.Region}}{{$h.Region}}{{else}}outside the atlas{{end}}</td><td>{{mm $h.MNI}}</td><td class="num">{{$h.Degree}}</td><td class="num">{{f1 $h.HubZ}}</td><td class="num">{{if $h.Module}}{{$h.Module}}{{end}}</td><td>{{$h.Role}}</td></tr>{{end}}</table>
 {{if .HubNote}}<p class="small">{{.HubNote}}</p>{{end}}
+{{if .Norm}}<h2>Against the normative cohort</h2>
+<ul id="norm">{{range .Norm}}<li>{{.}}</li>{{end}}</ul>{{if .NormClusters}}
+<table id="norm-clusters"><tr><th>#</th><th>Degree</th><th>Voxels</th><th>Peak z</th><th>MNI x, y, z (mm)</th><th>Region</th></tr>{{range $i, $c := .NormClusters}}<tr><td class="num">{{inc $i}}</td><td>{{$c.Direction}}</td><td class="num">{{$c.Voxels}}</td><td class="num">{{f2 $c.PeakZ}}</td><td>{{mm $c.PeakMM}}</td><td>{{if $c.Region}}{{$c.Region}}{{else}}outside the atlas{{end}}</td></tr>{{end}}</table>{{end}}{{end}}
+{{if .Command}}<h2>To repeat this analysis</h2>
+<pre id="command">{{.Command}}</pre>{{end}}
 <p class="small">{{if .AtlasName}}Regions: {{.AtlasName}}. {{.AtlasCitation}}. {{end}}γ, λ, σ against degree-preserving random networks (Maslov &amp; Sneppen 2002; Humphries et al. 2008). HubScope {{.Version}}. For research use; not a diagnosis.</p>
 </body>
 </html>

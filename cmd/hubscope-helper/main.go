@@ -35,6 +35,8 @@ commands:
                        two groups of a cohort: Welch t and permutations per measure and node, FDR
   norm build DERIV --out N
                        a normative cohort (per-voxel mean and SD, cohort hubs); run … --norm N
+  report BUNDLE        write the clinician's report of a results bundle: --pdf FILE (one to
+                       three pages; default BUNDLE/report.pdf) and/or --html FILE
   synth --out F        write a phantom scan with planted modules and hubs (+ its ground truth)
   bench                time HubScope's workloads, side by side with the peer pipelines
   serve                run the helper daemon for the desktop app (local IPC)
@@ -62,6 +64,7 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		"run":        cmdRun,
 		"series":     cmdSeries,
 		"synth":      cmdSynth,
+		"report":     cmdReport,
 		"group":      cmdGroup,
 		"cohort":     cmdCohort,
 		"compare":    cmdCompare,

@@ -19,7 +19,7 @@ import (
 // smokeDump writes what scripts/gui-smoke.sh checks once the first result is on screen:
 // window.png (the window as Fyne drew it), layout.json (where the 3D view lies in it, in
 // pixels), hubs.tsv (the hub table as displayed), view3d.png, slices.png (the slice viewer's
-// three views) with slices.json (what they should show), and report.html, then done.
+// three views) with slices.json (what they should show), report.html and report.pdf, then done.
 //
 // Then, when the script creates show-slices in the folder (after its screenshot of the 3D
 // tab), the Slices tab is shown with the strongest hub in the inspector, and
@@ -163,6 +163,13 @@ func (d *smokeDump) write(r *app.Result) error {
 		return err
 	}
 	if err := r.SaveReport(filepath.Join(d.dir, "report.html")); err != nil {
+		return err
+	}
+	var pdf bytes.Buffer
+	if err := r.WritePDFReport(&pdf); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(d.dir, "report.pdf"), pdf.Bytes(), 0o644); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(d.dir, "done"), []byte("ok\n"), 0o644)

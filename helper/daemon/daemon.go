@@ -261,6 +261,9 @@ type record struct {
 	QformCode int32 `json:"qform_code"`
 	// Class is the queue the job waits in: cuda or cpu.
 	Class string `json:"class"`
+	// BundleDir is the results bundle of a job opened from an existing folder (OpenBundle);
+	// "" for a job the daemon ran (its bundle is the job directory's bundle/).
+	BundleDir string `json:"bundle_dir,omitempty"`
 }
 
 func (d *Daemon) jobDir(id string) string { return filepath.Join(d.dir, id) }
@@ -419,6 +422,9 @@ func (d *Daemon) finished(id string) (record, string, error) {
 		return r, "", ipc.Errorf(ipc.CodeConflict, "job %s is %s: it has no results", id, r.State)
 	}
 	dir := filepath.Join(j.dir, "bundle")
+	if r.BundleDir != "" {
+		dir = r.BundleDir
+	}
 	if _, err := os.Stat(filepath.Join(dir, bundle.Marker)); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return r, "", ipc.Errorf(ipc.CodeNotFound, "job %s: its results bundle is gone", id)
