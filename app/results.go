@@ -258,6 +258,8 @@ func (r *Result) exportTab() fyne.CanvasObject {
 	savePDF.Importance = widget.HighImportance
 	files := widget.NewLabel(fmt.Sprintf("%d files: network (network.npz), maps (degree, hubs, modules … as NIfTI), hubs.tsv, metrics.json, provenance.json.", len(r.Summary.Files)))
 	files.Wrapping = fyne.TextWrapWord
+	what := widget.NewLabel("A PDF of one to three pages (or one HTML page) with the scan, settings, cleaning and motion, figures, global measures, modules, hubs, the norm comparison and the command that repeats the analysis, to attach to a record.")
+	what.Wrapping = fyne.TextWrapWord
 	views := widget.NewLabel("The 3D view and the three slices as they are shown now (overlay, crosshair, orientation letters).")
 	views.Wrapping = fyne.TextWrapWord
 	return container.NewVBox(
@@ -266,8 +268,7 @@ func (r *Result) exportTab() fyne.CanvasObject {
 		widget.NewLabelWithStyle("Pictures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		views, container.NewHBox(save3D, saveSlices), widget.NewSeparator(),
 		widget.NewLabelWithStyle("Report", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
-		widget.NewLabel("A PDF of one to three pages (or one HTML page) with the scan, settings, cleaning and motion, figures, global measures, modules, hubs, the norm comparison and the command that repeats the analysis, to attach to a record."),
-		container.NewHBox(savePDF, save), r.ExportStatus)
+		what, container.NewHBox(savePDF, save), r.ExportStatus)
 }
 
 // write3DPNG writes the 3D view as shown, as PNG.
