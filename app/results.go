@@ -20,6 +20,7 @@ import (
 	"github.com/hubscope/hubscope/app/dynamics"
 	"github.com/hubscope/hubscope/app/inspect"
 	"github.com/hubscope/hubscope/app/network"
+	"github.com/hubscope/hubscope/app/normview"
 	"github.com/hubscope/hubscope/app/quality"
 	"github.com/hubscope/hubscope/app/report"
 	"github.com/hubscope/hubscope/app/slices"
@@ -47,6 +48,9 @@ type Result struct {
 	// Quality is the Quality tab (cleaning, motion, FD trace, carpet), nil when the bundle has
 	// no cleaning report (the series were not cleaned).
 	Quality *quality.Tab
+	// Norm is the Norm tab (hubs lost and gained against a normative cohort), nil when the job
+	// was not compared with one.
+	Norm *normview.Tab
 	// SlicesReady is closed once the Slices tab shows the job, the report's slice figure is
 	// made (or has failed) and the Dynamics tab, if any, shows its first window.
 	SlicesReady chan struct{}
@@ -119,6 +123,7 @@ func newResult(ctx context.Context, svc ipc.Service, s ipc.Summary, win fyne.Win
 		r.Quality = quality.NewTab(r.ctx, gatedFiles{volumes, r.SlicesReady}, s, tr)
 		items = append(items, container.NewTabItemWithIcon(TabQuality, theme.WarningIcon(), container.NewScroll(r.Quality)))
 	}
+	items = append(items, r.moreTabs(s)...)
 	if r.Dynamics != nil {
 		items = append(items, container.NewTabItemWithIcon(TabDynamics, theme.MediaPlayIcon(), container.NewScroll(r.Dynamics)))
 	}

@@ -666,6 +666,8 @@ func (v *Viewer) applyOverlay(name string, vol *ipc.Volume, err error) {
 			t = prev.style.Threshold
 		case vol.Header.Seed != nil:
 			t = 0.3 // a seed map's positive correlations above a conventional 0.3
+		case st.Signed && strings.HasPrefix(name, "z_"):
+			t = 2 // a z-map against a normative cohort: |z| > 2, the comparison's own cut
 		}
 		if hi <= lo {
 			hi = lo + 1
@@ -966,3 +968,7 @@ func (v *Viewer) updatePosition() {
 	}
 	v.position.SetText(text)
 }
+
+// Wait blocks until the fetches started so far (Load, ShowVolume, ShowBackground) have been
+// applied or dropped; for tests and smoke drivers, off the UI goroutine.
+func (v *Viewer) Wait() { v.pending.Wait() }
