@@ -40,6 +40,7 @@ type Renderer struct {
 	extra    []screenVertex
 	extraTri [][3]uint32 // triangles clipped at the near plane, indexing extra
 	spheres  []sphereSetup
+	edges    []edgeSetup
 	glass    bool
 	ids      []int // Sphere.ID by index, for Pick
 
@@ -145,6 +146,7 @@ func (r *Renderer) Render(s *Scene, c Camera) *image.RGBA {
 	}
 	r.setupSurface(s, &f, workers)
 	r.setupSpheres(s, &f)
+	r.setupEdges(s, &f)
 
 	bg := premultiply(s.Background)
 	bands := (h + bandRows - 1) / bandRows
@@ -486,6 +488,12 @@ func (r *Renderer) drawBand(s *Scene, b, y0, y1 int, bg [4]uint8) {
 		sp := &r.spheres[k]
 		if sp.y0 < y1 && sp.y1 >= y0 {
 			r.rasterSphere(sp, max(sp.y0, y0), min(sp.y1, y1-1), !s.Glass)
+		}
+	}
+	for k := range r.edges {
+		e := &r.edges[k]
+		if e.ylo < y1 && e.yhi >= y0 {
+			r.rasterEdge(e, max(e.ylo, y0), min(e.yhi, y1-1), !s.Glass)
 		}
 	}
 	r.composite(lo, hi, bg)

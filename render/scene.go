@@ -23,8 +23,11 @@ type Scene struct {
 	// Glass draws the surface translucent (a glass brain): the nearest layer of surface is
 	// blended over what lies behind it, nearly clear where it faces the viewer and denser
 	// towards the silhouette, so hubs inside stay visible and pickable.
-	Glass      bool
-	Spheres    []Sphere
+	Glass   bool
+	Spheres []Sphere
+	// Edges are network connections drawn between points (edges.go), hidden by nearer hubs
+	// and surface as the hubs are.
+	Edges      []Edge
 	Background color.NRGBA // zero value: transparent
 }
 

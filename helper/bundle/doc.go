@@ -58,8 +58,10 @@
 //     to 100,000 edges, or whenever asked for (run --export graphml,gexf).
 //   - hubs.node: BrainNet Viewer's node file of the hubs, in hubs.tsv's order: x y z colour
 //     (module) size (degree) label (atlas region, spaces as _, "-" for none); and, for networks
-//     of at most 1,000 nodes, network.node and network.edge (the symmetric weight matrix). Open
-//     with: BrainNet Viewer (File → Load file), or numpy.loadtxt.
+//     of at most 1,000 nodes, network.node and network.edge (the symmetric weight matrix); for
+//     a voxel network of at most 1,000 hubs, hubs.edge (the weight matrix among the hubs, in
+//     hubs.node's order; the app's connectome view draws it). Open with: BrainNet Viewer
+//     (File → Load file), or numpy.loadtxt.
 //   - modules.nii.gz: module (community) number of each node, 1…M; 0 outside the mask; a label
 //     image (intent NIFTI_INTENT_LABEL), so viewers colour it by category. Open with: nibabel
 //     (header.get_intent() gives "label").

@@ -228,3 +228,34 @@ func WriteBrainNetEdge(out io.Writer, nw *network.Network) error {
 	}
 	return w.Flush()
 }
+
+// WriteBrainNetSubEdge writes BrainNet Viewer's edge file of the network among the given nodes,
+// in that order (e.g. the hubs of hubs.node): the symmetric len(nodes)×len(nodes) weight matrix,
+// zero where two of them are not linked and on the diagonal.
+func WriteBrainNetSubEdge(out io.Writer, nw *network.Network, nodes []int) error {
+	pos := make(map[int]int, len(nodes))
+	for k, v := range nodes {
+		pos[v] = k
+	}
+	n := len(nodes)
+	m := make([]float32, n*n)
+	for a, v := range nodes {
+		cols, ws := nw.Row(v) // the upper triangle: each edge once
+		for p, j := range cols {
+			if b, ok := pos[int(j)]; ok {
+				m[a*n+b], m[b*n+a] = ws[p], ws[p]
+			}
+		}
+	}
+	w := bufio.NewWriter(out)
+	for a := 0; a < n; a++ {
+		for b, v := range m[a*n : (a+1)*n] {
+			if b > 0 {
+				w.WriteByte('\t')
+			}
+			w.WriteString(f32(v))
+		}
+		w.WriteByte('\n')
+	}
+	return w.Flush()
+}

@@ -69,7 +69,8 @@ func bidsLabel(name string) string {
 //   - the network as <entities>_relmat.npz, and its exports network.graphml, network.gexf and
 //     BrainNet's network.edge as <entities>_relmat.graphml, .gexf, .edge;
 //   - nodes.tsv and BrainNet's network.node as <entities>_nodes.tsv, .node; hubs.tsv and
-//     hubs.node as <entities>_desc-hubs_nodes.tsv, .node;
+//     hubs.node as <entities>_desc-hubs_nodes.tsv, .node, and hubs.edge as
+//     <entities>_desc-hubs_relmat.edge;
 //   - series.npy (--keep-series) as <entities>_timeseries.npy, and for a region network its
 //     region series as <entities>_timeseries.tsv (one column per region, as nilearn's
 //     NiftiLabelsMasker gives them; rows are time points).
@@ -183,6 +184,10 @@ func writeBIDSNames(w *bundle.Writer, cfg Config, ents []derivatives.Entity, giv
 		".edge":    "BrainNet Viewer edge file: the symmetric N×N weight matrix as text, rows in node order",
 	}
 	if err := stem("", "relmat", []file{{ext: ".npz", src: "network.npz"}, {ext: ".graphml", src: "network.graphml"}, {ext: ".gexf", src: "network.gexf"}, {ext: ".edge", src: "network.edge"}}, side); err != nil {
+		return err
+	}
+	side = common("HubScope links among the hubs: BrainNet Viewer's edge file, the symmetric hubs × hubs weight matrix in the order of the _desc-hubs_nodes files (bundle hubs.edge)", "connection value (correlation)")
+	if err := stem("hubs", "relmat", []file{{ext: ".edge", src: "hubs.edge"}}, side); err != nil {
 		return err
 	}
 	side = common("HubScope nodes of the network, one row per node in the network's order: the .tsv with voxel indices and world coordinates (bundle nodes.tsv); the .node is BrainNet Viewer's node file (x y z colour = module, size = degree, label)", "mm")

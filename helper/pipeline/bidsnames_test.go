@@ -56,6 +56,7 @@ func TestBIDSNames(t *testing.T) {
 			"_nodes.tsv":                     "nodes.tsv",
 			"_desc-hubs_nodes.tsv":           "hubs.tsv",
 			"_desc-hubs_nodes.node":          "hubs.node",
+			"_desc-hubs_relmat.edge":         "hubs.edge",
 			"_timeseries.npy":                "series.npy",
 		}},
 		{"regions", true, map[string]string{

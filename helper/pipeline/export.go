@@ -131,6 +131,13 @@ func writeExports(w *bundle.Writer, cfg Config, s *scan.Scan, nw *network.Networ
 	if err := w.WriteFile("hubs.node", func(out io.Writer) error { return export.WriteBrainNetNode(out, hubs) }); err != nil {
 		return err
 	}
+	// hubs.edge: the links among the hubs, in hubs.node's order (BrainNet draws the hub
+	// network from the pair; the app's connectome view draws its strongest links).
+	if len(m.hubs) <= BrainNetEdgeMax && regionPos == nil {
+		if err := w.WriteFile("hubs.edge", func(out io.Writer) error { return export.WriteBrainNetSubEdge(out, nw, m.hubs) }); err != nil {
+			return err
+		}
+	}
 	if s.N > BrainNetEdgeMax {
 		return nil
 	}

@@ -16,7 +16,8 @@ import (
 // checkExports is run by networkx, nibabel and pandas on a bundle: the GraphML and GEXF hold the
 // bundle's nodes and edges (edges.tsv) with nodes.tsv's positions, degree as networkx counts
 // it, hubs.tsv's hubs and modules.nii.gz's module at each node's voxel; hubs.node lists
-// hubs.tsv's hubs in order with BrainNet's six columns; network.edge is the symmetric matrix.
+// hubs.tsv's hubs in order with BrainNet's six columns; network.edge is the symmetric matrix and
+// hubs.edge its rows and columns of the hubs, in hubs.tsv's order.
 const checkExports = `
 import sys, numpy as np, pandas as pd, nibabel as nib, networkx as nx
 d = sys.argv[1]
@@ -59,6 +60,15 @@ if len(nodes) <= 1000:
   A = np.loadtxt(d + "/network.edge")
   assert A.shape == (len(nodes), len(nodes)) and (A == A.T).all()
   assert np.count_nonzero(A) == 2 * len(edges)
+# hubs.edge: the network among hubs.tsv's hubs, in that order, from network.npz
+import scipy.sparse as sp
+assert os.path.exists(d + "/hubs.edge") == (len(hubs) <= 1000), len(hubs)
+if len(hubs) <= 1000:
+  U = sp.load_npz(d + "/network.npz"); F = (U + U.T).toarray()
+  H = np.loadtxt(d + "/hubs.edge", ndmin=2)
+  idx = list(hubs.node)
+  assert H.shape == (len(idx), len(idx)), H.shape
+  assert (H.astype(np.float32) == F[np.ix_(idx, idx)].astype(np.float32)).all()
 print("ok", len(nodes), len(edges), len(hubs))
 `
 
