@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/network"
+	"github.com/hubscope/hubscope/helper/npy"
 )
 
 // Files written by the exported encoders (per-window networks and factors of a dynamic
@@ -33,7 +34,7 @@ func TestEncodersRoundTrip(t *testing.T) {
 
 	const rows, cols = 5, 3
 	b.Reset()
-	if err := EncodeMatrixNPY(&b, rows, cols, func(i int, dst []float32) {
+	if err := npy.WriteMatrix(&b, rows, cols, func(i int, dst []float32) {
 		for k := range dst {
 			dst[k] = float32(10*i + k)
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hubscope/hubscope/helper/network"
+	"github.com/hubscope/hubscope/helper/npy"
 )
 
 // network.npz is what scipy.sparse.save_npz writes for a csr_matrix (scipy/sparse/_matrix_io.py):
@@ -55,7 +56,7 @@ func writeNPZWith(w io.Writer, nw *network.Network, compress, wide bool) error {
 		if err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
-		if _, err := f.Write(encodeNpyHeader(descr, shape)); err != nil {
+		if _, err := f.Write(npy.EncodeHeader(descr, shape)); err != nil {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 		if err := body(f); err != nil {
@@ -177,7 +178,7 @@ func readNPZ(zr *zip.Reader) (*network.Network, error) {
 
 	// format: 0-d bytes '|S3' (scipy's own) or str '<U3'.
 	var format string
-	if err := readMember(members["format.npy"], func(h npyHeader, r io.Reader) error {
+	if err := readMember(members["format.npy"], func(h npy.Header, r io.Reader) error {
 		if len(h.Shape) != 0 {
 			return fmt.Errorf("format is not a 0-d array (shape %v)", h.Shape)
 		}
@@ -226,7 +227,7 @@ func readNPZ(zr *zip.Reader) (*network.Network, error) {
 	}
 
 	var shape []int64
-	if err := readMember(members["shape.npy"], func(h npyHeader, r io.Reader) error {
+	if err := readMember(members["shape.npy"], func(h npy.Header, r io.Reader) error {
 		if len(h.Shape) != 1 || h.Shape[0] != 2 {
 			return fmt.Errorf("shape.npy has shape %v, want (2,)", h.Shape)
 		}
@@ -245,7 +246,7 @@ func readNPZ(zr *zip.Reader) (*network.Network, error) {
 	n := int(shape[0])
 
 	nw := &network.Network{N: n}
-	if err := readMember(members["indptr.npy"], func(h npyHeader, r io.Reader) error {
+	if err := readMember(members["indptr.npy"], func(h npy.Header, r io.Reader) error {
 		if len(h.Shape) != 1 || h.Shape[0] != int64(n)+1 {
 			return fmt.Errorf("indptr has shape %v for %d rows, want (%d,)", h.Shape, n, n+1)
 		}
@@ -263,7 +264,7 @@ func readNPZ(zr *zip.Reader) (*network.Network, error) {
 		return nil, err
 	}
 	nnz := nw.Indptr[n]
-	if err := readMember(members["indices.npy"], func(h npyHeader, r io.Reader) error {
+	if err := readMember(members["indices.npy"], func(h npy.Header, r io.Reader) error {
 		if len(h.Shape) != 1 || uint64(h.Shape[0]) != nnz {
 			return fmt.Errorf("indices has shape %v, indptr claims %d stored values", h.Shape, nnz)
 		}
@@ -280,7 +281,7 @@ func readNPZ(zr *zip.Reader) (*network.Network, error) {
 	}); err != nil {
 		return nil, err
 	}
-	if err := readMember(members["data.npy"], func(h npyHeader, r io.Reader) error {
+	if err := readMember(members["data.npy"], func(h npy.Header, r io.Reader) error {
 		if len(h.Shape) != 1 || uint64(h.Shape[0]) != nnz {
 			return fmt.Errorf("data has shape %v, indptr claims %d stored values", h.Shape, nnz)
 		}
@@ -300,7 +301,7 @@ func readNPZ(zr *zip.Reader) (*network.Network, error) {
 
 // readMember opens one .npy member, parses its header, checks that the member's declared size
 // matches the header before anything is allocated from it, and hands the data to fn.
-func readMember(f *zip.File, fn func(npyHeader, io.Reader) error) error {
+func readMember(f *zip.File, fn func(npy.Header, io.Reader) error) error {
 	if f.Method == zip.Deflate && f.UncompressedSize64 > f.CompressedSize64*zipDeflateRatio+1024 {
 		return fmt.Errorf("%s: claims %d bytes from %d compressed, more than deflate can produce", f.Name, f.UncompressedSize64, f.CompressedSize64)
 	}
@@ -310,18 +311,19 @@ func readMember(f *zip.File, fn func(npyHeader, io.Reader) error) error {
 	}
 	defer rc.Close()
 	br := bufio.NewReaderSize(rc, 1<<16)
-	h, hlen, err := readNpyHeader(br)
+	h, err := npy.ReadHeader(br)
+	hlen := h.Len
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.Name, err)
 	}
-	if h.fortran && len(h.Shape) > 1 {
+	if h.Fortran && len(h.Shape) > 1 {
 		return fmt.Errorf("%s: Fortran-ordered arrays are not supported", f.Name)
 	}
 	size, err := dtypeSize(h.Descr)
 	if err != nil {
 		return fmt.Errorf("%s: %w", f.Name, err)
 	}
-	if want := uint64(hlen) + uint64(h.count())*uint64(size); h.count() < 0 || f.UncompressedSize64 != want {
+	if want := uint64(hlen) + uint64(h.Count())*uint64(size); h.Count() < 0 || f.UncompressedSize64 != want {
 		return fmt.Errorf("%s: member holds %d bytes, its header (dtype %s, shape %v) needs %d", f.Name, f.UncompressedSize64, h.Descr, h.Shape, want)
 	}
 	if err := fn(h, br); err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/helper/npy"
 	"github.com/hubscope/hubscope/helper/scan"
 )
 
@@ -28,7 +29,7 @@ func (w *Writer) WriteSeries(s *scan.Scan) error {
 	if s.N < 1 || s.L < 1 || len(s.Data) != s.N*s.L {
 		return w.fail(fmt.Errorf("bundle %s: write %s: %d values for %d×%d series", w.dir, SeriesFile, len(s.Data), s.N, s.L))
 	}
-	hdr := encodeNpyHeader("<f4", []int64{int64(s.N), int64(s.L)})
+	hdr := npy.EncodeHeader("<f4", []int64{int64(s.N), int64(s.L)})
 	return w.WriteFile(SeriesFile, func(out io.Writer) error {
 		if _, err := out.Write(hdr); err != nil {
 			return err
@@ -71,16 +72,17 @@ func OpenSeries(path string) (*SeriesReader, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, off, err := readNpyHeader(f)
-	if err == nil && (h.Descr != "<f4" || h.fortran || len(h.Shape) != 2) {
-		err = fmt.Errorf("want a C-ordered 2-D '<f4' array, found %q with shape %v (Fortran order %v)", h.Descr, h.Shape, h.fortran)
+	h, err := npy.ReadHeader(f)
+	off := h.Len
+	if err == nil && (h.Descr != "<f4" || h.Fortran || len(h.Shape) != 2) {
+		err = fmt.Errorf("want a C-ordered 2-D '<f4' array, found %q with shape %v (Fortran order %v)", h.Descr, h.Shape, h.Fortran)
 	}
 	var st os.FileInfo
 	if err == nil {
 		st, err = f.Stat()
 	}
 	if err == nil {
-		if n := h.count(); n < 0 || off+4*n != st.Size() {
+		if n := h.Count(); n < 0 || off+4*n != st.Size() {
 			err = fmt.Errorf("header says %v float32 values after %d bytes, the file has %d bytes", h.Shape, off, st.Size())
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/helper/npy"
 )
 
 // TestSeriesRoundTrip writes series.npy and mean.nii.gz and reads them back: every value of
@@ -117,7 +118,7 @@ func TestOpenSeriesRefusesDamage(t *testing.T) {
 		t.Fatal("truncated series accepted")
 	}
 	i4 := filepath.Join(t.TempDir(), "i4.npy")
-	os.WriteFile(i4, append(encodeNpyHeader("<i4", []int64{int64(s.N), int64(s.L)}), b[len(b)-4*s.N*s.L:]...), 0o644)
+	os.WriteFile(i4, append(npy.EncodeHeader("<i4", []int64{int64(s.N), int64(s.L)}), b[len(b)-4*s.N*s.L:]...), 0o644)
 	if _, err := OpenSeries(i4); err == nil {
 		t.Fatal("int32 array accepted as a float32 series")
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/hubscope/hubscope/helper/dfc"
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/helper/npy"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
 	"github.com/hubscope/hubscope/ipc/schema"
@@ -93,7 +94,7 @@ func runDFC(ctx context.Context, cfg Config, be fc.Backend, s *scan.Scan, crep *
 			return w.WriteFile(fmt.Sprintf("dfc/lowrank_%03d.npy", win.Index), func(out io.Writer) error {
 				// S ≈ F·Fᵀ: numpy.load gives F as float32 (N, l).
 				r, c := win.Factor.Dims()
-				return bundle.EncodeMatrixNPY(out, r, c, func(i int, dst []float32) {
+				return npy.WriteMatrix(out, r, c, func(i int, dst []float32) {
 					for k := range dst {
 						dst[k] = float32(win.Factor.At(i, k))
 					}
