@@ -24,6 +24,7 @@ import (
 	"github.com/hubscope/hubscope/app/quality"
 	"github.com/hubscope/hubscope/app/report"
 	"github.com/hubscope/hubscope/app/slices"
+	"github.com/hubscope/hubscope/app/sweepview"
 	"github.com/hubscope/hubscope/app/view3d"
 	"github.com/hubscope/hubscope/ipc"
 )
@@ -51,6 +52,8 @@ type Result struct {
 	// Norm is the Norm tab (hubs lost and gained against a normative cohort), nil when the job
 	// was not compared with one.
 	Norm *normview.Tab
+	// Sweep is the Sweep tab (measures against the threshold), nil without a sweep.
+	Sweep *sweepview.Tab
 	// SlicesReady is closed once the Slices tab shows the job, the report's slice figure is
 	// made (or has failed) and the Dynamics tab, if any, shows its first window.
 	SlicesReady chan struct{}

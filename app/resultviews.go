@@ -7,23 +7,30 @@ import (
 	"fyne.io/fyne/v2/theme"
 
 	"github.com/hubscope/hubscope/app/normview"
+	"github.com/hubscope/hubscope/app/sweepview"
 	"github.com/hubscope/hubscope/ipc"
 )
 
-// TabNorm is the tab of a scan compared with a normative cohort.
-const TabNorm = "Norm"
+// Names of the tabs of a scan compared with a normative cohort, and of a threshold sweep.
+const (
+	TabNorm  = "Norm"
+	TabSweep = "Sweep"
+)
 
 // lastLoaded is closed when the result's last background update so far has applied its
 // widgets: a tab added after it waits for it (one update at a time, see loadSlices).
 func (r *Result) lastLoaded() <-chan struct{} {
-	if r.Quality != nil {
+	switch {
+	case r.Norm != nil:
+		return r.Norm.Loaded()
+	case r.Quality != nil:
 		return r.Quality.Loaded()
 	}
 	return r.SlicesReady
 }
 
 // moreTabs adds the tabs of what the bundle holds beyond one network: the comparison with a
-// normative cohort (Norm).
+// normative cohort (Norm) and a threshold sweep (Sweep).
 func (r *Result) moreTabs(s ipc.Summary) []*container.TabItem {
 	var items []*container.TabItem
 	if normview.Has(s) {
@@ -34,6 +41,14 @@ func (r *Result) moreTabs(s ipc.Summary) []*container.TabItem {
 			r.Slices.ShowVolume(normview.VolumeZDegree)
 		}
 		items = append(items, container.NewTabItemWithIcon(TabNorm, theme.ErrorIcon(), r.Norm))
+	}
+	if sweepview.Has(s) {
+		r.Sweep = sweepview.NewTab(r.ctx, r.volumes, s, r.lastLoaded())
+		r.Sweep.OnShowStability = func() {
+			r.SelectTab(TabSlices)
+			r.Slices.ShowVolume(sweepview.VolumeStability)
+		}
+		items = append(items, container.NewTabItemWithIcon(TabSweep, theme.GridIcon(), container.NewScroll(r.Sweep)))
 	}
 	return items
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"math"
+	"strings"
 	"testing"
 
 	"fyne.io/fyne/v2"
@@ -143,5 +144,108 @@ func TestNormTab(t *testing.T) {
 	})
 	if cross != slicestest.Hubs[1] || overlay != normview.VolumeZDegree || style != 2 || tab != TabSlices {
 		t.Fatalf("after the row: crosshair %v, overlay %q at |z| ≥ %g, tab %q", cross, overlay, style, tab)
+	}
+}
+
+// sweepHelper serves the phantom job as a density sweep: sweep.json (three thresholds, the
+// path measures not measured) and the hub-stability map.
+type sweepHelper struct{ *phantomHelper }
+
+const sweepJSON = `{"sweep":{"kind":"density","values":[0.01,0.02,0.05]},"hub_rule_sd":1,
+"thresholds":[{"threshold":0.05,"hubs":40,"mean_degree":9,"clustering_coefficient":0.3,"characteristic_path_length":0,"global_efficiency":0,"largest_component_share":1},
+{"threshold":0.01,"hubs":20,"mean_degree":2,"clustering_coefficient":0.1,"characteristic_path_length":0,"global_efficiency":0,"largest_component_share":0.5},
+{"threshold":0.02,"hubs":30,"mean_degree":4,"clustering_coefficient":0.2,"characteristic_path_length":0,"global_efficiency":0,"largest_component_share":0.8}],
+"auc":{"hubs":1.25,"clustering_coefficient":0.0085,"mean_degree":0.22}}`
+
+func (h sweepHelper) Summary(ctx context.Context, id string) (ipc.Summary, error) {
+	s, err := h.phantomHelper.Summary(ctx, id)
+	s.Volumes = append(s.Volumes, "hub_stability")
+	s.Files = append(s.Files, ipc.FileInfo{Name: "sweep.json"})
+	return s, err
+}
+
+func (h sweepHelper) Volume(ctx context.Context, id, name string) (*ipc.Volume, error) {
+	if name != "hub_stability" {
+		return h.phantomHelper.Volume(ctx, id, name)
+	}
+	v, err := h.phantomHelper.Volume(ctx, id, "hub_z")
+	if err != nil {
+		return nil, err
+	}
+	v.Header.Name, v.Header.Description = name, "share of thresholds at which the voxel is a hub"
+	for i, x := range v.Data {
+		v.Data[i] = float32(math.Max(0, math.Min(1, float64(x))))
+	}
+	v.Header.Min, v.Header.Max = 0, 1
+	return v, nil
+}
+
+func (h sweepHelper) OpenFile(ctx context.Context, id, name string) (io.ReadCloser, ipc.FileInfo, error) {
+	if name == "sweep.json" {
+		return io.NopCloser(bytes.NewReader([]byte(sweepJSON))), ipc.FileInfo{Name: name}, nil
+	}
+	return h.phantomHelper.OpenFile(ctx, id, name)
+}
+
+// A sweep's result gets a Sweep tab: a curve per measured measure against the density, the
+// bundle's own threshold (the loosest, 1 %) marked on each, the AUCs in words; its button shows
+// the hub-stability map in the Slices tab.
+func TestSweepTab(t *testing.T) {
+	test.NewTempApp(t)
+	h := sweepHelper{&phantomHelper{Service: slicestest.NewService()}}
+	s, err := h.Summary(context.Background(), slicestest.JobID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r *Result
+	fyne.DoAndWait(func() { r, err = newResult(context.Background(), h, s, nil) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fyne.DoAndWait(r.close)
+	fyne.DoAndWait(func() {
+		w := test.NewTempWindow(t, r.Content())
+		w.Resize(fyne.NewSize(1100, 700))
+		r.start()
+	})
+	<-r.SlicesReady
+	if r.Sweep == nil || r.Norm != nil {
+		t.Fatalf("sweep tab %v, norm tab %v", r.Sweep != nil, r.Norm != nil)
+	}
+	<-r.Sweep.Loaded()
+	var text string
+	var keys []string
+	var cursor float64
+	var hasCursor bool
+	var y []float64
+	fyne.DoAndWait(func() {
+		text = r.Sweep.Summary.Text
+		for k := range r.Sweep.Plots {
+			keys = append(keys, k)
+		}
+		cursor, hasCursor = r.Sweep.Plots["hubs"].Cursor()
+		_, y = r.Sweep.Plots["hubs"].Data()
+	})
+	if len(keys) != 4 || r.Sweep.Plots["characteristic_path_length"] != nil || r.Sweep.Plots["clustering_coefficient"] == nil {
+		t.Fatalf("plots %v", keys)
+	}
+	if !hasCursor || cursor != 0.01 || len(y) != 3 || y[0] != 20 || y[2] != 40 {
+		t.Fatalf("hub count curve %v, cursor %v at %g", y, hasCursor, cursor)
+	}
+	if !strings.Contains(text, "density = 0.01") || !strings.Contains(text, "hubs 1.25") {
+		t.Fatalf("sweep in words: %q", text)
+	}
+	c := make(changes, 16)
+	fyne.DoAndWait(func() {
+		r.OnSlicesChanged = func(what string, err error) { c <- [2]any{what, err} }
+		r.Sweep.ShowStability.OnTapped()
+	})
+	if err := c.next(t, ChangedOverlay); err != nil {
+		t.Fatal(err)
+	}
+	var overlay, tab string
+	fyne.DoAndWait(func() { _, overlay = r.Slices.Overlay(); tab = r.Tabs.Selected().Text })
+	if overlay != "hub_stability" || tab != TabSlices {
+		t.Fatalf("overlay %q in tab %q", overlay, tab)
 	}
 }

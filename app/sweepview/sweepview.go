@@ -1,0 +1,245 @@
+// Package sweepview is the Sweep tab: a threshold sweep's measures against the threshold (one
+// small plot each, the bundle's own network's threshold marked), the area under each curve
+// (trapezoid rule over the thresholds, as GRETNA integrates over sparsity; docs/algorithms.md)
+// and the hub-stability map, an overlay of the Slices tab (the share of the thresholds at which
+// each voxel is a hub).
+package sweepview
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+
+	"github.com/hubscope/hubscope/app/slices/lineplot"
+	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
+)
+
+// Bundle names of a sweep (helper/sweep, written by run --sweep).
+const (
+	SweepFile       = "sweep.json"
+	VolumeStability = "hub_stability"
+)
+
+// Sweep is the part of sweep.json the tab shows.
+type Sweep struct {
+	Spec struct {
+		Kind   string    `json:"kind"` // "r" or "density"
+		Values []float64 `json:"values"`
+	} `json:"sweep"`
+	HubSD  float64              `json:"hub_rule_sd"`
+	Points []map[string]any     `json:"thresholds"`
+	AUC    map[string]float64   `json:"auc"`
+	curves map[string][]float64 // measure → value per point (NaN: none)
+	x      []float64
+}
+
+// Curve is one measure drawn against the threshold.
+type Curve struct {
+	Key, Title string
+	// Always: drawn even without an AUC (the counts are always measured; the path and
+	// clustering measures only with full or basic metrics, which their AUC marks).
+	Always bool
+}
+
+// Curves are the measures drawn, in order. Modularity Q and small-worldness σ are not measured
+// per threshold by the helper's sweep (random networks at every threshold would multiply its
+// cost), so they have no curve.
+var Curves = []Curve{
+	{"clustering_coefficient", "Clustering C_p", false},
+	{"characteristic_path_length", "Path length L_p", false},
+	{"global_efficiency", "Global efficiency E_glob", false},
+	{"hubs", "Hub count", true},
+	{"mean_degree", "Mean degree", true},
+	{"largest_component_share", "Largest component (share of nodes)", true},
+}
+
+// Parse reads sweep.json, its points in increasing threshold order.
+func Parse(b []byte) (*Sweep, error) {
+	var s Sweep
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", SweepFile, err)
+	}
+	if len(s.Points) == 0 {
+		return nil, fmt.Errorf("%s: no thresholds", SweepFile)
+	}
+	sort.SliceStable(s.Points, func(a, b int) bool { return num(s.Points[a]["threshold"]) < num(s.Points[b]["threshold"]) })
+	s.curves = map[string][]float64{}
+	for _, p := range s.Points {
+		s.x = append(s.x, num(p["threshold"]))
+		for _, c := range Curves {
+			s.curves[c.Key] = append(s.curves[c.Key], num(p[c.Key]))
+		}
+	}
+	return &s, nil
+}
+
+func num(v any) float64 {
+	if f, ok := v.(float64); ok {
+		return f
+	}
+	return math.NaN() // null or absent
+}
+
+// Shown says whether curve c is drawn: always-measured counts, and the optional measures the
+// sweep measured (they have an AUC).
+func (s *Sweep) Shown(c Curve) bool {
+	if c.Always {
+		return true
+	}
+	_, ok := s.AUC[c.Key]
+	return ok
+}
+
+// Values returns the thresholds and curve c's values.
+func (s *Sweep) Values(key string) (x, y []float64) { return s.x, s.curves[key] }
+
+// Unit is the threshold's unit in words.
+func (s *Sweep) Unit() string {
+	if s.Spec.Kind == "density" {
+		return "density"
+	}
+	return "r"
+}
+
+// Lines are the sweep in words: the thresholds, the marked one, and each measure's AUC.
+func (s *Sweep) Lines(chosen float64, ok bool) []string {
+	vals := make([]string, len(s.x))
+	for i, x := range s.x {
+		vals[i] = fmt.Sprintf("%g", x)
+	}
+	out := []string{fmt.Sprintf("Thresholds (%s): %s; hubs at each: degree > mean + %g SD.", s.Unit(), strings.Join(vals, ", "), s.HubSD)}
+	if ok {
+		out = append(out, fmt.Sprintf("Marked in red: %s = %g, the threshold of this bundle's own network (the sweep's loosest).", s.Unit(), chosen))
+	}
+	var keys []string
+	for k := range s.AUC {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var auc []string
+	for _, k := range keys {
+		auc = append(auc, fmt.Sprintf("%s %.4g", k, s.AUC[k]))
+	}
+	if len(auc) > 0 {
+		out = append(out, "Area under each curve (trapezoid rule over the thresholds): "+strings.Join(auc, " · ")+".")
+	}
+	out = append(out, "Modularity Q and small-worldness σ are measured for the bundle's own network only (Network tab), not at every threshold.")
+	return out
+}
+
+// Has says whether a job's bundle holds a sweep.
+func Has(s ipc.Summary) bool {
+	return slices.ContainsFunc(s.Files, func(f ipc.FileInfo) bool { return f.Name == SweepFile })
+}
+
+// Service is what the tab fetches through.
+type Service interface {
+	OpenFile(ctx context.Context, id, name string) (io.ReadCloser, ipc.FileInfo, error)
+}
+
+// Tab is the Sweep tab of one job.
+type Tab struct {
+	widget.BaseWidget
+	Summary *widget.Label
+	Plots   map[string]*lineplot.Plot
+	// ShowStability shows the hub-stability map in the Slices tab (OnShowStability).
+	ShowStability   *widget.Button
+	OnShowStability func()
+	// Sweep is set once loaded.
+	Sweep *Sweep
+
+	grid    *fyne.Container
+	content fyne.CanvasObject
+	loaded  chan struct{}
+}
+
+// NewTab builds the tab and fetches sweep.json of job s through svc once after is closed.
+func NewTab(ctx context.Context, svc Service, s ipc.Summary, after <-chan struct{}) *Tab {
+	t := &Tab{Summary: widget.NewLabel("Loading the threshold sweep…"), Plots: map[string]*lineplot.Plot{}, loaded: make(chan struct{})}
+	t.Summary.Wrapping = fyne.TextWrapWord
+	t.ShowStability = widget.NewButton("Show the hub-stability map in the slices", func() {
+		if t.OnShowStability != nil {
+			t.OnShowStability()
+		}
+	})
+	if !slices.Contains(s.Volumes, VolumeStability) {
+		t.ShowStability.Disable()
+	}
+	t.grid = container.NewGridWithColumns(3)
+	t.content = container.NewVBox(t.Summary, container.NewHBox(t.ShowStability), t.grid)
+	t.ExtendBaseWidget(t)
+	var chosen float64
+	var ok bool
+	var m schema.Metrics
+	if json.Unmarshal(s.Metrics, &m) == nil && (m.Network.Mode == "r" || m.Network.Mode == "density") {
+		chosen, ok = m.Network.Threshold, true
+		if m.Network.Mode == "density" && m.Network.Density > 0 {
+			chosen = m.Network.Density
+		}
+	}
+	go t.load(ctx, svc, s.Job.ID, after, chosen, ok)
+	return t
+}
+
+// Loaded is closed once the tab shows what it could fetch.
+func (t *Tab) Loaded() <-chan struct{} { return t.loaded }
+
+func (t *Tab) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(t.content) }
+
+func (t *Tab) load(ctx context.Context, svc Service, job string, after <-chan struct{}, chosen float64, ok bool) {
+	defer close(t.loaded)
+	select {
+	case <-after:
+	case <-ctx.Done():
+		return
+	}
+	var sw *Sweep
+	rc, _, err := svc.OpenFile(ctx, job, SweepFile)
+	if err == nil {
+		var b []byte
+		b, err = io.ReadAll(io.LimitReader(rc, 64<<20))
+		rc.Close()
+		if err == nil {
+			sw, err = Parse(b)
+		}
+	}
+	if ctx.Err() != nil {
+		return
+	}
+	fyne.DoAndWait(func() {
+		if err != nil {
+			t.Summary.SetText("The threshold sweep could not be read: " + err.Error())
+			return
+		}
+		t.Sweep = sw
+		t.Summary.SetText(strings.Join(sw.Lines(chosen, ok), "\n"))
+		for _, c := range Curves {
+			if !sw.Shown(c) {
+				continue
+			}
+			title := c.Title
+			if a, has := sw.AUC[c.Key]; has {
+				title += fmt.Sprintf(" · AUC %.4g", a)
+			}
+			p := lineplot.New(title, "")
+			x, y := sw.Values(c.Key)
+			p.SetData(x, y)
+			if ok {
+				p.SetCursor(chosen)
+			}
+			t.Plots[c.Key] = p
+			t.grid.Add(container.NewGridWrap(fyne.NewSize(260, 150), p))
+		}
+		t.content.(*fyne.Container).Refresh()
+	})
+}
