@@ -38,7 +38,10 @@ type Result struct {
 	// the helper has no mask volume for the job); Ready3D is closed then.
 	View3D  *view3d.View
 	Ready3D chan struct{}
-	tab3D   *fyne.Container
+	// Links is the 3D view's slider over the share of the network's links drawn (the
+	// connectome, connectome.go), nil when the bundle has none to draw.
+	Links *widget.Slider
+	tab3D *fyne.Container
 	// Slices is the Slices tab's viewer and Inspector the voxel inspector beside it; a voxel
 	// tapped in the slices, a hub tapped in the 3D view or the hub table is selected in all of
 	// them (SelectHub).
@@ -169,6 +172,11 @@ func (r *Result) build3D(ctx context.Context) {
 		close(prefetched)
 	}()
 	scene, err := BrainScene(ctx, r.svc, r.Summary)
+	var conn *Connectome
+	var connErr error
+	if err == nil {
+		conn, connErr = LoadConnectome(ctx, r.svc, r.Summary, scene.Spheres)
+	}
 	<-r.Network.Loaded()
 	<-prefetched
 	fyne.Do(func() {
@@ -179,7 +187,14 @@ func (r *Result) build3D(ctx context.Context) {
 			v := view3d.New(scene)
 			v.OnSelect = r.SelectHub
 			r.View3D = v
-			r.tab3D.Objects = []fyne.CanvasObject{container.NewBorder(nil, container.NewBorder(nil, nil, nil, r.showInSlices, r.selected), nil, nil, v)}
+			var links fyne.CanvasObject // the connectome's edge control (connectome.go)
+			switch {
+			case connErr != nil:
+				links = widget.NewLabel("Links not drawn: " + connErr.Error())
+			case conn != nil:
+				r.Links, links = ConnectomeBar(v, conn)
+			}
+			r.tab3D.Objects = []fyne.CanvasObject{container.NewBorder(links, container.NewBorder(nil, nil, nil, r.showInSlices, r.selected), nil, nil, v)}
 		}
 		r.tab3D.Refresh()
 		r.loadSlices() // last: its fetch applies its widgets on another goroutine in tests

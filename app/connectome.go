@@ -1,0 +1,211 @@
+package app
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/container"
+	"fyne.io/fyne/v2/widget"
+	"github.com/go-gl/mathgl/mgl32"
+
+	"github.com/hubscope/hubscope/app/report"
+	"github.com/hubscope/hubscope/app/view3d"
+	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/render"
+)
+
+// Connectome is the network drawn in the 3D view as edges between node spheres, as BrainNet
+// Viewer and nilearn's view_connectome draw it: for a voxel network the links among its hubs
+// (the bundle's hubs.edge, in hubs.tsv's order, between the hub spheres), for a region network
+// every link between its regions (network.edge between the network.node positions, one sphere
+// per region).
+type Connectome struct {
+	// Spheres replace the scene's hub spheres (region networks); nil keeps them.
+	Spheres []render.Sphere
+	pos     []mgl32.Vec3
+	links   []link // strongest |w| first
+	max     float64
+}
+
+type link struct {
+	a, b int
+	w    float64
+}
+
+// maxBrainNetMatrix bounds the matrix read (the helper writes .edge files of at most 1,000
+// nodes), so a damaged or foreign file cannot make the app allocate without limit.
+const maxBrainNetMatrix = 4096
+
+// LoadConnectome reads the connectome of a result from its bundle files, given the hub
+// spheres already placed (BrainScene); nil without error when the bundle has neither
+// hubs.edge nor a region network's network.node and network.edge.
+func LoadConnectome(ctx context.Context, svc ipc.Service, s ipc.Summary, hubSpheres []render.Sphere) (*Connectome, error) {
+	has := map[string]bool{}
+	for _, f := range s.Files {
+		has[f.Name] = true
+	}
+	read := func(name string) ([][]string, error) {
+		rc, _, err := svc.OpenFile(ctx, s.Job.ID, name)
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		rows, err := readFields(rc)
+		if err != nil {
+			return nil, fmt.Errorf("%s of %s: %w", name, s.Job.Name, err)
+		}
+		return rows, nil
+	}
+	c := &Connectome{}
+	var edgeFile string
+	switch {
+	case has["hubs.edge"]:
+		edgeFile = "hubs.edge"
+		for _, sp := range hubSpheres {
+			c.pos = append(c.pos, sp.Center)
+		}
+	case has["network.edge"] && has["network.node"]:
+		edgeFile = "network.edge"
+		rows, err := read("network.node")
+		if err != nil {
+			return nil, err
+		}
+		hubOf := map[int]int{}
+		for k, h := range s.Hubs {
+			hubOf[h.Node] = k
+		}
+		top := 0.0
+		for _, f := range rows {
+			if len(f) < 5 {
+				return nil, fmt.Errorf("network.node of %s: a line of %d columns, BrainNet's node files have 6", s.Job.Name, len(f))
+			}
+			top = max(top, num(f[4]))
+		}
+		for i, f := range rows {
+			p := mgl32.Vec3{float32(num(f[0])), float32(num(f[1])), float32(num(f[2]))}
+			id, ok := hubOf[i]
+			if !ok {
+				id = -1 // not a hub: not selectable
+			}
+			c.pos = append(c.pos, p)
+			c.Spheres = append(c.Spheres, render.Sphere{Center: p, Radius: render.HubRadius(num(f[4]), top),
+				Color: report.ModuleColor(int(num(f[3]))), ID: id})
+		}
+	default:
+		return nil, nil
+	}
+	rows, err := read(edgeFile)
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) != len(c.pos) {
+		return nil, fmt.Errorf("%s of %s: %d rows for %d nodes", edgeFile, s.Job.Name, len(rows), len(c.pos))
+	}
+	for a, f := range rows {
+		if len(f) != len(rows) {
+			return nil, fmt.Errorf("%s of %s: row %d has %d values, want %d", edgeFile, s.Job.Name, a+1, len(f), len(rows))
+		}
+		for b := a + 1; b < len(f); b++ {
+			w, err := strconv.ParseFloat(f[b], 64)
+			if err != nil || math.IsNaN(w) || math.IsInf(w, 0) {
+				return nil, fmt.Errorf("%s of %s: row %d, column %d: %q is not a finite number", edgeFile, s.Job.Name, a+1, b+1, f[b])
+			}
+			if w != 0 {
+				c.links = append(c.links, link{a, b, w})
+				c.max = max(c.max, math.Abs(w))
+			}
+		}
+	}
+	sort.SliceStable(c.links, func(i, j int) bool { return math.Abs(c.links[i].w) > math.Abs(c.links[j].w) })
+	return c, nil
+}
+
+// Links is the number of links the connectome holds.
+func (c *Connectome) Links() int { return len(c.links) }
+
+// Edges returns the k strongest links (by |weight|) as render edges, each as wide and as deep
+// in colour as its weight against the strongest link's (render.EdgeWidth, render.EdgeColor),
+// and the weakest |weight| among them (0 when none).
+func (c *Connectome) Edges(k int) ([]render.Edge, float64) {
+	k = min(max(k, 0), len(c.links))
+	out := make([]render.Edge, k)
+	for i, l := range c.links[:k] {
+		out[i] = render.Edge{A: c.pos[l.a], B: c.pos[l.b], Width: render.EdgeWidth(l.w, c.max), Color: render.EdgeColor(l.w, c.max)}
+	}
+	if k == 0 {
+		return out, 0
+	}
+	return out, math.Abs(c.links[k-1].w)
+}
+
+// defaultLinks is how many links the view draws at first: enough to see the hub network's
+// backbone, few enough that it stays readable (BrainNet and nilearn users threshold alike).
+const defaultLinks = 200
+
+// ConnectomeBar is the 3D view's edge control: a slider over the share of links drawn,
+// strongest first (0 hides them), with a line saying how many and from which weight. It sets
+// the view's scene's edges (and the region spheres) at once.
+func ConnectomeBar(v *view3d.View, c *Connectome) (*widget.Slider, fyne.CanvasObject) {
+	if c.Spheres != nil {
+		s := *v.Scene()
+		s.Spheres = c.Spheres
+		v.SetScene(&s)
+	}
+	label := widget.NewLabel("")
+	slider := widget.NewSlider(0, 100)
+	slider.Step = 1
+	apply := func(pct float64) {
+		k := int(math.Ceil(pct / 100 * float64(c.Links())))
+		edges, from := c.Edges(k)
+		s := *v.Scene()
+		s.Edges = edges
+		v.SetScene(&s)
+		if k == 0 {
+			label.SetText(fmt.Sprintf("Links: none of %d drawn", c.Links()))
+			return
+		}
+		label.SetText(fmt.Sprintf("Links: the strongest %d of %d (weight ≥ %.3g)", k, c.Links(), from))
+	}
+	start := 100.0
+	if n := c.Links(); n > defaultLinks {
+		start = math.Floor(100 * defaultLinks / float64(n))
+	}
+	slider.Value = start
+	apply(start)
+	slider.OnChanged = apply
+	return slider, container.NewBorder(nil, nil, label, nil, slider)
+}
+
+// readFields splits a whitespace-separated text matrix into lines of fields (BrainNet's .node
+// and .edge files), refusing more than maxBrainNetMatrix lines or fields per line.
+func readFields(r io.Reader) ([][]string, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<16), 64<<20)
+	var rows [][]string
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		if len(rows) >= maxBrainNetMatrix || len(f) > maxBrainNetMatrix {
+			return nil, fmt.Errorf("more than %d lines or values per line", maxBrainNetMatrix)
+		}
+		rows = append(rows, f)
+	}
+	return rows, sc.Err()
+}
+
+func num(s string) float64 {
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return math.NaN()
+	}
+	return v
+}
