@@ -135,8 +135,13 @@ func TestBadInputCorpus(t *testing.T) {
 		{name: "truncated.npy", data: npy("{'descr': '<f8', 'fortran_order': False, 'shape': (30, 40), }", make([]byte, 100)), phrase: "truncated"},
 		{name: "object.npy", data: npy("{'descr': '|O', 'fortran_order': False, 'shape': (3, 4), }", make([]byte, 96)), phrase: "|O"},
 		{name: "missing.nii.gz", phrase: "no such file", setup: func(t *testing.T, path string) {}},
-		// A folder is taken for a DICOM series folder.
-		{name: "folder.nii.gz", phrase: "no DICOM images found", setup: func(t *testing.T, path string) { os.Mkdir(path, 0o755) }},
+		// A folder is taken for a DICOM series folder; one named like a file is told apart.
+		{name: "folder.nii.gz", phrase: "a folder, not a NIfTI file; taken for a DICOM folder, it holds no DICOM images", setup: func(t *testing.T, path string) { os.Mkdir(path, 0o755) }},
+		{name: "folder.csv", phrase: "a folder, not a matrix file", setup: func(t *testing.T, path string) {
+			os.Mkdir(path, 0o755)
+			os.WriteFile(filepath.Join(path, "notes.txt"), []byte("not DICOM"), 0o600)
+		}},
+		{name: "series_folder", phrase: "no DICOM images found (0 file(s) looked at)", setup: func(t *testing.T, path string) { os.Mkdir(path, 0o755) }},
 		{name: "loop.nii.gz", phrase: "too many levels of symbolic links", setup: func(t *testing.T, path string) { os.Symlink(path, path) }},
 		{name: "unreadable.nii", phrase: "permission denied", setup: func(t *testing.T, path string) {
 			if os.Geteuid() == 0 {

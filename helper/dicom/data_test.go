@@ -168,3 +168,30 @@ func grepIdentity(t *testing.T, root string, ids []Identity) {
 		t.Errorf("no files under %s to check", root)
 	}
 }
+
+// TestFolderNamedLikeNIfTI: a folder called scan.nii.gz holding DICOM is read as a DICOM
+// series folder and a line says so (TestBadInputCorpus covers one that holds no DICOM).
+func TestFolderNamedLikeNIfTI(t *testing.T) {
+	data := dicomData(t)
+	needTool(t)
+	dir := filepath.Join(t.TempDir(), "scan.nii.gz")
+	os.Mkdir(dir, 0o755)
+	files, _ := filepath.Glob(filepath.Join(data, "ax_asc_35sl", "*"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(dir, filepath.Base(f)), b, 0o600)
+	}
+	var notes []string
+	p, err := Prepare(t.Context(), dir, Options{TempDir: t.TempDir(), Note: func(s string) { notes = append(notes, s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Remove()
+	want := dir + " is a folder named like a NIfTI file; it holds DICOM images, so it is read as a DICOM series folder"
+	if !slices.Contains(notes, want) {
+		t.Errorf("notes %q lack %q", notes, want)
+	}
+}

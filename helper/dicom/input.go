@@ -60,6 +60,24 @@ func IsInput(path string) bool {
 	return strings.EqualFold(filepath.Base(path), "DICOMDIR")
 }
 
+// namedLikeFile is the kind of file a folder's name claims ("NIfTI" for .nii, .nii.gz, .hdr,
+// .img; "matrix" for .csv, .tsv, .txt, .npy), or "" for other names. Any folder is taken for
+// DICOM input, so a folder called scan.nii.gz must be told apart from a NIfTI file in words.
+func namedLikeFile(path string) string {
+	name := strings.ToLower(filepath.Base(path))
+	for _, ext := range []string{".nii", ".nii.gz", ".hdr", ".img"} {
+		if strings.HasSuffix(name, ext) {
+			return "NIfTI"
+		}
+	}
+	for _, ext := range []string{".csv", ".tsv", ".txt", ".npy"} {
+		if strings.HasSuffix(name, ext) {
+			return "matrix"
+		}
+	}
+	return ""
+}
+
 // Open prepares a DICOM input. tmpDir is where a .zip is extracted (its own private
 // subfolder; "" for the system's temporary folder).
 func Open(path, tmpDir string) (*Source, error) {

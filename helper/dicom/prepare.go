@@ -67,6 +67,9 @@ func Prepare(ctx context.Context, path string, opt Options) (p *Prepared, err er
 	if err != nil {
 		return nil, err
 	}
+	if kind := namedLikeFile(path); src.Kind == "folder" && kind != "" {
+		note(fmt.Sprintf("%s is a folder named like a %s file; it holds DICOM images, so it is read as a DICOM series folder", path, kind))
+	}
 	defer func() { // no message names the patient (a folder called after them, say)
 		if err != nil && ctx.Err() == nil {
 			if msg := lst.Redact(err.Error()); msg != err.Error() {

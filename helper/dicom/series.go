@@ -139,6 +139,9 @@ func List(ctx context.Context, src *Source) (*Listing, error) {
 	})
 	lst.Studies = len(studies)
 	if len(lst.Series) == 0 {
+		if src.Kind == "folder" && namedLikeFile(src.Path) != "" {
+			return lst, fmt.Errorf("%s: a folder, not a %s file; taken for a DICOM folder, it holds no DICOM images (%d file(s) looked at)", src.Path, namedLikeFile(src.Path), len(src.Files))
+		}
 		return lst, fmt.Errorf("%s: no DICOM images found (%d file(s) looked at)", src.Path, len(src.Files))
 	}
 	return lst, nil
