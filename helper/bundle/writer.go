@@ -161,21 +161,24 @@ func partialIsStale(p, host string) bool {
 		return false
 	}
 	age := time.Since(fi.ModTime())
-	b, err := os.ReadFile(filepath.Join(p, ownerFile))
-	if err != nil {
-		// No owner file: the writer died right after creating the directory (or the file
-		// system lost the file). The PID in the name is taken for this host's: on a shared
-		// file system a writer on another host could lose its directory in the microseconds
-		// before its owner file exists, and would then fail with an error, never a bundle.
+	var pid int
+	var h string
+	n := 0
+	if b, err := os.ReadFile(filepath.Join(p, ownerFile)); err == nil {
+		n, _ = fmt.Sscanf(string(b), "%d %s", &pid, &h)
+	}
+	switch {
+	case n == 0:
+		// No owner file, or an empty one: the writer died right after creating the
+		// directory, or between creating the owner file and writing it (open, then write:
+		// TestKill9DuringRun's partial left beside the bundle under load was one of these,
+		// kept for staleAfter as if its writer might still fill it in). The PID in the name
+		// is taken for this host's: on a shared file system a writer on another host could
+		// lose its directory in the microseconds before its owner file is written, and would
+		// then fail with an error, never a bundle.
 		if pid, ok := namePID(filepath.Base(p)); ok && !processAlive(pid) {
 			return true
 		}
-		return age > staleAfter
-	}
-	var pid int
-	var h string
-	switch n, _ := fmt.Sscanf(string(b), "%d %s", &pid, &h); {
-	case n == 0:
 		return age > staleAfter
 	case n == 1 || h == host:
 		return !processAlive(pid)

@@ -270,13 +270,18 @@ func TestStalePartialRemoved(t *testing.T) {
 	killedEarly := mk(fmt.Sprintf(".out.partial-%d-123", cmd.Process.Pid), "", 5*time.Second)
 	liveEarly := mk(fmt.Sprintf(".out.partial-%d-456", os.Getpid()), "", 5*time.Second)
 	justMade := mk(fmt.Sprintf(".out.partial-%d-789", cmd.Process.Pid), "", 0)
+	// Killed between creating the owner file and writing it: an empty owner file.
+	emptyOwner := mk(fmt.Sprintf(".out.partial-%d-321", cmd.Process.Pid), "", 0)
+	os.WriteFile(filepath.Join(emptyOwner, ownerFile), nil, 0o644)
+	liveEmptyOwner := mk(fmt.Sprintf(".out.partial-%d-654", os.Getpid()), "", 0)
+	os.WriteFile(filepath.Join(liveEmptyOwner, ownerFile), nil, 0o644)
 	w, err := Create(dir, false)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer w.Abort()
 	for p, wantGone := range map[string]bool{crashed: true, orphan: true, live: false, fresh: false, otherBundle: false, foreign: false, foreignOld: true,
-		killedEarly: true, liveEarly: false, justMade: true} {
+		killedEarly: true, liveEarly: false, justMade: true, emptyOwner: true, liveEmptyOwner: false} {
 		_, err := os.Stat(p)
 		if gone := errors.Is(err, os.ErrNotExist); gone != wantGone {
 			t.Errorf("%s: removed = %v, want %v", filepath.Base(p), gone, wantGone)
