@@ -62,6 +62,13 @@ PATH=/nonexistent "$bin" cohort bids --out deriv "${flags[@]}" --slurm > out.txt
 want "sbatch missing" err.txt "sbatch not found on PATH"
 "$bin" cohort bids --out deriv "${flags[@]}" --slurm --time '10; rm -rf /' > out.txt 2> err.txt
 want "unquotable --time" err.txt 'want a time limit'
+# Another submission into the folder holds its lock (here flock(1) holds it around ours): ours
+# is refused in one line, before anything is planned or submitted.
+mkdir -p deriv/slurm
+flock deriv/slurm/lock "$bin" cohort bids --out deriv "${flags[@]}" --slurm "${res[@]}" > out.txt 2> err.txt; rc=$?
+[ $rc -eq 1 ] && [ "$(wc -l < err.txt)" -eq 1 ] && ok || bad "submission while another holds the lock: exit $rc, $(wc -l < err.txt) lines"
+want "submission while another holds the lock" err.txt "another --slurm submission into this folder is under way"
+{ [ ! -e deriv/slurm/submit-001 ] && [ -z "$(squeue -h)" ]; } && ok || bad "a submission refused for the lock left a folder or a job"
 
 # The submission; task 5 (sub-06) is cancelled while it waits behind --array-max 2.
 "$bin" cohort bids --out deriv "${flags[@]}" --slurm "${res[@]}" > sub1.txt 2>&1 || bad "submission"

@@ -77,6 +77,13 @@ func cohortSlurm(opt cohort.Options, fs *flagSet, sl *slurmCLI, stdout io.Writer
 	for _, n := range names {
 		so.Args = append(so.Args, "--"+n+"="+fs.Lookup(n).Value.String())
 	}
+	if !so.DryRun { // one submission into a folder at a time: plan and submit under the lock
+		unlock, err := cohort.LockSlurm(opt.Out)
+		if err != nil {
+			return err
+		}
+		defer unlock()
+	}
 	p, err := cohort.PlanSlurm(opt, so)
 	if err != nil {
 		return err
