@@ -4,7 +4,7 @@
 # screenshots of the 3D tab and then of the Slices tab, and check that the 3D view shows hub
 # spheres in module colours, that the hub table lists atlas regions, and that the slice viewer
 # (its saved snapshot and on screen) shows the hub at its crosshair in its module's colour
-# (cmd/hubscope/smokecheck).
+# (internal/smoke/smokecheck).
 # Usage: scripts/gui-smoke.sh [SHOTS_DIR]   (SHOTS_DIR: copy the screenshots there, e.g. docs/gui)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -45,7 +45,7 @@ xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
   kill $app; wait $app 2>/dev/null || true
 ' _ "$T" || { echo "--- helper log"; tail -20 "$T/helper.log"; exit 1; }
 
-go run ./cmd/hubscope/smokecheck "$T/dump" "$T/root.png" "$T/root-slices.png"
+go run ./internal/smoke/smokecheck "$T/dump" "$T/root.png" "$T/root-slices.png"
 # The app's PDF report renders and holds its sections and figures (poppler-utils).
 pdftoppm -r 30 -png "$T/dump/report.pdf" "$T/report-page" || { echo "gui-smoke: report.pdf does not render"; exit 1; }
 pdftotext -layout "$T/dump/report.pdf" "$T/report.txt"

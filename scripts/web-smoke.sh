@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Headless-browser smoke test of the browser app: build bin/web (make web), start the helper
 # on loopback TCP with it as the page (own socket, results folder and a small upload limit),
-# and drive the page in headless Chromium (cmd/hubscope/websmoke): the app starts and reaches
+# and drive the page in headless Chromium (internal/smoke/websmoke): the app starts and reaches
 # the helper's API with the page's token; a file that is not NIfTI, one over the limit and one
 # that holds no NIfTI image are refused in words; and the demo phantom uploaded through the
 # page's file input is analysed to the end and its result drawn.
@@ -23,7 +23,7 @@ cleanup() {
 trap cleanup EXIT
 
 go build -o "$T/hubscope-helper" ./cmd/hubscope-helper
-go build -o "$T/websmoke" ./cmd/hubscope/websmoke
+go build -o "$T/websmoke" ./internal/smoke/websmoke
 
 # The demo phantom (2.4 MB at 6 mm; the analysis takes about 20 s on 2 cores), a file that is
 # not NIfTI, a .nii.gz that holds no image, and a .nii.gz one byte over the helper's upload

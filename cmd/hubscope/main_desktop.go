@@ -13,6 +13,7 @@ import (
 	"fyne.io/fyne/v2"
 
 	"github.com/hubscope/hubscope/app"
+	"github.com/hubscope/hubscope/internal/smoke/dump"
 	"github.com/hubscope/hubscope/ipc"
 	"github.com/hubscope/hubscope/ipc/schema"
 )
@@ -50,14 +51,14 @@ func main() {
 		}
 		return ipc.Connect(ctx, ipc.LaunchOptions{Socket: *socket, HelperPath: path, Fallback: fallback})
 	}}
-	var dump *smokeDump
+	var dmp *dump.Dump
 	if *smoke != "" {
-		dump = &smokeDump{dir: *smoke}
-		cfg.onResult = dump.result
+		dmp = dump.New(*smoke)
+		cfg.onResult = dmp.Result
 	}
 	cfg.started = func(u *app.UI, w fyne.Window) {
-		if dump != nil {
-			dump.win = w
+		if dmp != nil {
+			dmp.SetWindow(w)
 		}
 		if *open != "" {
 			u.OpenScans(*open)

@@ -1,6 +1,9 @@
 //go:build !js
 
-package main
+// Package dump is the desktop app's --smoke-dump (scripts/gui-smoke.sh): a test driver built
+// into the app behind that flag, which writes what the smoke test checks from inside the
+// running app. Package smoke has the files' format.
+package dump
 
 import (
 	"bytes"
@@ -14,53 +17,38 @@ import (
 	"fyne.io/fyne/v2"
 
 	"github.com/hubscope/hubscope/app"
+	"github.com/hubscope/hubscope/internal/smoke"
 )
 
-// smokeDump writes what scripts/gui-smoke.sh checks once the first result is on screen:
-// window.png (the window as Fyne drew it), layout.json (where the 3D view lies in it, in
-// pixels), hubs.tsv (the hub table as displayed), view3d.png, slices.png (the slice viewer's
-// three views) with slices.json (what they should show), report.html and report.pdf, then done.
+// A Dump writes, once the first result is on screen: window.png (the window as Fyne drew
+// it), layout.json (where the 3D view lies in it, in pixels), hubs.tsv (the hub table as
+// displayed), view3d.png, slices.png (the slice viewer's three views) with slices.json (what
+// they should show), report.html and report.pdf, then done.
 //
 // Then, when the script creates show-slices in the folder (after its screenshot of the 3D
 // tab), the Slices tab is shown with the strongest hub in the inspector, and
 // slices-layout.json (where the slice viewer lies in the window) and slices-done are written.
-type smokeDump struct {
+type Dump struct {
 	dir  string
 	win  fyne.Window
 	done bool
 }
 
-// Layout is layout.json.
-type Layout struct {
-	Scale  float32 `json:"scale"` // pixels per Fyne unit
-	View3D Rect    `json:"view3d"`
-}
-
-// Rect is an object's place in the window, in pixels.
-type Rect struct{ X, Y, W, H int }
-
-// SlicesLayout is slices-layout.json.
-type SlicesLayout struct {
-	Slices Rect `json:"slices"`
-}
-
-// SlicesInfo is slices.json: what slices.png shows at the crosshair.
-type SlicesInfo struct {
-	Crosshair [3]int  `json:"crosshair"`
-	Overlay   string  `json:"overlay"`
-	Opacity   float64 `json:"opacity"`
-	// Module of the hub at the crosshair (0: the crosshair is on no hub).
-	Module int `json:"module"`
-}
-
 // place returns o's place in the window's pixels.
-func (d *smokeDump) place(o fyne.CanvasObject, scale float32) Rect {
+func (d *Dump) place(o fyne.CanvasObject, scale float32) smoke.Rect {
 	pos := fyne.CurrentApp().Driver().AbsolutePositionForObject(o)
 	sz := o.Size()
-	return Rect{int(pos.X * scale), int(pos.Y * scale), int(sz.Width * scale), int(sz.Height * scale)}
+	return smoke.Rect{X: int(pos.X * scale), Y: int(pos.Y * scale), W: int(sz.Width * scale), H: int(sz.Height * scale)}
 }
 
-func (d *smokeDump) result(r *app.Result) {
+// New returns the dump that writes into dir once the first result is shown.
+func New(dir string) *Dump { return &Dump{dir: dir} }
+
+// SetWindow names the window whose screenshot and layout are written.
+func (d *Dump) SetWindow(w fyne.Window) { d.win = w }
+
+// Result is the app's onResult hook: on the first result it writes the dump.
+func (d *Dump) Result(r *app.Result) {
 	if d.done {
 		return
 	}
@@ -99,13 +87,13 @@ func (d *smokeDump) result(r *app.Result) {
 	}()
 }
 
-func (d *smokeDump) scale() float32 {
+func (d *Dump) scale() float32 {
 	img := d.win.Canvas().Capture()
 	return float32(img.Bounds().Dx()) / d.win.Canvas().Size().Width
 }
 
-func (d *smokeDump) writeSlicesLayout(r *app.Result) error {
-	js, _ := json.MarshalIndent(SlicesLayout{Slices: d.place(r.Slices, d.scale())}, "", "  ")
+func (d *Dump) writeSlicesLayout(r *app.Result) error {
+	js, _ := json.MarshalIndent(smoke.SlicesLayout{Slices: d.place(r.Slices, d.scale())}, "", "  ")
 	if err := os.WriteFile(filepath.Join(d.dir, "slices-layout.json"), js, 0o644); err != nil {
 		return err
 	}
@@ -113,12 +101,12 @@ func (d *smokeDump) writeSlicesLayout(r *app.Result) error {
 }
 
 // writeSlices writes slices.png and slices.json.
-func (d *smokeDump) writeSlices(r *app.Result) error {
+func (d *Dump) writeSlices(r *app.Result) error {
 	if err := r.SaveSlicesPNG(filepath.Join(d.dir, "slices.png")); err != nil {
 		return err
 	}
 	_, name := r.Slices.Overlay()
-	info := SlicesInfo{Crosshair: r.Slices.Crosshair(), Overlay: name, Opacity: r.Slices.Style().Opacity}
+	info := smoke.SlicesInfo{Crosshair: r.Slices.Crosshair(), Overlay: name, Opacity: r.Slices.Style().Opacity}
 	for _, h := range r.Summary.Hubs {
 		if h.Voxel == info.Crosshair {
 			info.Module = h.Module
@@ -128,7 +116,7 @@ func (d *smokeDump) writeSlices(r *app.Result) error {
 	return os.WriteFile(filepath.Join(d.dir, "slices.json"), js, 0o644)
 }
 
-func (d *smokeDump) write(r *app.Result) error {
+func (d *Dump) write(r *app.Result) error {
 	if err := os.MkdirAll(d.dir, 0o755); err != nil {
 		return err
 	}
@@ -140,7 +128,7 @@ func (d *smokeDump) write(r *app.Result) error {
 	if err := os.WriteFile(filepath.Join(d.dir, "window.png"), b.Bytes(), 0o644); err != nil {
 		return err
 	}
-	var l Layout
+	var l smoke.Layout
 	if v := r.View3D; v != nil {
 		l.Scale = float32(img.Bounds().Dx()) / d.win.Canvas().Size().Width
 		l.View3D = d.place(v, l.Scale)

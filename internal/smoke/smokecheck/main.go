@@ -3,7 +3,7 @@
 // hub table lists atlas regions, and the slice viewer's snapshot (slices.png) shows the hub
 // at its crosshair in its module's colour over the background.
 //
-//	go run ./cmd/hubscope/smokecheck DIR [SCREENSHOT.png [SLICES-SCREENSHOT.png]]
+//	go run ./internal/smoke/smokecheck DIR [SCREENSHOT.png [SLICES-SCREENSHOT.png]]
 //
 // Screenshots (the X server's own, from ImageMagick's import) are checked for being the
 // window's size or larger and not blank; the second, taken with the Slices tab shown, for
@@ -21,26 +21,9 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/hubscope/hubscope/internal/smoke"
 	"github.com/hubscope/hubscope/render"
 )
-
-type rect struct{ X, Y, W, H int }
-
-type layout struct {
-	Scale  float32 `json:"scale"`
-	View3D rect    `json:"view3d"`
-}
-
-type slicesLayout struct {
-	Slices rect `json:"slices"`
-}
-
-type slicesInfo struct {
-	Crosshair [3]int  `json:"crosshair"`
-	Overlay   string  `json:"overlay"`
-	Opacity   float64 `json:"opacity"`
-	Module    int     `json:"module"`
-}
 
 func main() {
 	if len(os.Args) < 2 {
@@ -97,7 +80,7 @@ func check(dir string, shots []string) error {
 	fmt.Printf("hub table: %d hubs, %d with atlas regions, %d modules\n", len(rows)-1, named, len(modules))
 
 	// The 3D view inside the window: pixels in the module palette's colours.
-	var l layout
+	var l smoke.Layout
 	b, err := os.ReadFile(filepath.Join(dir, "layout.json"))
 	if err != nil {
 		return err
@@ -154,7 +137,7 @@ func check(dir string, shots []string) error {
 	}
 
 	// The slice viewer's snapshot: the hub at the crosshair is drawn in its module's colour.
-	var si slicesInfo
+	var si smoke.SlicesInfo
 	if b, err = os.ReadFile(filepath.Join(dir, "slices.json")); err != nil {
 		return err
 	}
@@ -175,7 +158,7 @@ func check(dir string, shots []string) error {
 		return fmt.Errorf("slices.png shows %d pixels of module %d's colour over the background, want ≥ 40", n, si.Module)
 	}
 	if len(shots) > 1 {
-		var sl slicesLayout
+		var sl smoke.SlicesLayout
 		if b, err = os.ReadFile(filepath.Join(dir, "slices-layout.json")); err != nil {
 			return err
 		}

@@ -1,0 +1,30 @@
+// Package smoke is the format of the folder that `hubscope --smoke-dump DIR` writes for the
+// desktop app's real-window smoke test (scripts/gui-smoke.sh): the JSON files' types, shared
+// by the writer (smoke/dump, built into the app behind that flag) and the checker
+// (smoke/smokecheck). The smoke tests' drivers live under internal/smoke, apart from the
+// product's commands in cmd/.
+package smoke
+
+// Layout is layout.json: where the 3D view lies in window.png.
+type Layout struct {
+	Scale  float32 `json:"scale"` // pixels per Fyne unit
+	View3D Rect    `json:"view3d"`
+}
+
+// Rect is an object's place in the window, in pixels.
+type Rect struct{ X, Y, W, H int }
+
+// SlicesLayout is slices-layout.json: where the slice viewer lies in the window once the
+// Slices tab is shown.
+type SlicesLayout struct {
+	Slices Rect `json:"slices"`
+}
+
+// SlicesInfo is slices.json: what slices.png shows at the crosshair.
+type SlicesInfo struct {
+	Crosshair [3]int  `json:"crosshair"`
+	Overlay   string  `json:"overlay"`
+	Opacity   float64 `json:"opacity"`
+	// Module of the hub at the crosshair (0: the crosshair is on no hub).
+	Module int `json:"module"`
+}
