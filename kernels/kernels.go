@@ -45,4 +45,21 @@ const (
 	GroupEdges           = "group_edges"
 	GroupHistogram       = "group_histogram"
 	GroupValues          = "group_values"
+	// Graph analytics (helper/backend/cuda's graph.Accelerator).
+	CSRProducts    = "csr_products"
+	TriangleCounts = "triangle_counts"
+	MSBFSSources   = "msbfs_sources"
+	MSBFSLevel     = "msbfs_level"
+	MSBFSFold      = "msbfs_fold"
+	RewireTable    = "rewire_table"
+	RewirePropose  = "rewire_propose"
+	RewireAccept   = "rewire_accept"
+	CSRScatter     = "csr_scatter"
+	CSRSortRows    = "csr_sort_rows"
+	// The leading-eigenvector method's Lanczos solves (community.KrylovDevice).
+	KrylovDots      = "krylov_dots"
+	KrylovSum       = "krylov_sum"
+	KrylovCombine   = "krylov_combine"
+	KrylovStore     = "krylov_store"
+	ModularityApply = "modularity_apply"
 )

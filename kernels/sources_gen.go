@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "b0c48571a8829fca47aa4a23b947221043d08ebbab499fb4e1bfb05afbdc9e03"
+const SourceSHA256 = "5520e103cfaa5c15b8b79ff0e1749b73081ecc5d4c80093871a75d005f955dcc"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "efa82bd9d3762700aaea8861dbad2889e0d4c1918eb7c1eb12c24be4ddc6da7d"
+const FatbinSHA256 = "683e9ff86c64fd028ce502480940657905c40c161e0db2f553f15cce51baa8ae"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"

@@ -75,3 +75,50 @@ func accelOr(a Accelerator) Accelerator {
 	}
 	return a
 }
+
+// Releaser is implemented by an Accelerator that keeps its own copy of graphs it made or was
+// given (a device copy of a random network, say): Release frees the copy of g once the caller
+// is done with it. Callers that discard graphs (SmallWorld, after each random network) call it
+// when the Accelerator has it.
+type Releaser interface {
+	Release(g *Graph)
+}
+
+// release hands g back to a when a keeps copies.
+func release(a Accelerator, g *Graph) {
+	if r, ok := a.(Releaser); ok {
+		r.Release(g)
+	}
+}
+
+// MeanClusteringWith is MeanClustering with the triangles counted by a (nil: CPU).
+func MeanClusteringWith(ctx context.Context, a Accelerator, g *Graph) (float64, error) {
+	c, err := clusteringWith(ctx, accelOr(a), g)
+	if err != nil || len(c) == 0 {
+		return 0, err
+	}
+	return mean(c), nil
+}
+
+// ShortestPathsWith is ShortestPaths run by a (nil: CPU, reporting to rep).
+func ShortestPathsWith(ctx context.Context, a Accelerator, g *Graph, rep progress.Reporter) (PathStats, error) {
+	if a == nil {
+		return ShortestPaths(ctx, g, rep)
+	}
+	return a.ShortestPaths(ctx, g)
+}
+
+// LocalEfficiencyAccelerator is implemented by an Accelerator that also computes every node's
+// local efficiency (the CUDA one), with LocalEfficiencies' numbers.
+type LocalEfficiencyAccelerator interface {
+	LocalEfficiencies(ctx context.Context, g *Graph) ([]float64, error)
+}
+
+// LocalEfficienciesWith is LocalEfficiencies run by a when it can (else on the CPU, reporting
+// to rep).
+func LocalEfficienciesWith(ctx context.Context, a Accelerator, g *Graph, rep progress.Reporter) ([]float64, error) {
+	if la, ok := a.(LocalEfficiencyAccelerator); ok {
+		return la.LocalEfficiencies(ctx, g)
+	}
+	return LocalEfficiencies(ctx, g, rep)
+}

@@ -91,7 +91,12 @@ func triangles[I uint16 | int32](ctx context.Context, g *Graph) ([]int64, error)
 // ClusteringCoefficients returns the binary local clustering coefficient of every node,
 // C_i = 2 t_i / (k_i (k_i − 1)) (Watts & Strogatz 1998), 0 for nodes of degree < 2.
 func ClusteringCoefficients(ctx context.Context, g *Graph) ([]float64, error) {
-	t, err := Triangles(ctx, g)
+	return clusteringWith(ctx, CPU{}, g)
+}
+
+// clusteringWith is ClusteringCoefficients with the triangles counted by a.
+func clusteringWith(ctx context.Context, a Accelerator, g *Graph) ([]float64, error) {
+	t, err := a.Triangles(ctx, g)
 	if err != nil {
 		return nil, err
 	}

@@ -300,6 +300,49 @@ type PathEstimate struct {
 // error several-fold against the plain sample mean. When sources ≥ N_L every node is searched:
 // exact values, SE 0.
 func SampledShortestPaths(ctx context.Context, g *Graph, sources int, seed, stream uint64) (PathEstimate, error) {
+	return sampledShortestPaths(ctx, g, sources, seed, stream, perSourceSums, ShortestPaths)
+}
+
+// SourceSums are one BFS source's sums over the nodes it reaches: how many, the sum of their
+// distances and the sum of their inverse distances (an Accelerator's per-source searches).
+type SourceSums struct {
+	Reached, Dist int64
+	Inv           float64
+}
+
+// SampledShortestPathsWith is SampledShortestPaths with the breadth-first searches done by
+// sums (each listed source's SourceSums, in the order given) and, when the sample would cover
+// the whole largest component, by exact; the sample and the estimators are the same, so an
+// Accelerator's searches give the CPU's estimate.
+func SampledShortestPathsWith(ctx context.Context, g *Graph, sources int, seed, stream uint64,
+	sums func(ctx context.Context, g *Graph, list []int32) ([]SourceSums, error),
+	exact func(ctx context.Context, g *Graph) (PathStats, error)) (PathEstimate, error) {
+	per := func(ctx context.Context, g *Graph, list []int32) ([]sourceSums, error) {
+		s, err := sums(ctx, g, list)
+		if err != nil {
+			return nil, err
+		}
+		out := make([]sourceSums, len(s))
+		for i, v := range s {
+			out[i] = sourceSums{reached: v.Reached, dist: v.Dist, inv: v.Inv}
+		}
+		return out, nil
+	}
+	all := func(ctx context.Context, g *Graph, _ progress.Reporter) (PathStats, error) { return exact(ctx, g) }
+	return sampledShortestPaths(ctx, g, sources, seed, stream, per, all)
+}
+
+// PathStatsFromHistogram turns hist[d], the number of ordered pairs (s, t), s ≠ t, at distance
+// d, into g's PathStats, as ShortestPaths does (an Accelerator's exact searches).
+func PathStatsFromHistogram(g *Graph, hist []int64) PathStats {
+	ps := pathStatsFromHistogram(hist, g.N)
+	ps.Components, _, ps.LargestComponentShare = LargestComponent(g)
+	return ps
+}
+
+func sampledShortestPaths(ctx context.Context, g *Graph, sources int, seed, stream uint64,
+	sums func(context.Context, *Graph, []int32) ([]sourceSums, error),
+	exact func(context.Context, *Graph, progress.Reporter) (PathStats, error)) (PathEstimate, error) {
 	if g == nil {
 		return PathEstimate{}, errors.New("graph: shortest paths of a nil graph")
 	}
@@ -320,7 +363,7 @@ func SampledShortestPaths(ctx context.Context, g *Graph, sources int, seed, stre
 		}
 	}
 	if sources <= 0 || sources >= len(inL) {
-		ps, err := ShortestPaths(ctx, g, nil)
+		ps, err := exact(ctx, g, nil)
 		return PathEstimate{CharacteristicPathLength: ps.CharacteristicPathLength, GlobalEfficiency: ps.GlobalEfficiency,
 			Sources: n, Exact: true}, err
 	}
@@ -331,7 +374,7 @@ func SampledShortestPaths(ctx context.Context, g *Graph, sources int, seed, stre
 		inL[i], inL[j] = inL[j], inL[i]
 	}
 	list := append(out, inL[:sources]...) // exact sources first, then the sample
-	sums, err := perSourceSums(ctx, g, list)
+	all, err := sums(ctx, g, list)
 	if err != nil {
 		return PathEstimate{}, err
 	}
@@ -355,7 +398,7 @@ func SampledShortestPaths(ctx context.Context, g *Graph, sources int, seed, stre
 	for i, v := range inL[:sources] {
 		x[i] = aux(v)
 	}
-	return estimateFromSources(sums[:len(out)], sums[len(out):], x, popMean, len(inL), n), nil
+	return estimateFromSources(all[:len(out)], all[len(out):], x, popMean, len(inL), n), nil
 }
 
 // perSourceSums runs MS-BFS from the given distinct sources, 64 per sweep over all cores, and

@@ -77,7 +77,7 @@ func smallWorld(ctx context.Context, g *Graph, opt SmallWorldOptions, rep progre
 		if err != nil {
 			return res, err
 		}
-		ps, err := ShortestPaths(ctx, g, nil)
+		ps, err := acc.ShortestPaths(ctx, g)
 		if err != nil {
 			return res, err
 		}
@@ -97,6 +97,7 @@ func smallWorld(ctx context.Context, g *Graph, opt SmallWorldOptions, rep progre
 		if err != nil {
 			return err
 		}
+		defer release(acc, r)
 		swapFrac[lo] = float64(st.Swaps) / (opt.SwapsPerEdge * float64(g.Edges()))
 		t, err := acc.Triangles(ctx, r)
 		if err != nil {

@@ -23,6 +23,9 @@ type GlobalOptions struct {
 	Clustering []float64
 	// WeightedClustering, likewise, holds every node's Onnela clustering when already computed.
 	WeightedClustering []float64
+	// Accelerator runs the triangle counts and the exact searches, and the random networks
+	// unless SmallWorld names its own (nil: CPU).
+	Accelerator Accelerator
 }
 
 // GlobalMeasures computes the Global summary of g. Progress goes through rep stage by stage;
@@ -56,9 +59,11 @@ func GlobalMeasures(ctx context.Context, g *Graph, opt GlobalOptions, rep progre
 		cp = mean(opt.Clustering)
 	} else {
 		var err error
-		if cp, err = MeanClustering(ctx, g); err != nil {
+		t, err := accelOr(opt.Accelerator).Triangles(ctx, g)
+		if err != nil {
 			return s, err
 		}
+		cp = meanClusteringFromTriangles(g, t)
 	}
 	s.ClusteringCoefficient = cp
 	if g.Weights != nil && g.N > 0 {
@@ -74,7 +79,13 @@ func GlobalMeasures(ctx context.Context, g *Graph, opt GlobalOptions, rep progre
 	}
 	rep.Add(int64(g.N))
 
-	ps, err := ShortestPaths(ctx, g, rep)
+	var ps PathStats
+	var err error
+	if opt.Accelerator == nil {
+		ps, err = ShortestPaths(ctx, g, rep)
+	} else {
+		ps, err = opt.Accelerator.ShortestPaths(ctx, g)
+	}
 	if err != nil {
 		return s, err
 	}
@@ -82,7 +93,7 @@ func GlobalMeasures(ctx context.Context, g *Graph, opt GlobalOptions, rep progre
 	s.ConnectedPairs, s.Diameter = ps.ConnectedPairs, ps.Diameter
 
 	if opt.LocalEfficiency && g.N > 0 {
-		le, err := LocalEfficiencies(ctx, g, rep)
+		le, err := LocalEfficienciesWith(ctx, opt.Accelerator, g, rep)
 		if err != nil {
 			return s, err
 		}
@@ -93,7 +104,11 @@ func GlobalMeasures(ctx context.Context, g *Graph, opt GlobalOptions, rep progre
 		s.Assortativity = &r
 	}
 	if opt.SmallWorld != nil {
-		sw, err := smallWorld(ctx, g, *opt.SmallWorld, rep, &measured{cp, ps.CharacteristicPathLength})
+		swo := *opt.SmallWorld
+		if swo.Accelerator == nil {
+			swo.Accelerator = opt.Accelerator
+		}
+		sw, err := smallWorld(ctx, g, swo, rep, &measured{cp, ps.CharacteristicPathLength})
 		if err != nil {
 			return s, err
 		}
@@ -176,6 +191,9 @@ type NodalOptions struct {
 	LocalEfficiency bool
 	Betweenness     bool // O(N·E)
 	Eigenvector     bool
+	// Accelerator counts the triangles behind the clustering coefficients and, when it is a
+	// LocalEfficiencyAccelerator, computes the local efficiencies (nil: CPU).
+	Accelerator Accelerator
 }
 
 // NodalMeasures computes per-node measures; the cheap ones always, the others as asked.
@@ -189,7 +207,12 @@ func NodalMeasures(ctx context.Context, g *Graph, opt NodalOptions, rep progress
 	nd.Degree = Degrees(g)
 	nd.DegreeZ = DegreeZScores(nd.Degree)
 	nd.Strength = Strengths(g)
-	if nd.Clustering, err = ClusteringCoefficients(ctx, g); err != nil {
+	if opt.Accelerator == nil {
+		nd.Clustering, err = ClusteringCoefficients(ctx, g)
+	} else {
+		nd.Clustering, err = clusteringWith(ctx, opt.Accelerator, g)
+	}
+	if err != nil {
 		return nd, err
 	}
 	if g.Weights != nil {
@@ -198,7 +221,7 @@ func NodalMeasures(ctx context.Context, g *Graph, opt NodalOptions, rep progress
 		}
 	}
 	if opt.LocalEfficiency {
-		if nd.LocalEfficiency, err = LocalEfficiencies(ctx, g, rep); err != nil {
+		if nd.LocalEfficiency, err = LocalEfficienciesWith(ctx, opt.Accelerator, g, rep); err != nil {
 			return nd, err
 		}
 	}

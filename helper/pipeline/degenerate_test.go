@@ -94,7 +94,7 @@ func TestDegenerateNetworksAreResults(t *testing.T) {
 				}
 				cfg := Defaults()
 				cfg.Metrics, cfg.Random = level, 3
-				m, _, err := computeMetrics(context.Background(), cfg, s, nw, fr, progress.Discard, func(*Metrics, []nodeMap) error { return nil })
+				m, _, err := computeMetrics(context.Background(), cfg, s, nw, fr, nil, progress.Discard, func(*Metrics, []nodeMap) error { return nil })
 				if err != nil {
 					t.Fatalf("metrics: %v", err)
 				}

@@ -68,7 +68,7 @@ func ptr[T any](v T) *T { return &v }
 // computeMetrics measures the network. Results first: stage receives the hub table's data and
 // each group of nodal maps as soon as they are computed (before the costly global measures
 // and random networks); the maps returned are those not staged yet.
-func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.Network, fr *fc.Report, rep progress.Reporter,
+func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.Network, fr *fc.Report, acc graph.Accelerator, rep progress.Reporter,
 	stage func(*Metrics, []nodeMap) error) (*Metrics, []nodeMap, error) {
 	g := graph.FromNetwork(nw)
 	m := &Metrics{Metrics: schema.Metrics{
@@ -129,7 +129,7 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		return m, maps, nil
 	}
 	rep.Start("nodal measures", 0)
-	nd, err := graph.NodalMeasures(ctx, g, graph.NodalOptions{LocalEfficiency: full, Eigenvector: full, Betweenness: cfg.Betweenness}, rep)
+	nd, err := graph.NodalMeasures(ctx, g, graph.NodalOptions{LocalEfficiency: full, Eigenvector: full, Betweenness: cfg.Betweenness, Accelerator: acc}, rep)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -167,7 +167,11 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 	maps = append(maps, nodeMap{"participation", f64to32(pc), nifti.Float32},
 		nodeMap{"within_module_z", f64to32(wz), nifti.Float32})
 	if full {
-		le, err := community.LeadingEigenvectorModules(ctx, g, community.LeadingEigenvectorOptions{Seed: cfg.Seed}, rep)
+		leo := community.LeadingEigenvectorOptions{Seed: cfg.Seed}
+		if kd, ok := acc.(community.KrylovDevice); ok {
+			leo.Krylov = kd // the Lanczos solves of large groups on the device
+		}
+		le, err := community.LeadingEigenvectorModules(ctx, g, leo, rep)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -190,7 +194,8 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		m.GlobalBasic = b
 		return m, maps, nil
 	}
-	gopt := graph.GlobalOptions{DegreeDistribution: true, Clustering: nd.Clustering, WeightedClustering: nd.WeightedClustering}
+	gopt := graph.GlobalOptions{DegreeDistribution: true, Clustering: nd.Clustering, WeightedClustering: nd.WeightedClustering,
+		Accelerator: acc}
 	var randomQ []float64
 	if cfg.Random > 0 && g.Edges() < 2 {
 		m.why("global.small_world", fmt.Sprintf("a degree-preserving random network needs at least 2 edges to swap; this network has %d", g.Edges()))

@@ -17,6 +17,7 @@ import (
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/dicom"
 	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/helper/graph"
 	"github.com/hubscope/hubscope/helper/group"
 	"github.com/hubscope/hubscope/helper/network"
 	"github.com/hubscope/hubscope/helper/nifti"
@@ -368,7 +369,12 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 
 	// 3. Metrics.
 	t0 = time.Now()
-	m, maps, err := computeMetrics(ctx, cfg, s, nw, fcrep, rep, stage)
+	// The backend's graph analytics when it has them (CUDA), else the CPU's.
+	var acc graph.Accelerator
+	if ga, ok := be.(cuda.GraphAccelerator); ok {
+		acc = ga.GraphAccelerator(rep)
+	}
+	m, maps, err := computeMetrics(ctx, cfg, s, nw, fcrep, acc, rep, stage)
 	if err != nil {
 		return nil, err
 	}
@@ -389,7 +395,8 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 		t0 = time.Now()
 		sp, _ := sweep.Parse(cfg.Sweep) // Validate parsed it
 		if sw, err = sweep.Analyse(ctx, nw, sp, sweep.Options{HubSD: cfg.HubSD, Paths: cfg.Metrics == settings.MetricsFull,
-			LocalEfficiency: cfg.Metrics == settings.MetricsFull, Clustering: cfg.Metrics != settings.MetricsNone}, rep); err != nil {
+			LocalEfficiency: cfg.Metrics == settings.MetricsFull, Clustering: cfg.Metrics != settings.MetricsNone,
+			Accelerator: acc}, rep); err != nil {
 			return nil, err
 		}
 		m.Sweep = sw

@@ -78,6 +78,8 @@ type Options struct {
 	Clustering      bool    // mean clustering coefficient (triangle counts)
 	Paths           bool    // characteristic path length and global efficiency (BFS from every node)
 	LocalEfficiency bool    // mean local efficiency
+	// Accelerator counts the triangles and runs the searches (nil: CPU).
+	Accelerator graph.Accelerator
 }
 
 // Analyse measures the sweep's networks, each a filter of loose (built at spec.Loosest()).
@@ -123,19 +125,19 @@ func Analyse(ctx context.Context, loose *network.Network, spec Spec, opt Options
 		}
 		p.Components, _, p.LargestComponentShare = graph.LargestComponent(g)
 		if opt.Clustering {
-			if p.ClusteringCoefficient, err = graph.MeanClustering(ctx, g); err != nil {
+			if p.ClusteringCoefficient, err = graph.MeanClusteringWith(ctx, opt.Accelerator, g); err != nil {
 				return nil, err
 			}
 		}
 		if opt.Paths {
-			ps, err := graph.ShortestPaths(ctx, g, progress.Discard)
+			ps, err := graph.ShortestPathsWith(ctx, opt.Accelerator, g, progress.Discard)
 			if err != nil {
 				return nil, err
 			}
 			p.CharacteristicPath, p.GlobalEfficiency = ps.CharacteristicPathLength, ps.GlobalEfficiency
 		}
 		if opt.LocalEfficiency {
-			le, err := graph.LocalEfficiencies(ctx, g, progress.Discard)
+			le, err := graph.LocalEfficienciesWith(ctx, opt.Accelerator, g, progress.Discard)
 			if err != nil {
 				return nil, err
 			}

@@ -100,6 +100,9 @@ type backend struct {
 	// processed in halves because the device had no memory for their edges.
 	note   func(string)
 	halved int
+
+	// The graph analytics (graphaccel.go), made on first use.
+	ga *graphAccel
 }
 
 // SetNote implements fc.Noter: out of device memory mid-run, the backend carries on with
@@ -754,6 +757,9 @@ func (s *slot) freeHist() {
 // release frees everything the backend holds on the device and in pinned memory.
 func (b *backend) release() error {
 	b.drain()
+	if b.ga != nil {
+		b.ga.free()
+	}
 	for re := range b.live {
 		re.free()
 		delete(b.live, re)

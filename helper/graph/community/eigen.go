@@ -88,6 +88,12 @@ func (b *groupModularityMatrix) unbind() {
 
 func (b *groupModularityMatrix) dim() int { return len(b.members) }
 
+// groupOperator is the bound group's B^(G) for a KrylovDevice.
+func (b *groupModularityMatrix) groupOperator() GroupOperator {
+	n := len(b.members)
+	return GroupOperator{Offsets: b.subOff[:n+1], Adj: b.subAdj, Weights: b.subW, K: b.kG[:n], RowSum: b.rowSumG[:n], TwoM: b.twoM}
+}
+
 // parallelApplyMin is the group size from which a product with B^(G) is split over the
 // available cores; below it, goroutine start-up costs more than it saves.
 const parallelApplyMin = 4096
@@ -174,6 +180,9 @@ type eigenOptions struct {
 	tol      float64 // relative residual ‖Bx − λx‖ ≤ tol·‖B‖_est
 	maxApply int     // cap on products with B^(G)
 	seed     uint64
+	// device, when set, returns a KrylovBasis of the given capacity on an accelerator for the
+	// operator being solved (Lanczos only); an error keeps the solve on the host.
+	device func(capacity int) (KrylovBasis, error)
 }
 
 // eigenResult is the most positive eigenpair found and how the solve went.
@@ -244,14 +253,23 @@ func leadingEigenpairLanczos(ctx context.Context, op operator, o eigenOptions) (
 		return eigenResult{value: y[0], vector: x, products: 1, converged: true}, nil
 	}
 	ld := min(n, 40) // basis capacity (and row stride of h)
-	keep := max(min(ld/3, 12), 1)
-	basis := make([][]float64, ld+1)
-	for i := range basis {
-		basis[i] = make([]float64, n)
+	if o.device != nil {
+		if kb, err := o.device(ld + 1); err == nil {
+			defer kb.Close()
+			return lanczos(ctx, kb, n, ld, o)
+		}
 	}
-	copy(basis[0], startVector(n, o.seed))
+	return lanczos(ctx, newHostKrylov(op, ld+1), n, ld, o)
+}
+
+// lanczos is leadingEigenpairLanczos' iteration over the basis kb of an n-dimensional operator,
+// ld vectors at most (+1 for the residual direction).
+func lanczos(ctx context.Context, kb KrylovBasis, n, ld int, o eigenOptions) (eigenResult, error) {
+	keep := max(min(ld/3, 12), 1)
+	if err := kb.Start(startVector(n, o.seed)); err != nil {
+		return eigenResult{}, err
+	}
 	h := make([]float64, ld*ld) // H[i*ld+j] = v_iᵀ B v_j for i ≤ j
-	w := make([]float64, n)
 	coef := make([]float64, ld)
 	var eig mat.EigenSym
 	rnd := rand.New(rand.NewPCG(o.seed^0x5851f42d4c957f2d, 1))
@@ -267,39 +285,38 @@ func leadingEigenpairLanczos(ctx context.Context, op operator, o eigenOptions) (
 			if err := ctx.Err(); err != nil {
 				return res, err
 			}
-			op.apply(w, basis[j])
+			if err := kb.Apply(j); err != nil {
+				return res, err
+			}
 			res.products++
 			for i := 0; i <= j; i++ {
 				coef[i] = 0
 			}
-			// Two Gram–Schmidt passes against the whole basis keep it orthogonal to working
-			// precision ("twice is enough", Giraud et al. 2005); their sums are column j of H.
-			for pass := 0; pass < 2; pass++ {
-				for i := 0; i <= j; i++ {
-					c := dot(basis[i], w)
-					coef[i] += c
-					axpy(-c, basis[i], w)
-				}
+			// Two Gram–Schmidt passes against the whole basis; their sums are column j of H.
+			beta, err := kb.Orthogonalize(j, coef)
+			if err != nil {
+				return res, err
 			}
 			for i := 0; i <= j; i++ {
 				h[i*ld+j] = coef[i]
 			}
-			beta := math.Sqrt(dot(w, w))
 			normEst = math.Max(normEst, math.Abs(coef[j])+beta)
 			if beta <= 1e-13*math.Max(normEst, 1) {
 				// Invariant subspace: continue with a fresh random direction orthogonal to the
 				// basis, coupled by β = 0, so that eigenvalues outside the subspace stay reachable.
 				beta = 0
-				if !freshDirection(rnd, basis[:j+1], w) {
+				ok, err := freshDirection(rnd, kb, j, n)
+				if err != nil {
+					return res, err
+				}
+				if !ok {
 					m, betaM, whole = j+1, 0, true
 					break
 				}
-			} else {
-				for i := range w {
-					w[i] /= beta
-				}
 			}
-			copy(basis[j+1], w)
+			if err := kb.Store(j+1, beta); err != nil {
+				return res, err
+			}
 			betaM = beta
 		}
 		sym := mat.NewSymDense(m, nil)
@@ -334,9 +351,13 @@ func leadingEigenpairLanczos(ctx context.Context, op operator, o eigenOptions) (
 		// groups of ≤ 40 nodes, whose basis spans the whole space at capacity, too.
 		done := whole || m < ld || residual <= o.tol*normEst
 		if done || res.products >= o.maxApply {
-			x := make([]float64, n)
-			for i := 0; i < m; i++ {
-				axpy(vecs.At(i, top), basis[i], x)
+			c := make([]float64, m)
+			for i := range c {
+				c[i] = vecs.At(i, top)
+			}
+			x, err := kb.Combination(c)
+			if err != nil {
+				return res, err
 			}
 			normalize(x)
 			res.vector = x
@@ -345,17 +366,15 @@ func leadingEigenpairLanczos(ctx context.Context, op operator, o eigenOptions) (
 		}
 		// Thick restart: basis ← [V y_1 … V y_keep, v_{m+1}]; H ← diag(θ_1 … θ_keep), whose
 		// border (the residual couplings β_m y_{m,r}) the next Gram–Schmidt column recomputes.
-		kept := make([][]float64, keep)
-		for r := 0; r < keep; r++ {
-			x := make([]float64, n)
-			for i := 0; i < m; i++ {
-				axpy(vecs.At(i, order[r]), basis[i], x)
+		c := make([][]float64, keep)
+		for r := range c {
+			c[r] = make([]float64, m)
+			for i := range c[r] {
+				c[r][i] = vecs.At(i, order[r])
 			}
-			kept[r] = x
 		}
-		copy(basis[keep], basis[ld])
-		for r := 0; r < keep; r++ {
-			copy(basis[r], kept[r])
+		if err := kb.Restart(c); err != nil {
+			return res, err
 		}
 		for i := range h {
 			h[i] = 0
@@ -365,27 +384,6 @@ func leadingEigenpairLanczos(ctx context.Context, op operator, o eigenOptions) (
 		}
 		start = keep
 	}
-}
-
-// freshDirection fills w with a random unit vector orthogonal to basis; false when none exists.
-func freshDirection(r *rand.Rand, basis [][]float64, w []float64) bool {
-	if len(basis) >= len(w) {
-		return false
-	}
-	for attempt := 0; attempt < 3; attempt++ {
-		for i := range w {
-			w[i] = r.NormFloat64()
-		}
-		for pass := 0; pass < 2; pass++ {
-			for _, v := range basis {
-				axpy(-dot(v, w), v, w)
-			}
-		}
-		if normalize(w) > 1e-8 {
-			return true
-		}
-	}
-	return false
 }
 
 // leadingEigenpairPower returns the most positive eigenpair of op by power iteration with a

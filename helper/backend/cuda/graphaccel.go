@@ -1,0 +1,737 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"sync"
+	"unsafe"
+
+	"github.com/hubscope/hubscope/helper/graph"
+	"github.com/hubscope/hubscope/helper/progress"
+	"github.com/hubscope/hubscope/kernels"
+	"gorgonia.org/cu"
+)
+
+// GraphAccelerator returns the device's graph.Accelerator (docs/algorithms.md, "Graph
+// analytics on the GPU"): triangle counts, exact and sampled multi-source BFS with bitset
+// frontiers, adjacency products and Maslov–Sneppen rewiring by parallel edge swaps, all on the
+// backend's device and context. Graphs stay on the device between calls (the network being
+// measured until Close, each random network until graph.Releaser's Release), so a random
+// network is rewired, counted and searched where it was made; it crosses the bus once, for
+// the host-side measures (Leiden). A graph the device has no room for is handled by the CPU
+// with one note through rep saying so.
+func (b *backend) GraphAccelerator(rep progress.Reporter) graph.Accelerator {
+	if b.ga == nil {
+		b.ga = &graphAccel{b: b, graphs: map[*graph.Graph]*devGraph{}, noted: map[string]bool{}}
+	}
+	b.ga.rep = progress.OrDiscard(rep)
+	return b.ga
+}
+
+type graphFunctions struct {
+	csrProducts, triangleCounts, msbfsSources, msbfsLevel, msbfsFold   cu.Function
+	rewireTable, rewirePropose, rewireAccept, csrScatter, csrSortRows  cu.Function
+	krylovDots, krylovSum, krylovCombine, krylovStore, modularityApply cu.Function
+}
+
+// devGraph is a graph's CSR on the device.
+type devGraph struct {
+	n      int
+	off    cu.DevicePtr // n+1 int64
+	adj    cu.DevicePtr // 2E int32
+	ownOff bool         // false: off belongs to the graph this one was rewired from
+	// eu, ev: the edges (i < j) as the rewiring's start, uploaded on first use.
+	eu, ev cu.DevicePtr
+	maxDeg int
+}
+
+func (d *devGraph) free() {
+	for _, p := range []cu.DevicePtr{d.adj, d.eu, d.ev} {
+		if p != 0 {
+			cu.MemFree(p)
+		}
+	}
+	if d.ownOff && d.off != 0 {
+		cu.MemFree(d.off)
+	}
+	*d = devGraph{}
+}
+
+type graphAccel struct {
+	b      *backend
+	rep    progress.Reporter
+	mu     sync.Mutex // noted
+	noted  map[string]bool
+	loaded bool
+	fn     graphFunctions
+	// Everything below is touched on the device thread only.
+	graphs map[*graph.Graph]*devGraph
+	// The rewiring's buffers, sized for the largest network so far.
+	rwEdges            int64
+	wu, wv             cu.DevicePtr // working edge list
+	keys, vals         cu.DevicePtr // edge table
+	tableSlots         int64
+	scratch, counter   cu.DevicePtr
+	cursor             cu.DevicePtr
+	cursorNodes        int
+	bfsNodes, bfsWords int
+	seen, visit, next  cu.DevicePtr
+	full, total        cu.DevicePtr
+	srcList            cu.DevicePtr
+	srcCap             int
+	counts             cu.DevicePtr // 1024 u32
+	reached, dist, inv cu.DevicePtr // 1024 each
+}
+
+// errNoRoom says that a graph does not fit in the device's free memory.
+var errNoRoom = errors.New("not enough free device memory")
+
+func (a *graphAccel) Name() string { return "cuda" }
+
+// note passes msg once per key.
+func (a *graphAccel) note(key, msg string) {
+	a.mu.Lock()
+	seen := a.noted[key]
+	a.noted[key] = true
+	a.mu.Unlock()
+	if !seen {
+		a.rep.Note(msg)
+	}
+}
+
+// fallback reports that op ran on the CPU because the device had no room for g.
+func (a *graphAccel) fallback(op string, g *graph.Graph, err error) {
+	a.note("room", fmt.Sprintf("graph analytics: the network (%d nodes, %d edges) does not fit in the GPU's free memory (%v); %s and what follows run on the CPU", g.N, g.Edges(), err, op))
+}
+
+func (a *graphAccel) load() error {
+	if a.loaded {
+		return nil
+	}
+	for _, k := range []struct {
+		name string
+		dst  *cu.Function
+	}{
+		{kernels.CSRProducts, &a.fn.csrProducts},
+		{kernels.TriangleCounts, &a.fn.triangleCounts},
+		{kernels.MSBFSSources, &a.fn.msbfsSources},
+		{kernels.MSBFSLevel, &a.fn.msbfsLevel},
+		{kernels.MSBFSFold, &a.fn.msbfsFold},
+		{kernels.RewireTable, &a.fn.rewireTable},
+		{kernels.RewirePropose, &a.fn.rewirePropose},
+		{kernels.RewireAccept, &a.fn.rewireAccept},
+		{kernels.CSRScatter, &a.fn.csrScatter},
+		{kernels.CSRSortRows, &a.fn.csrSortRows},
+		{kernels.KrylovDots, &a.fn.krylovDots},
+		{kernels.KrylovSum, &a.fn.krylovSum},
+		{kernels.KrylovCombine, &a.fn.krylovCombine},
+		{kernels.KrylovStore, &a.fn.krylovStore},
+		{kernels.ModularityApply, &a.fn.modularityApply},
+	} {
+		fn, err := a.b.mod.Function(k.name)
+		if err != nil {
+			return fmt.Errorf("cuda backend: kernel %s not in the embedded fatbin: %w", k.name, err)
+		}
+		*k.dst = fn
+	}
+	a.loaded = true
+	return nil
+}
+
+// free releases every device buffer (backend.release, on the device thread).
+func (a *graphAccel) free() {
+	for g, d := range a.graphs {
+		d.free()
+		delete(a.graphs, g)
+	}
+	for _, p := range []*cu.DevicePtr{&a.wu, &a.wv, &a.keys, &a.vals, &a.scratch, &a.counter, &a.cursor,
+		&a.seen, &a.visit, &a.next, &a.full, &a.total, &a.srcList, &a.counts, &a.reached, &a.dist, &a.inv} {
+		if *p != 0 {
+			cu.MemFree(*p)
+			*p = 0
+		}
+	}
+	a.rwEdges, a.tableSlots, a.cursorNodes, a.bfsNodes, a.bfsWords, a.srcCap = 0, 0, 0, 0, 0, 0
+	a.loaded = false
+}
+
+// room fails with errNoRoom unless bytes more fit in free device memory, with 256 MiB to spare.
+func room(bytes int64) error {
+	free, _, err := cu.MemInfo()
+	if err != nil {
+		return fmt.Errorf("cuda backend: free device memory: %w", err)
+	}
+	if bytes+256<<20 > free {
+		return fmt.Errorf("%w: %.2f GiB needed, %.2f GiB free", errNoRoom, float64(bytes)/(1<<30), float64(free)/(1<<30))
+	}
+	return nil
+}
+
+// realloc makes *p hold at least bytes (contents lost).
+func realloc(p *cu.DevicePtr, what string, bytes int64) error {
+	if *p != 0 {
+		cu.MemFree(*p)
+		*p = 0
+	}
+	q, err := alloc(what, int(bytes))
+	if err != nil {
+		return err
+	}
+	*p = q
+	return nil
+}
+
+func upload[T any](dst cu.DevicePtr, src []T, what string) error {
+	if len(src) == 0 {
+		return nil
+	}
+	if err := cu.MemcpyHtoD(dst, unsafe.Pointer(&src[0]), int64(len(src))*int64(unsafe.Sizeof(src[0]))); err != nil {
+		return fmt.Errorf("cuda backend: uploading %s: %w", what, err)
+	}
+	return nil
+}
+
+func download[T any](dst []T, src cu.DevicePtr, what string) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	if err := cu.MemcpyDtoH(unsafe.Pointer(&dst[0]), src, int64(len(dst))*int64(unsafe.Sizeof(dst[0]))); err != nil {
+		return fmt.Errorf("cuda backend: copying %s from the device: %w", what, err)
+	}
+	return nil
+}
+
+// device returns g's CSR on the device, uploading it on first use (device thread).
+func (a *graphAccel) device(g *graph.Graph) (*devGraph, error) {
+	if err := a.load(); err != nil {
+		return nil, err
+	}
+	if d, ok := a.graphs[g]; ok {
+		return d, nil
+	}
+	if g.N >= 1<<31-1 || int64(len(g.Adj)) >= 1<<32 {
+		return nil, fmt.Errorf("%w: %d nodes, %d adjacency entries exceed the kernels' 32-bit indices", errNoRoom, g.N, len(g.Adj))
+	}
+	if err := room(8*int64(g.N+1) + 4*int64(len(g.Adj))); err != nil {
+		return nil, err
+	}
+	d := &devGraph{n: g.N, ownOff: true}
+	var err error
+	if d.off, err = alloc("CSR offsets", 8*(g.N+1)); err != nil {
+		return nil, err
+	}
+	if d.adj, err = alloc("CSR adjacency", 4*len(g.Adj)); err != nil {
+		d.free()
+		return nil, err
+	}
+	if err = upload(d.off, g.Offsets, "CSR offsets"); err == nil {
+		err = upload(d.adj, g.Adj, "CSR adjacency")
+	}
+	if err != nil {
+		d.free()
+		return nil, err
+	}
+	for i := 0; i < g.N; i++ {
+		d.maxDeg = max(d.maxDeg, g.Degree(i))
+	}
+	a.graphs[g] = d
+	return d, nil
+}
+
+// Release frees the device copy of g (graph.Releaser).
+func (a *graphAccel) Release(g *graph.Graph) {
+	_ = a.b.do(func() error {
+		if d, ok := a.graphs[g]; ok {
+			d.free()
+			delete(a.graphs, g)
+		}
+		return nil
+	})
+}
+
+// Products sets y = A x on the device (csr_products: the host's summation order, so the same
+// bits as graph.CPU).
+func (a *graphAccel) Products(ctx context.Context, g *graph.Graph, x, y []float64) error {
+	if len(x) != g.N || len(y) != g.N {
+		return fmt.Errorf("graph products: %d nodes, vectors of %d and %d", g.N, len(x), len(y))
+	}
+	if g.N == 0 {
+		return nil
+	}
+	err := a.b.do(func() error {
+		d, err := a.device(g)
+		if err != nil {
+			return err
+		}
+		if err := room(16 * int64(g.N)); err != nil {
+			return err
+		}
+		xy, err := alloc("product vectors", 16*g.N)
+		if err != nil {
+			return err
+		}
+		defer cu.MemFree(xy)
+		dy := xy + cu.DevicePtr(8*g.N)
+		if err := upload(xy, x, "product vector"); err != nil {
+			return err
+		}
+		if err := launch(kernels.CSRProducts, a.fn.csrProducts, ceilDiv(g.N, 256), 1, 256, 0, cu.Stream{},
+			ptr(d.off), ptr(d.adj), ptr(xy), ptr(dy), i64(g.N), 0); err != nil {
+			return err
+		}
+		return download(y, dy, "products")
+	})
+	if errors.Is(err, errNoRoom) {
+		a.fallback("adjacency products", g, err)
+		return graph.CPU{}.Products(ctx, g, x, y)
+	}
+	return err
+}
+
+// Triangles counts every node's triangles on the device (triangle_counts: the same integers
+// as graph.Triangles).
+func (a *graphAccel) Triangles(ctx context.Context, g *graph.Graph) ([]int64, error) {
+	t := make([]int64, g.N)
+	if g.N == 0 {
+		return t, nil
+	}
+	err := a.b.do(func() error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		d, err := a.device(g)
+		if err != nil {
+			return err
+		}
+		if err := room(8 * int64(g.N)); err != nil {
+			return err
+		}
+		dt, err := alloc("triangle counts", 8*g.N)
+		if err != nil {
+			return err
+		}
+		defer cu.MemFree(dt)
+		if err := cu.MemsetD32(dt, 0, int64(2*g.N)); err != nil {
+			return fmt.Errorf("cuda backend: clearing triangle counts: %w", err)
+		}
+		if err := launch(kernels.TriangleCounts, a.fn.triangleCounts, ceilDiv(g.N, 8), 1, 256, 0, cu.Stream{},
+			ptr(d.off), ptr(d.adj), i64(g.N), ptr(dt)); err != nil {
+			return err
+		}
+		return download(t, dt, "triangle counts")
+	})
+	if errors.Is(err, errNoRoom) {
+		a.fallback("triangle counts", g, err)
+		return graph.Triangles(ctx, g)
+	}
+	return t, err
+}
+
+// bfsWordsFor is the number of 64-bit mask words per node for a batch of s sources: a power
+// of two dividing 32 (msbfs_level's lane layout), at most 16.
+func bfsWordsFor(s int) int {
+	w := 1
+	for w < 16 && 64*w < s {
+		w *= 2
+	}
+	return w
+}
+
+// bfsState sizes the MS-BFS masks for n nodes of w words and the per-source buffers.
+func (a *graphAccel) bfsState(n, w, sources int) error {
+	if n > a.bfsNodes || w > a.bfsWords {
+		nn, ww := max(n, a.bfsNodes), max(w, a.bfsWords)
+		bytes := 3 * 8 * int64(nn) * int64(ww)
+		if err := room(bytes); err != nil {
+			return err
+		}
+		for _, p := range []*cu.DevicePtr{&a.seen, &a.visit, &a.next} {
+			if err := realloc(p, "BFS masks", 8*int64(nn)*int64(ww)); err != nil {
+				return err
+			}
+		}
+		a.bfsNodes, a.bfsWords = nn, ww
+	}
+	if a.full == 0 {
+		for _, q := range []struct {
+			p     *cu.DevicePtr
+			bytes int64
+		}{{&a.full, 8 * 16}, {&a.total, 8}, {&a.counts, 4 * 1024}, {&a.reached, 8 * 1024}, {&a.dist, 8 * 1024}, {&a.inv, 8 * 1024}} {
+			if err := realloc(q.p, "BFS counters", q.bytes); err != nil {
+				return err
+			}
+		}
+	}
+	if sources > a.srcCap {
+		if err := realloc(&a.srcList, "BFS sources", 4*int64(sources)); err != nil {
+			return err
+		}
+		a.srcCap = sources
+	}
+	return nil
+}
+
+// sweep runs one batch of up to 1024 breadth-first searches from the sources at
+// a.srcList[lo:lo+s] and adds the (source, node) pairs per distance to hist; with perSource
+// it also folds each source's sums (msbfs_fold) into a.reached/dist/inv (cleared here).
+func (a *graphAccel) sweep(ctx context.Context, d *devGraph, lo, s int, hist *[]int64, perSource bool) error {
+	n := d.n
+	w := bfsWordsFor(s)
+	words := int64(n) * int64(w)
+	if err := cu.MemsetD32(a.seen, 0, 2*words); err != nil {
+		return fmt.Errorf("cuda backend: clearing BFS masks: %w", err)
+	}
+	if err := cu.MemsetD32(a.visit, 0, 2*words); err != nil {
+		return fmt.Errorf("cuda backend: clearing BFS masks: %w", err)
+	}
+	full := make([]uint64, w)
+	for k := range full {
+		if left := s - 64*k; left >= 64 {
+			full[k] = ^uint64(0)
+		} else if left > 0 {
+			full[k] = 1<<uint(left) - 1
+		}
+	}
+	if err := upload(a.full, full, "BFS batch masks"); err != nil {
+		return err
+	}
+	if perSource {
+		for _, p := range []cu.DevicePtr{a.reached, a.dist, a.inv} {
+			if err := cu.MemsetD32(p, 0, 2*1024); err != nil {
+				return fmt.Errorf("cuda backend: clearing BFS sums: %w", err)
+			}
+		}
+		if err := cu.MemsetD32(a.counts, 0, 1024); err != nil {
+			return fmt.Errorf("cuda backend: clearing BFS counts: %w", err)
+		}
+	}
+	if err := cu.MemsetD32(a.total, 0, 2); err != nil {
+		return fmt.Errorf("cuda backend: clearing the BFS total: %w", err)
+	}
+	if err := launch(kernels.MSBFSSources, a.fn.msbfsSources, ceilDiv(s, 256), 1, 256, 0, cu.Stream{},
+		ptr(a.srcList+cu.DevicePtr(4*lo)), i64(s), i64(w), ptr(a.seen), ptr(a.visit)); err != nil {
+		return err
+	}
+	grid := min(ceilDiv(n, 8), 8192)
+	visit, next := a.visit, a.next
+	var counts cu.DevicePtr
+	if perSource {
+		counts = a.counts
+	}
+	var prev uint64
+	tot := make([]uint64, 1)
+	for level := 1; ; level++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := launch(kernels.MSBFSLevel, a.fn.msbfsLevel, grid, 1, 256, 0, cu.Stream{},
+			ptr(d.off), ptr(d.adj), i64(n), i64(w), ptr(visit), ptr(next), ptr(a.seen), ptr(a.full), ptr(a.total), ptr(counts)); err != nil {
+			return err
+		}
+		if perSource {
+			if err := launch(kernels.MSBFSFold, a.fn.msbfsFold, ceilDiv(64*w, 256), 1, 256, 0, cu.Stream{},
+				ptr(a.counts), i64(64*w), i64(level), ptr(a.reached), ptr(a.dist), ptr(a.inv)); err != nil {
+				return err
+			}
+		}
+		if err := download(tot, a.total, "BFS total"); err != nil {
+			return err
+		}
+		found := tot[0] - prev
+		prev = tot[0]
+		if found == 0 {
+			return nil
+		}
+		for len(*hist) <= level {
+			*hist = append(*hist, 0)
+		}
+		(*hist)[level] += int64(found)
+		visit, next = next, visit
+	}
+}
+
+// ShortestPaths computes L_p, E_glob and the distance distribution exactly by MS-BFS from
+// every node on the device, 512 or 1024 sources a batch: the same pair counts per distance
+// as graph.ShortestPaths, turned into PathStats by the same code.
+func (a *graphAccel) ShortestPaths(ctx context.Context, g *graph.Graph) (graph.PathStats, error) {
+	var hist []int64
+	err := a.b.do(func() error {
+		d, err := a.device(g)
+		if err != nil {
+			return err
+		}
+		const batch = 1024
+		if err := a.bfsState(g.N, bfsWordsFor(min(batch, g.N)), g.N); err != nil {
+			return err
+		}
+		iota := make([]int32, g.N)
+		for i := range iota {
+			iota[i] = int32(i)
+		}
+		if err := upload(a.srcList, iota, "BFS sources"); err != nil {
+			return err
+		}
+		for lo := 0; lo < g.N; lo += batch {
+			if err := a.sweep(ctx, d, lo, min(batch, g.N-lo), &hist, false); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errNoRoom) {
+		a.fallback("shortest paths", g, err)
+		return graph.ShortestPaths(ctx, g, nil)
+	}
+	if err != nil {
+		return graph.PathStats{}, err
+	}
+	return graph.PathStatsFromHistogram(g, hist), nil
+}
+
+// SampledShortestPaths is graph.SampledShortestPaths (the same sample and estimators) with the
+// searches on the device.
+func (a *graphAccel) SampledShortestPaths(ctx context.Context, g *graph.Graph, sources int, seed, stream uint64) (graph.PathEstimate, error) {
+	est, err := graph.SampledShortestPathsWith(ctx, g, sources, seed, stream, a.sourceSums, a.ShortestPaths)
+	if errors.Is(err, errNoRoom) {
+		a.fallback("sampled shortest paths", g, err)
+		return graph.SampledShortestPaths(ctx, g, sources, seed, stream)
+	}
+	return est, err
+}
+
+// sourceSums runs MS-BFS from every listed source and returns each one's sums.
+func (a *graphAccel) sourceSums(ctx context.Context, g *graph.Graph, list []int32) ([]graph.SourceSums, error) {
+	out := make([]graph.SourceSums, len(list))
+	err := a.b.do(func() error {
+		d, err := a.device(g)
+		if err != nil {
+			return err
+		}
+		const batch = 1024
+		if err := a.bfsState(g.N, bfsWordsFor(min(batch, len(list))), len(list)); err != nil {
+			return err
+		}
+		if err := upload(a.srcList, list, "BFS sources"); err != nil {
+			return err
+		}
+		var hist []int64
+		reached := make([]uint64, batch)
+		dist := make([]uint64, batch)
+		inv := make([]float64, batch)
+		for lo := 0; lo < len(list); lo += batch {
+			s := min(batch, len(list)-lo)
+			if err := a.sweep(ctx, d, lo, s, &hist, true); err != nil {
+				return err
+			}
+			if err := download(reached[:s], a.reached, "BFS sums"); err != nil {
+				return err
+			}
+			if err := download(dist[:s], a.dist, "BFS sums"); err != nil {
+				return err
+			}
+			if err := download(inv[:s], a.inv, "BFS sums"); err != nil {
+				return err
+			}
+			for k := 0; k < s; k++ {
+				out[lo+k] = graph.SourceSums{Reached: int64(reached[k]), Dist: int64(dist[k]), Inv: inv[k]}
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// maxSortedDegree is the longest row csr_sort_rows sorts (its shared-memory buffer).
+const maxSortedDegree = 8192
+
+// Rewire returns a degree-preserving random network of g made on the device by rounds of
+// parallel double edge swaps (rewire_table, rewire_propose, rewire_accept; docs/algorithms.md,
+// "Random networks on the GPU"): each round pairs the edges by a keyed random permutation,
+// every pair proposes one swap, and a swap is kept when neither new edge exists and it holds
+// the claim of both, so every degree is kept exactly and the result is a simple graph.
+// Rounds continue until opt.SwapsPerEdge·E swaps were accepted (the last rounds propose only
+// as many as are missing) or opt.MaxAttemptsPerSwap times as many attempts were made. The
+// network's CSR is built and sorted on the device (csr_scatter, csr_sort_rows) and stays there
+// for Triangles and SampledShortestPaths until Release; the host gets a copy. The same seed,
+// stream and graph give the same network (claims are decided by proposal index, not timing),
+// though not the CPU's chain: the two agree in distribution.
+func (a *graphAccel) Rewire(ctx context.Context, g *graph.Graph, opt graph.RewireOptions) (*graph.Graph, graph.RewireStats, error) {
+	var st graph.RewireStats
+	if g == nil {
+		return nil, st, errors.New("graph: rewiring a nil graph")
+	}
+	if opt.SwapsPerEdge <= 0 {
+		opt.SwapsPerEdge = 10
+	}
+	if opt.MaxAttemptsPerSwap <= 0 {
+		opt.MaxAttemptsPerSwap = 100
+	}
+	m := g.Edges()
+	want := int64(opt.SwapsPerEdge * float64(m))
+	maxAttempts := int64(opt.MaxAttemptsPerSwap * float64(want))
+	if m < 2 || want == 0 {
+		return graph.CPU{}.Rewire(ctx, g, opt)
+	}
+	if m >= 1<<31 {
+		a.fallback("rewiring", g, fmt.Errorf("%w: %d edges exceed the rewiring's 31-bit edge indices", errNoRoom, m))
+		return graph.CPU{}.Rewire(ctx, g, opt)
+	}
+	r := &graph.Graph{N: g.N, Offsets: append([]int64(nil), g.Offsets...), Adj: make([]int32, len(g.Adj))}
+	err := a.b.do(func() error {
+		d, err := a.device(g)
+		if err != nil {
+			return err
+		}
+		if d.maxDeg > maxSortedDegree {
+			return fmt.Errorf("%w: a node of degree %d (the device sorts rows of up to %d)", errNoRoom, d.maxDeg, maxSortedDegree)
+		}
+		if err := a.rewireState(g, d); err != nil {
+			return err
+		}
+		if err := cu.MemcpyDtoD(a.wu, d.eu, 4*m); err != nil {
+			return fmt.Errorf("cuda backend: copying the edge list: %w", err)
+		}
+		if err := cu.MemcpyDtoD(a.wv, d.ev, 4*m); err != nil {
+			return fmt.Errorf("cuda backend: copying the edge list: %w", err)
+		}
+		if err := cu.MemsetD32(a.counter, 0, 2); err != nil {
+			return fmt.Errorf("cuda backend: clearing the swap counter: %w", err)
+		}
+		mask := a.tableSlots - 1
+		half := (bits.Len64(uint64(m-1)) + 1) / 2
+		acc := make([]uint64, 1)
+		key := splitmix(opt.Seed ^ splitmix(opt.Stream^0x6a09e667f3bcc909))
+		for round := uint64(0); st.Swaps < want && st.Attempts < maxAttempts; round++ {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			pairs := min(m/2, want-st.Swaps, maxAttempts-st.Attempts)
+			if err := cu.MemsetD32(a.keys, 0xffffffff, 2*a.tableSlots); err != nil {
+				return fmt.Errorf("cuda backend: clearing the edge table: %w", err)
+			}
+			if err := cu.MemsetD32(a.vals, 0xffffffff, a.tableSlots); err != nil {
+				return fmt.Errorf("cuda backend: clearing the edge table: %w", err)
+			}
+			if err := launch(kernels.RewireTable, a.fn.rewireTable, ceilDiv(int(m), 256), 1, 256, 0, cu.Stream{},
+				ptr(a.wu), ptr(a.wv), uint64(m), ptr(a.keys), ptr(a.vals), uint64(mask)); err != nil {
+				return err
+			}
+			rk := splitmix(key + round*0x9e3779b97f4a7c15)
+			if err := launch(kernels.RewirePropose, a.fn.rewirePropose, ceilDiv(int(pairs), 256), 1, 256, 0, cu.Stream{},
+				ptr(a.wu), ptr(a.wv), uint64(m), uint64(pairs), ptr(a.keys), ptr(a.vals), uint64(mask), i64(half), rk, ptr(a.scratch)); err != nil {
+				return err
+			}
+			if err := launch(kernels.RewireAccept, a.fn.rewireAccept, ceilDiv(int(pairs), 256), 1, 256, 0, cu.Stream{},
+				ptr(a.wu), ptr(a.wv), uint64(pairs), ptr(a.vals), ptr(a.scratch), ptr(a.counter)); err != nil {
+				return err
+			}
+			if err := download(acc, a.counter, "swap count"); err != nil {
+				return err
+			}
+			st.Attempts += pairs
+			st.Swaps = int64(acc[0])
+		}
+		// The network's CSR: the offsets are g's (every degree kept), rows filled and sorted.
+		adj, err := alloc("random network adjacency", 4*len(g.Adj))
+		if err != nil {
+			return err
+		}
+		if err := cu.MemcpyDtoD(a.cursor, d.off, 8*int64(g.N)); err != nil {
+			cu.MemFree(adj)
+			return fmt.Errorf("cuda backend: copying offsets: %w", err)
+		}
+		err = launch(kernels.CSRScatter, a.fn.csrScatter, ceilDiv(int(m), 256), 1, 256, 0, cu.Stream{},
+			ptr(a.wu), ptr(a.wv), uint64(m), ptr(a.cursor), ptr(adj))
+		if err == nil {
+			err = launch(kernels.CSRSortRows, a.fn.csrSortRows, min(g.N, 16384), 1, 512, 0, cu.Stream{},
+				ptr(d.off), ptr(adj), i64(g.N))
+		}
+		if err == nil {
+			err = download(r.Adj, adj, "random network adjacency")
+		}
+		if err != nil {
+			cu.MemFree(adj)
+			return err
+		}
+		a.graphs[r] = &devGraph{n: g.N, off: d.off, adj: adj, maxDeg: d.maxDeg}
+		return nil
+	})
+	if errors.Is(err, errNoRoom) {
+		a.fallback("rewiring", g, err)
+		return graph.CPU{}.Rewire(ctx, g, opt)
+	}
+	if err != nil {
+		return nil, st, err
+	}
+	return r, st, nil
+}
+
+// rewireState uploads g's edge list (i < j) once and sizes the rewiring's buffers for it: the
+// working list, the edge table (a power of two ≥ 4E slots: the E edges and at most 2 new ones
+// per pair fill at most half of it), one record per pair and the CSR cursor.
+func (a *graphAccel) rewireState(g *graph.Graph, d *devGraph) error {
+	m := g.Edges()
+	if d.eu == 0 {
+		if err := room(8 * m); err != nil {
+			return err
+		}
+		eu := make([]uint32, 0, m)
+		ev := make([]uint32, 0, m)
+		for i := 0; i < g.N; i++ {
+			for _, j := range g.Neighbors(i) {
+				if int(j) > i {
+					eu = append(eu, uint32(i))
+					ev = append(ev, uint32(j))
+				}
+			}
+		}
+		var err error
+		if d.eu, err = alloc("edge list", int(4*m)); err != nil {
+			return err
+		}
+		if d.ev, err = alloc("edge list", int(4*m)); err != nil {
+			return err
+		}
+		if err := upload(d.eu, eu, "edge list"); err != nil {
+			return err
+		}
+		if err := upload(d.ev, ev, "edge list"); err != nil {
+			return err
+		}
+	}
+	if m > a.rwEdges {
+		slots := int64(1) << bits.Len64(uint64(4*m-1))
+		need := 8*m + 12*slots + 16*(m/2+1) + 4*int64(len(g.Adj))
+		if err := room(need); err != nil {
+			return err
+		}
+		for _, q := range []struct {
+			p     *cu.DevicePtr
+			bytes int64
+		}{{&a.wu, 4 * m}, {&a.wv, 4 * m}, {&a.keys, 8 * slots}, {&a.vals, 4 * slots}, {&a.scratch, 16 * (m/2 + 1)}, {&a.counter, 8}} {
+			if err := realloc(q.p, "rewiring buffers", q.bytes); err != nil {
+				return err
+			}
+		}
+		a.rwEdges, a.tableSlots = m, slots
+	}
+	if g.N > a.cursorNodes {
+		if err := realloc(&a.cursor, "CSR cursor", 8*int64(g.N)); err != nil {
+			return err
+		}
+		a.cursorNodes = g.N
+	}
+	return nil
+}
+
+// splitmix is SplitMix64's step and finaliser, the host twin of the kernels' mix64 (seeds).
+func splitmix(z uint64) uint64 {
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
