@@ -30,13 +30,6 @@ const (
 // Colormaps lists the continuous scales offered for quantitative overlays.
 var Colormaps = []Colormap{Hot, Viridis}
 
-// viridisStops samples viridis at t = 0, 1/9, …, 1 (matplotlib's 10-colour viridis); the scale
-// in between is linear in sRGB, which stays within a few units of the 256-entry table.
-var viridisStops = [...][3]uint8{
-	{0x44, 0x01, 0x54}, {0x48, 0x28, 0x78}, {0x3e, 0x49, 0x89}, {0x31, 0x68, 0x8e}, {0x26, 0x82, 0x8e},
-	{0x1f, 0x9e, 0x89}, {0x35, 0xb7, 0x79}, {0x6e, 0xce, 0x58}, {0xb5, 0xde, 0x2b}, {0xfd, 0xe7, 0x25},
-}
-
 // lut is a colour scale sampled at 256 points, so that a slice is coloured by table look-up.
 type lut [256]color.NRGBA
 
@@ -46,15 +39,9 @@ func newLUT(c Colormap) *lut {
 		t := float64(n) / 255
 		switch c {
 		case Viridis:
-			x := t * float64(len(viridisStops)-1)
-			i := min(int(x), len(viridisStops)-2)
-			f := x - float64(i)
-			a, b := viridisStops[i], viridisStops[i+1]
-			var rgb [3]uint8
-			for ch := range rgb {
-				rgb[ch] = uint8(math.Round(float64(a[ch])*(1-f) + float64(b[ch])*f))
-			}
-			l[n] = color.NRGBA{rgb[0], rgb[1], rgb[2], 255}
+			d := viridisData[n]
+			ch := func(v float64) uint8 { return uint8(math.Round(255 * v)) }
+			l[n] = color.NRGBA{ch(d[0]), ch(d[1]), ch(d[2]), 255}
 		case ColdHot:
 			s := 2*t - 1 // −1 … 1
 			c := hot(math.Abs(s))

@@ -77,6 +77,10 @@ func TestColormaps(t *testing.T) {
 	if c := vir.at(1); c.R != 0xfd || c.G != 0xe7 || c.B != 0x25 {
 		t.Fatalf("viridis at 1: %v", c)
 	}
+	// matplotlib's viridis(0.5), entry 128 of its table: #21918c
+	if c := vir.at(0.5); c != (color.NRGBA{0x21, 0x91, 0x8c, 255}) {
+		t.Fatalf("viridis at 0.5: %v, want #21918c", c)
+	}
 	if c := vir.at(math.NaN()); c != vir[0] {
 		t.Fatalf("NaN coloured %v", c)
 	}
