@@ -15,6 +15,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // files serves a bundle's files from memory (the rest of ipc.Service is not used).
@@ -132,5 +133,42 @@ func TestTabShowsReportAndFigures(t *testing.T) {
 	<-tab.Loaded()
 	if tab.Assessment != nil || !strings.Contains(tab.Summary.Text, "could not be read") || !strings.Contains(tab.Summary.Text, DenoiseFile) {
 		t.Errorf("missing report: %q", tab.Summary.Text)
+	}
+}
+
+// The DVARS traces: standardised DVARS from the confounds table with the scrubbing preset's
+// threshold dashed, or, without it, the series' DVARS before cleaning; after cleaning beside.
+func TestTabShowsDVARS(t *testing.T) {
+	test.NewTempApp(t)
+	withStd := `{"strategy":"s","tr_seconds":2,"volumes_in":4,"volumes_kept":4,"std_dvars":[null,1.2,3.4,0.9],"dvars_before":[0,5,6,4],"dvars_after":[0,1,1.1,0.9]}`
+	svc := files{m: map[string][]byte{DenoiseFile: []byte(withStd)}, gate: make(chan struct{})}
+	s := ipc.Summary{Job: ipc.Job{ID: "job1"}, Files: []ipc.FileInfo{{Name: DenoiseFile}}}
+	s.Job.Settings.Denoise = settings.DenoiseScrubbing
+	tab := NewTab(context.Background(), svc, s, 0)
+	test.NewTempWindow(t, tab)
+	close(svc.gate) // the window is built before the report arrives
+	<-tab.Loaded()
+	x, y := tab.DVARS.Data()
+	level, ok := tab.DVARS.Level()
+	if len(x) != 4 || x[3] != 6 || !math.IsNaN(y[0]) || y[2] != 3.4 || !ok || level != 3 {
+		t.Fatalf("standardised DVARS x %v y %v, threshold %v %g", x, y, ok, level)
+	}
+	if _, after := tab.DVARSAfter.Data(); len(after) != 4 || after[2] != 1.1 {
+		t.Fatalf("DVARS after cleaning %v", after)
+	}
+	// No confounds table: the series' DVARS before cleaning, no threshold (none was set).
+	svc.m[DenoiseFile] = []byte(`{"strategy":"s","volumes_in":3,"volumes_kept":3,"dvars_before":[0,5,6],"dvars_after":[0,1,1]}`)
+	s.Job.Settings.Denoise = settings.DenoiseAuto
+	svc.gate = make(chan struct{})
+	tab = NewTab(context.Background(), svc, s, 0)
+	test.NewTempWindow(t, tab)
+	close(svc.gate)
+	<-tab.Loaded()
+	x, y = tab.DVARS.Data()
+	if _, ok := tab.DVARS.Level(); ok || len(y) != 3 || y[2] != 6 || x[2] != 2 {
+		t.Fatalf("DVARS before cleaning x %v y %v (threshold %v)", x, y, ok)
+	}
+	if DVARSThreshold(ipc.Summary{Job: ipc.Job{Settings: settings.Settings{Cleaning: settings.Cleaning{DVARS: 1.5}}}}) != 1.5 {
+		t.Error("the threshold set is not the one drawn")
 	}
 }

@@ -30,6 +30,12 @@ type QCReport struct {
 	Censored    []int      `json:"censored_volumes"`
 	Variance    float64    `json:"variance_removed"`
 	FD          []*float64 `json:"framewise_displacement"` // null where the table says n/a
+	// DVARS traces (Power et al. 2012): standardised DVARS from the confounds table (null
+	// where n/a), and the helper's own DVARS of the series before cleaning (% of each voxel's
+	// mean) and after (SD units of the cleaned, z-scored series).
+	StdDVARS    []*float64 `json:"std_dvars"`
+	DVARSBefore []float64  `json:"dvars_before"`
+	DVARSAfter  []float64  `json:"dvars_after"`
 }
 
 // Assessment is what the Quality tab and the report say about a scan's motion and what is left of it.

@@ -106,6 +106,7 @@ type Plot struct {
 	title, xUnit string
 	x, y         []float64
 	cursor       *float64
+	level        *float64 // a horizontal reference line (a censoring threshold)
 	raster       *canvas.Raster
 	titleText    *canvas.Text
 	yHi, yLo     *canvas.Text
@@ -138,6 +139,26 @@ func (p *Plot) SetTitle(title string) { p.title = title; p.Refresh() }
 // SetCursor draws a vertical cursor at x.
 func (p *Plot) SetCursor(x float64) { p.cursor = &x; p.Refresh() }
 
+// SetLevel draws a dashed horizontal line at y (a threshold), inside the y range shown.
+func (p *Plot) SetLevel(y float64) { p.level = &y; p.Refresh() }
+
+// Level returns the horizontal line's value, and whether there is one.
+func (p *Plot) Level() (float64, bool) {
+	if p.level == nil {
+		return 0, false
+	}
+	return *p.level, true
+}
+
+// yRange is the y range shown: the data's, widened to hold the level line.
+func (p *Plot) yRange() (lo, hi float64) {
+	lo, hi = Range(p.y)
+	if p.level != nil && finite(*p.level) {
+		lo, hi = math.Min(lo, *p.level), math.Max(hi, *p.level)
+	}
+	return lo, hi
+}
+
 // ClearCursor removes the cursor.
 func (p *Plot) ClearCursor() { p.cursor = nil; p.Refresh() }
 
@@ -156,8 +177,21 @@ func (p *Plot) Image(w, h int) *image.RGBA {
 	if len(p.x) == 0 {
 		return img
 	}
-	ylo, yhi := Range(p.y)
+	ylo, yhi := p.yRange()
 	Draw(img, p.x, p.y, p.x[0], p.x[len(p.x)-1], ylo, yhi, p.cursor)
+	if p.level != nil && finite(*p.level) && img.Bounds().Dx() >= 4 && img.Bounds().Dy() >= 4 {
+		// The same mapping as Draw's: [ylo, yhi] onto the bounds less a one-pixel margin.
+		y0, y1 := float64(img.Bounds().Max.Y)-2, 1.0
+		if yhi <= ylo {
+			yhi = ylo + 1
+		}
+		y := int(math.Round(y0 + (*p.level-ylo)/(yhi-ylo)*(y1-y0)))
+		for x := 1; x < img.Bounds().Dx()-2; x++ {
+			if x/4%2 == 0 {
+				img.Set(x, y, CursorColor)
+			}
+		}
+	}
 	return img
 }
 
@@ -195,7 +229,7 @@ func (r *plotRenderer) update() {
 	p := r.p
 	p.titleText.Text = p.title
 	if len(p.x) > 0 {
-		lo, hi := Range(p.y)
+		lo, hi := p.yRange()
 		p.yHi.Text, p.yLo.Text = format(hi), format(lo)
 		p.xLo.Text = format(p.x[0]) + " " + p.xUnit
 		p.xHi.Text = format(p.x[len(p.x)-1]) + " " + p.xUnit

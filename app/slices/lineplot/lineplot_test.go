@@ -74,3 +74,30 @@ func TestPlotWidget(t *testing.T) {
 		t.Fatal("cursor after ClearCursor")
 	}
 }
+
+// A level line (a threshold) above the data widens the y range to hold it and is drawn
+// dashed at its height.
+func TestLevelLine(t *testing.T) {
+	test.NewTempApp(t)
+	p := New("DVARS", "s")
+	p.SetData([]float64{0, 1, 2}, []float64{0, 1, 0.5})
+	p.SetLevel(2)
+	if lv, ok := p.Level(); !ok || lv != 2 {
+		t.Fatalf("level %v %v", lv, ok)
+	}
+	img := p.Image(103, 53)
+	// y range [0, 2]: y = 2 is the top row of the plot area (y = 1).
+	red := 0
+	for x := 0; x < 103; x++ {
+		c := img.RGBAAt(x, 1)
+		if c.R == CursorColor.R && c.G == CursorColor.G && c.B == CursorColor.B {
+			red++
+		}
+	}
+	if red < 30 || red > 70 {
+		t.Fatalf("%d red pixels on the level's row, want a dashed line", red)
+	}
+	if lo, hi := p.yRange(); lo != 0 || hi != 2 {
+		t.Fatalf("y range %g…%g", lo, hi)
+	}
+}
