@@ -37,7 +37,9 @@ func rewireBits(ctx context.Context, g *Graph, opt RewireOptions, rep progress.R
 		a, b := int64(min(u, v)), int64(max(u, v))
 		return a*n - a*(a+1)/2 + b - a - 1
 	}
-	edges := make([]uint32, 0, m)
+	edges, freeEdges := hugeWords[uint32](m)
+	defer freeEdges()
+	edges = edges[:0]
 	for i := 0; i < g.N; i++ {
 		for _, j := range g.Neighbors(i) {
 			if int(j) > i {
@@ -53,7 +55,8 @@ func rewireBits(ctx context.Context, g *Graph, opt RewireOptions, rep progress.R
 	}
 	rep.Start("Maslov–Sneppen rewiring", want)
 	var reported int64
-	adj := make([]uint64, (triangleBits(g.N)+63)/64)
+	adj, free := hugeWords[uint64](int((triangleBits(g.N) + 63) / 64))
+	defer free()
 	for _, e := range edges {
 		b := bit(int32(e>>shift), int32(e&low))
 		adj[b>>6] |= 1 << (b & 63)
