@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
 
 	"github.com/hubscope/hubscope/helper/fc"
-	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
 )
@@ -74,7 +71,7 @@ func Load(ctx context.Context, subjects []Subject, opt Options, rep progress.Rep
 	if opt.MaskPath != "" {
 		opt.MaskRule = MaskFile
 	}
-	scans, err := loadAll(ctx, subjects, opt.MaskPath, opt.Clean, rep)
+	scans, err := loadAll(ctx, subjects, scan.Options{MaskPath: opt.MaskPath}, opt.Clean, rep)
 	if err != nil {
 		return nil, err
 	}
@@ -89,23 +86,10 @@ func Load(ctx context.Context, subjects []Subject, opt Options, rep progress.Rep
 				union.In[f] = union.In[f] || in
 			}
 		}
-		dir, err := os.MkdirTemp("", "hubscope-union-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		mp := filepath.Join(dir, "union_mask.nii.gz")
-		vals := make([]float32, len(union.In))
-		for f, in := range union.In {
-			if in {
-				vals[f] = 1
-			}
-		}
-		if err := nifti.WriteImage(mp, nifti.NewHeader([]int{union.Dims[0], union.Dims[1], union.Dims[2]}, nifti.Uint8, scans[0].Affine, 0), vals); err != nil {
-			return nil, err
-		}
 		c.Notes = append(c.Notes, fmt.Sprintf("mask rule union: %d voxels in any subject's automatic mask", union.Count()))
-		if scans, err = loadAll(ctx, subjects, mp, opt.Clean, rep); err != nil {
+		// The union is handed to the loader in memory: a copy in a temporary folder was left
+		// behind when the process was killed meanwhile.
+		if scans, err = loadAll(ctx, subjects, scan.Options{Mask: &union}, opt.Clean, rep); err != nil {
 			return nil, err
 		}
 	}
@@ -166,7 +150,7 @@ func Load(ctx context.Context, subjects []Subject, opt Options, rep progress.Rep
 	return c, nil
 }
 
-func loadAll(ctx context.Context, subjects []Subject, maskPath string, clean func(Subject, *scan.Scan) error, rep progress.Reporter) ([]*scan.Scan, error) {
+func loadAll(ctx context.Context, subjects []Subject, mask scan.Options, clean func(Subject, *scan.Scan) error, rep progress.Reporter) ([]*scan.Scan, error) {
 	scans := make([]*scan.Scan, len(subjects))
 	errs := make([]error, len(subjects))
 	sem := make(chan struct{}, max(1, min(runtime.GOMAXPROCS(0), 8)))
@@ -179,7 +163,7 @@ func loadAll(ctx context.Context, subjects []Subject, maskPath string, clean fun
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			scans[i], errs[i] = scan.Load(ctx, sub.Path, scan.Options{MaskPath: maskPath}, nil)
+			scans[i], errs[i] = scan.Load(ctx, sub.Path, scan.Options{MaskPath: mask.MaskPath, Mask: mask.Mask}, nil)
 			if errs[i] == nil && clean != nil {
 				errs[i] = clean(sub, scans[i])
 			}

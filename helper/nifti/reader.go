@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -42,7 +43,8 @@ type Reader struct {
 	Warnings []Warning
 
 	dataPath  string // the file holding the voxel data (Path, or the .img of a pair)
-	files     []*os.File
+	fsys      fs.FS  // where the files are (OpenFS); nil: the operating system's files
+	files     []fs.File
 	src       io.Reader // positioned at the next raw value
 	gz        gzipReader
 	remaining int64 // values not yet read
@@ -67,6 +69,18 @@ func Open(path string) (*Reader, error) {
 	}
 	r := &Reader{Path: path, dataPath: dataPath}
 	if err := r.open(hdrPath, pairFile); err != nil {
+		r.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// OpenFS is Open for a single-file image (.nii or .nii.gz) in fsys, such as an embedded
+// asset: read in place, with no copy in a temporary folder that a killed process would leave
+// behind.
+func OpenFS(fsys fs.FS, path string) (*Reader, error) {
+	r := &Reader{Path: path, dataPath: path, fsys: fsys}
+	if err := r.open(path, false); err != nil {
 		r.Close()
 		return nil, err
 	}
@@ -129,7 +143,13 @@ func pairPaths(path string) (hdrPath, dataPath string, pair bool, err error) {
 // openStream opens a file for sequential reading, decompressing it when it starts with the
 // gzip magic bytes 1f 8b.
 func (r *Reader) openStream(path string) (io.Reader, gzipReader, int64, error) {
-	f, err := os.Open(path)
+	var f fs.File
+	var err error
+	if r.fsys != nil {
+		f, err = r.fsys.Open(path)
+	} else {
+		f, err = os.Open(path)
+	}
 	if err != nil {
 		return nil, nil, 0, err // *fs.PathError: "open PATH: no such file or directory"
 	}
@@ -335,6 +355,20 @@ func ReadImage(path string) (Header, []float32, error) {
 	if err != nil {
 		return Header{}, nil, err
 	}
+	return r.readAll()
+}
+
+// ReadImageFS is ReadImage for a single-file image in fsys (OpenFS).
+func ReadImageFS(fsys fs.FS, path string) (Header, []float32, error) {
+	r, err := OpenFS(fsys, path)
+	if err != nil {
+		return Header{}, nil, err
+	}
+	return r.readAll()
+}
+
+// readAll reads every value of the image and closes the reader.
+func (r *Reader) readAll() (Header, []float32, error) {
 	defer r.Close()
 	if r.gz == nil {
 		// A plain file's size has been checked against the header: allocate once.

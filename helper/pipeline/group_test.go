@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,8 +16,17 @@ import (
 )
 
 // The group command's bundle holds the network group.Network builds from the same subjects,
-// with group.json naming them, and a sweep over it.
+// with group.json naming them, and a sweep over it. Nothing goes through the temporary
+// folder (the demo mask and the union mask are read in memory: a copy there was left behind
+// when the process was killed).
 func TestGroupBundle(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	defer func() {
+		if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+			t.Errorf("left in TMPDIR: %v", ents)
+		}
+	}()
 	m, a, err := synth.DemoMask()
 	if err != nil {
 		t.Fatal(err)

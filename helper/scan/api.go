@@ -39,6 +39,9 @@ type Options struct {
 	// unless its time axis is named here and every other non-spatial axis has length 1 (a
 	// 5D image is never silently read as one long series).
 	TimeAxis int
+	// Mask, when MaskPath is "", is a mask already in memory on the scan's grid (the group
+	// step's union of the subjects' masks), used as a user mask is.
+	Mask *Mask
 	// Index chooses an entry (from 0) of each non-spatial axis besides the time axis that is
 	// longer than 1: a 5D x×y×z×2×60 image (two echoes of 60 volumes) is read with
 	// TimeAxis 5 and Index {4: 1} as its second echo's 60 volumes (see SelectVolumes).

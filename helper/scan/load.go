@@ -80,6 +80,11 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 			return nil, err
 		}
 		s.MaskRule = MaskRuleUser
+	} else if opt.Mask != nil {
+		if opt.Mask.Dims != dims || len(opt.Mask.In) != h.VoxelsPerVolume() {
+			return nil, fmt.Errorf("%s: the mask's grid %v is not the scan's %v", path, opt.Mask.Dims, dims)
+		}
+		mask, s.MaskRule = *opt.Mask, MaskRuleUser
 	} else {
 		mean, changing, err := meanImage(ctx, r, path, sel, L, rep)
 		if err != nil {

@@ -3,8 +3,6 @@ package synth
 import (
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 
 	"github.com/hubscope/hubscope/assets"
 	"github.com/hubscope/hubscope/helper/nifti"
@@ -93,6 +91,11 @@ func ReadMask(path string, threshold float64) (scan.Mask, [4][4]float64, error) 
 	if err != nil {
 		return scan.Mask{}, [4][4]float64{}, err
 	}
+	return maskOf(path, h, data, threshold)
+}
+
+// maskOf is ReadMask's mask of a read image.
+func maskOf(path string, h nifti.Header, data []float32, threshold float64) (scan.Mask, [4][4]float64, error) {
 	if h.Volumes() != 1 {
 		return scan.Mask{}, [4][4]float64{}, fmt.Errorf("%s: %d volumes where a 3D mask is needed", path, h.Volumes())
 	}
@@ -192,19 +195,11 @@ func DefaultMask() (scan.Mask, [4][4]float64, error) { return embeddedMask(Defau
 
 // embeddedMask reads a mask shipped in assets.Demo.
 func embeddedMask(name string) (scan.Mask, [4][4]float64, error) {
-	raw, err := assets.Demo.ReadFile(name)
+	// Read in place from the embedded files: a copy in a temporary folder was left behind
+	// when the process was killed while reading it.
+	h, data, err := nifti.ReadImageFS(assets.Demo, name)
 	if err != nil {
 		return scan.Mask{}, [4][4]float64{}, fmt.Errorf("embedded mask: %w", err)
 	}
-	// The nifti package reads files; stage the embedded bytes in a private temporary directory.
-	dir, err := os.MkdirTemp("", "hubscope-mask-")
-	if err != nil {
-		return scan.Mask{}, [4][4]float64{}, fmt.Errorf("embedded mask %s: %w", name, err)
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, filepath.Base(name))
-	if err := os.WriteFile(path, raw, 0o600); err != nil {
-		return scan.Mask{}, [4][4]float64{}, fmt.Errorf("embedded mask %s: %w", name, err)
-	}
-	return ReadMask(path, 0)
+	return maskOf(name, h, data, 0)
 }
