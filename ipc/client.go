@@ -48,7 +48,9 @@ type Client struct {
 }
 
 // NewWebClient returns a client of the web transport at baseURL (http://127.0.0.1:PORT, as
-// in the token URL) that authenticates with token.
+// in the token URL) that authenticates with token as a bearer token; with token "" it sends
+// none, for the browser app, whose requests carry the cookie the page's token URL was
+// exchanged for.
 func NewWebClient(baseURL, token string) *Client {
 	base := strings.TrimRight(baseURL, "/")
 	return &Client{

@@ -46,8 +46,8 @@ const (
 // EventContentType is the media type of an event stream: one JSON Event per line.
 const EventContentType = "application/x-ndjson"
 
-// tokenCookie carries the web token for the browser app's static files (wasm, scripts) after
-// the page was opened with ?token=; it is never accepted for the API.
+// tokenCookie (with the helper's port: cookieName) carries the web token for the browser app
+// after the page was opened with ?token=: its files and, from the page's own origin, the API.
 const tokenCookie = "hubscope_token"
 
 // HandlerOptions configure NewHandler. The zero value is usable: limits take their defaults,
@@ -260,7 +260,11 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// A keep-alive connection keeps the deadline of its previous response; start afresh.
 	rw.extend()
 	route := "-"
-	if err := h.guard(rw, r); err != nil {
+	var see *redirect
+	if err := h.guard(rw, r); errors.As(err, &see) {
+		http.Redirect(rw, r, see.to, http.StatusSeeOther)
+		route = "token"
+	} else if err != nil {
 		h.fail(rw, r, err)
 	} else if r.Method == http.MethodOptions {
 		// A CORS preflight (the guard allowed its Origin and set the headers) or a plain
@@ -350,20 +354,60 @@ func (h *handler) guard(w *responseWriter, r *http.Request) error {
 	if h.tokenOK(bearer(r)) {
 		return nil
 	}
-	// The browser can only carry a token in the URL (the printed token URL) or a cookie
-	// when it loads the page and its files; the API takes the Authorization header only, so a
-	// token never travels in an API URL (logs, history) and a cookie cannot forge API calls.
+	// The browser app carries the token in a cookie: the printed token URL is exchanged for an
+	// HttpOnly, SameSite=Strict cookie on its first load and the page is loaded again at its
+	// address without the token (a notebook server's login does the same), so the token leaves
+	// the address bar, the history and anything copied from them. The token is never taken
+	// from an API URL (logs).
+	cookie := cookieName(r)
+	c, err := r.Cookie(cookie)
+	cookieOK := err == nil && h.tokenOK(c.Value)
 	if !isAPI(r.URL.Path) && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
-		if q := r.URL.Query().Get("token"); q != "" && h.tokenOK(q) {
-			http.SetCookie(w, &http.Cookie{Name: tokenCookie, Value: q, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+		q := r.URL.Query()
+		if t := q.Get("token"); t != "" && h.tokenOK(t) {
+			http.SetCookie(w, &http.Cookie{Name: cookie, Value: t, Path: "/", HttpOnly: true, SameSite: http.SameSiteStrictMode})
+			q.Del("token")
+			to := r.URL.EscapedPath()
+			if len(q) > 0 {
+				to += "?" + q.Encode()
+			}
+			return &redirect{to}
+		}
+		if cookieOK {
 			return nil
 		}
-		if c, err := r.Cookie(tokenCookie); err == nil && h.tokenOK(c.Value) {
+	} else if cookieOK {
+		// The cookie authorises the API for the page's own requests only. SameSite=Strict
+		// keeps it from other sites' requests, but another port of this host is the same
+		// site, so the browser's Sec-Fetch-Site (Fetch Metadata) must say same-origin (or
+		// none: typed in the address bar). A cross-origin request that carries an Origin was
+		// refused above; one that does not (an <img>, a no-cors fetch) is refused here.
+		switch site := r.Header.Get("Sec-Fetch-Site"); site {
+		case "", "same-origin", "none":
 			return nil
+		default:
+			return Errorf(CodeForbidden, "a request from another site (Sec-Fetch-Site: %s) cannot use this helper's cookie", site)
 		}
 	}
 	w.Header().Set("WWW-Authenticate", `Bearer realm="hubscope"`)
-	return Errorf(CodeUnauthorized, "missing or wrong token (send Authorization: Bearer TOKEN)")
+	return Errorf(CodeUnauthorized, "missing or wrong token (send Authorization: Bearer TOKEN, or open the token URL the helper printed)")
+}
+
+// redirect is guard's answer to the token URL: the cookie is set, go to to.
+type redirect struct{ to string }
+
+func (r *redirect) Error() string { return "see " + r.to }
+
+// cookieName is the token cookie of the helper the request came in to: cookies do not keep
+// ports apart, so each port has its own name and two helpers on one machine (or a helper
+// restarted on another port) do not overwrite each other's.
+func cookieName(r *http.Request) string {
+	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
+		if _, port, err := net.SplitHostPort(la.String()); err == nil {
+			return tokenCookie + "_" + port
+		}
+	}
+	return tokenCookie
 }
 
 // tokenOK compares in constant time: the digests have equal length whatever was sent.

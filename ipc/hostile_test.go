@@ -72,7 +72,10 @@ func TestHostileAuthOriginHost(t *testing.T) {
 		{"ipv6 loopback", req("GET", "/v1/info", "[::1]:"+port, tok), 200},
 		{"own origin", req("GET", "/v1/info", local, tok+"Origin: http://localhost:"+port+"\r\n"), 200},
 		{"own origin preflight", req("OPTIONS", "/v1/jobs", local, "Origin: http://127.0.0.1:"+port+"\r\nAccess-Control-Request-Method: POST\r\n"), 204},
-		{"page with the token in the URL", req("GET", "/?token="+srv.Token(), local, ""), 200},
+		{"page with the token in the URL", req("GET", "/?token="+srv.Token(), local, ""), 303},
+		{"API with the cookie from another site", req("GET", "/v1/info", local, "Cookie: hubscope_token_"+port+"="+srv.Token()+"\r\nSec-Fetch-Site: same-site\r\n"), 403},
+		{"API with the cookie, posted from another origin", req("POST", "/v1/jobs", local, "Cookie: hubscope_token_"+port+"="+srv.Token()+"\r\nOrigin: http://127.0.0.1:1\r\nContent-Length: 2\r\n") + "{}", 403},
+		{"API with the cookie", req("GET", "/v1/info", local, "Cookie: hubscope_token_"+port+"="+srv.Token()+"\r\nSec-Fetch-Site: same-origin\r\n"), 200},
 		{"page without a token", req("GET", "/", local, ""), 401},
 		{"unknown endpoint", req("GET", "/v1/nope", local, tok), 404},
 		{"wrong method", req("DELETE", "/v1/jobs/j1", local, tok), 405},
@@ -99,8 +102,9 @@ func TestHostileAuthOriginHost(t *testing.T) {
 		} else if o := hd.Get("Access-Control-Allow-Origin"); o != "" {
 			t.Errorf("%s: CORS header %q for a request that is not from the helper's origin", c.name, o)
 		}
-		if c.name == "page with the token in the URL" && !strings.Contains(hd.Get("Set-Cookie"), "HttpOnly") {
-			t.Errorf("%s: cookie %q", c.name, hd.Get("Set-Cookie"))
+		if c.name == "page with the token in the URL" && (!strings.Contains(hd.Get("Set-Cookie"), "HttpOnly") ||
+			!strings.Contains(hd.Get("Set-Cookie"), "SameSite=Strict") || hd.Get("Location") != "/") {
+			t.Errorf("%s: cookie %q, Location %q", c.name, hd.Get("Set-Cookie"), hd.Get("Location"))
 		}
 	}
 	// The refused requests reached nothing: Info ran once per accepted request only.
@@ -110,8 +114,8 @@ func TestHostileAuthOriginHost(t *testing.T) {
 			n++
 		}
 	}
-	if n != 4 {
-		t.Errorf("the Service answered Info %d times, want 4 (the accepted requests): %q", n, svc.Calls())
+	if n != 5 {
+		t.Errorf("the Service answered Info %d times, want 5 (the accepted requests): %q", n, svc.Calls())
 	}
 }
 

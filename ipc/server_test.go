@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"net"
 	"net/http"
+	"net/http/cookiejar"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -174,15 +175,17 @@ func TestWebAddress(t *testing.T) {
 	if other.Token() == srv.Token() {
 		t.Fatal("two servers drew the same token")
 	}
-	// The token URL opens the page; its token works on the API as a bearer token.
-	resp, err := http.Get(srv.TokenURL())
+	// The token URL opens the page (a browser keeps the cookie and follows to the address
+	// without the token); its token works on the API as a bearer token.
+	jar, _ := cookiejar.New(nil)
+	resp, err := (&http.Client{Jar: jar}).Get(srv.TokenURL())
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
-	if resp.StatusCode != 200 || !strings.Contains(string(b), "helper") {
-		t.Fatalf("token URL: %s %q", resp.Status, b)
+	if resp.StatusCode != 200 || !strings.Contains(string(b), "helper") || resp.Request.URL.RawQuery != "" {
+		t.Fatalf("token URL: %s %q, ended at %s", resp.Status, b, resp.Request.URL)
 	}
 	u, _ := http.NewRequest("GET", srv.TokenURL(), nil)
 	c := NewWebClient(srv.WebURL(), u.URL.Query().Get("token"))
@@ -211,18 +214,22 @@ func TestWebRoot(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp, string(b)
 	}
-	resp, body := get("/?token="+srv.Token(), nil)
-	if resp.StatusCode != 200 || body != "<html>hubscope</html>" {
-		t.Fatalf("page: %s %q", resp.Status, body)
+	// The token URL is exchanged for the cookie and the page loaded again without the token.
+	resp, _ := get("/?token="+srv.Token()+"&view=3d", nil)
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/?view=3d" {
+		t.Fatalf("token URL: %s, Location %q", resp.Status, resp.Header.Get("Location"))
 	}
 	var cookie *http.Cookie
 	for _, c := range resp.Cookies() {
-		if c.Name == tokenCookie {
+		if strings.HasPrefix(c.Name, tokenCookie+"_") {
 			cookie = c
 		}
 	}
-	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode {
+	if cookie == nil || !cookie.HttpOnly || cookie.SameSite != http.SameSiteStrictMode || cookie.Value != srv.Token() {
 		t.Fatalf("cookie %+v", cookie)
+	}
+	if resp, body := get("/", cookie); resp.StatusCode != 200 || body != "<html>hubscope</html>" {
+		t.Fatalf("page with the cookie: %s %q", resp.Status, body)
 	}
 	if resp, body := get("/app.wasm", cookie); resp.StatusCode != 200 || body != "\x00asm" {
 		t.Fatalf("wasm with the cookie: %s %q", resp.Status, body)
@@ -230,12 +237,44 @@ func TestWebRoot(t *testing.T) {
 	if resp, _ := get("/app.wasm", nil); resp.StatusCode != 401 {
 		t.Fatalf("wasm without a token: %s", resp.Status)
 	}
-	if resp, _ := get("/app.wasm", &http.Cookie{Name: tokenCookie, Value: "guess"}); resp.StatusCode != 401 {
+	if resp, _ := get("/app.wasm", &http.Cookie{Name: cookie.Name, Value: "guess"}); resp.StatusCode != 401 {
 		t.Fatalf("wasm with a wrong cookie: %s", resp.Status)
 	}
-	// The cookie never authorises the API.
-	if resp, _ := get("/v1/info", cookie); resp.StatusCode != 401 {
-		t.Fatalf("API with the cookie only: %s", resp.Status)
+	if resp, _ := get("/app.wasm", &http.Cookie{Name: tokenCookie + "_1", Value: srv.Token()}); resp.StatusCode != 401 {
+		t.Fatalf("wasm with another port's cookie: %s", resp.Status)
+	}
+	// The cookie authorises the API for the page's own requests, and only those: a request
+	// the browser marks as coming from another site (another port of this host is the same
+	// site, so SameSite=Strict sends the cookie) is refused.
+	api := func(cookie *http.Cookie, site string) int {
+		req, _ := http.NewRequest("GET", srv.WebURL()+"/v1/info", nil)
+		if cookie != nil {
+			req.AddCookie(cookie)
+		}
+		if site != "" {
+			req.Header.Set("Sec-Fetch-Site", site)
+		}
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, c := range []struct {
+		cookie *http.Cookie
+		site   string
+		want   int
+	}{{cookie, "same-origin", 200}, {cookie, "", 200}, {nil, "same-origin", 401}, {cookie, "same-site", 403}, {cookie, "cross-site", 403},
+		{&http.Cookie{Name: cookie.Name, Value: "guess"}, "same-origin", 401}} {
+		if got := api(c.cookie, c.site); got != c.want {
+			t.Errorf("API with cookie %v, Sec-Fetch-Site %q: status %d, want %d", c.cookie != nil, c.site, got, c.want)
+		}
+	}
+	c := NewWebClient(srv.WebURL(), "")
+	defer c.Close()
+	if _, err := c.Info(context.Background()); !IsCode(err, CodeUnauthorized) {
+		t.Errorf("a web client without token or cookie: %v, want unauthorized", err)
 	}
 }
 

@@ -2,7 +2,10 @@
 # Headless-browser smoke test of the browser app: build bin/web (make web), start the helper
 # on loopback TCP with it as the page (own socket, results folder and a small upload limit),
 # and drive the page in headless Chromium (internal/smoke/websmoke): the app starts and reaches
-# the helper's API with the page's token; a file that is not NIfTI, one over the limit and one
+# the helper's API with the cookie its token URL was exchanged for; after that first load the
+# address bar holds no token, a request without the cookie is refused, and a request from a
+# page of another origin on this host that carries the cookie is refused
+# (internal/smoke/websmoke/token.go); a file that is not NIfTI, one over the limit and one
 # that holds no NIfTI image are refused in words; and the demo phantom uploaded through the
 # page's file input is analysed to the end and its result drawn.
 # Usage: scripts/web-smoke.sh [SHOTS_DIR]   (screenshots and the page's console; default

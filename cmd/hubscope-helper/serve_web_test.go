@@ -70,10 +70,10 @@ func get(t *testing.T, c *http.Client, u string, hdr ...string) (*http.Response,
 	return resp, b
 }
 
-// TestServeWebRoot serves a browser build with --web-root: the token URL gives the page and
-// a cookie, the cookie then gives the page's files (with the media type
-// WebAssembly.instantiateStreaming requires), and neither the cookie nor the URL token opens
-// the API, which still takes the bearer token only.
+// TestServeWebRoot serves a browser build with --web-root: the token URL gives a cookie and
+// the page at its address without the token, the cookie then gives the page's files (with the
+// media type WebAssembly.instantiateStreaming requires) and the API for the page's own
+// requests, never for another site's; a token in an API URL opens nothing.
 func TestServeWebRoot(t *testing.T) {
 	root, files := webBuild(t)
 	dir := t.TempDir()
@@ -101,6 +101,9 @@ func TestServeWebRoot(t *testing.T) {
 	if resp.StatusCode != http.StatusOK || !bytes.Equal(body, files["index.html"]) {
 		t.Fatalf("GET the token URL: status %d, body %q; want index.html", resp.StatusCode, body)
 	}
+	if resp.Request.URL.Query().Has("token") {
+		t.Errorf("the token URL ended at %s: the token is still in the address", resp.Request.URL)
+	}
 	for _, f := range []struct{ name, ctype string }{{"hubscope.wasm", "application/wasm"}, {"wasm_exec.js", "javascript"}} {
 		resp, body := get(t, browser, base+"/"+f.name)
 		if resp.StatusCode != http.StatusOK || !bytes.Equal(body, files[f.name]) {
@@ -114,13 +117,26 @@ func TestServeWebRoot(t *testing.T) {
 		t.Errorf("GET /missing.js with the cookie: status %d, want 404", resp.StatusCode)
 	}
 
-	// The cookie the page got, and the token in the URL, do not open the API.
-	for _, u := range []string{base + ipc.Prefix + "/info", base + ipc.Prefix + "/jobs", base + ipc.Prefix + "/info?token=" + url.QueryEscape(token)} {
-		if resp, _ := get(t, browser, u); resp.StatusCode != http.StatusUnauthorized {
-			t.Errorf("GET %s with the page's cookie: status %d, want 401", strings.Replace(u, token, "TOKEN", 1), resp.StatusCode)
+	// The cookie the page got opens the API for the page's own requests (Sec-Fetch-Site:
+	// same-origin), not for another site's (another port of this host is the same site, so
+	// SameSite=Strict sends the cookie along); a token in an API URL opens nothing.
+	for _, c := range []struct {
+		u, site string
+		want    int
+	}{
+		{base + ipc.Prefix + "/info", "same-origin", http.StatusOK},
+		{base + ipc.Prefix + "/jobs", "same-origin", http.StatusOK},
+		{base + ipc.Prefix + "/jobs", "same-site", http.StatusForbidden},
+		{base + ipc.Prefix + "/jobs", "cross-site", http.StatusForbidden},
+	} {
+		if resp, _ := get(t, browser, c.u, "Sec-Fetch-Site", c.site); resp.StatusCode != c.want {
+			t.Errorf("GET %s with the page's cookie from %s: status %d, want %d", c.u, c.site, resp.StatusCode, c.want)
 		}
 	}
-	// The browser app's client, with the token from the page's address, does.
+	if resp, _ := get(t, plain, base+ipc.Prefix+"/info?token="+url.QueryEscape(token)); resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("GET /v1/info?token=TOKEN: status %d, want 401", resp.StatusCode)
+	}
+	// A client with the token as a bearer token is let in.
 	info, err := ipc.NewWebClient(base, token).Info(context.Background())
 	if err != nil {
 		t.Fatalf("web client with the token: %v", err)
@@ -144,7 +160,11 @@ func TestServeWebHelpPage(t *testing.T) {
 	s := startServe(t, "--socket", filepath.Join(dir, "run", "helper.sock"), "--results", filepath.Join(dir, "results"),
 		"--backend", "cpu", "--web", "127.0.0.1:0")
 	page := tokenURL(t, s)
-	resp, body := get(t, &http.Client{}, page.String())
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, body := get(t, &http.Client{Jar: jar}, page.String())
 	if resp.StatusCode != http.StatusOK {
 		t.Fatalf("GET the token URL: status %d", resp.StatusCode)
 	}
@@ -156,7 +176,7 @@ func TestServeWebHelpPage(t *testing.T) {
 	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/html") {
 		t.Errorf("Content-Type %q, want text/html", ct)
 	}
-	if resp, _ := get(t, &http.Client{}, page.Scheme+"://"+page.Host+"/hubscope.wasm?token="+page.Query().Get("token")); resp.StatusCode != http.StatusNotFound {
+	if resp, _ := get(t, &http.Client{Jar: jar}, page.Scheme+"://"+page.Host+"/hubscope.wasm"); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("GET /hubscope.wasm of a helper without a browser build: status %d, want 404", resp.StatusCode)
 	}
 }

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"net/url"
 	"syscall/js"
 
@@ -14,10 +13,12 @@ import (
 	"github.com/hubscope/hubscope/ipc"
 )
 
-// main connects to the helper that served this page: its origin, with the token from the
-// page's address (?token=…), as the helper printed it when started with --web. Scans come in
-// through the page's upload control and drop zone (app.UI.EnableBrowserUpload): a web page
-// cannot hand the helper a path.
+// main connects to the helper that served this page, at the page's origin. The helper
+// exchanged the token of its printed address for an HttpOnly cookie when the page was first
+// opened and loaded the page again without it; the browser sends that cookie with the app's
+// requests (same origin), so the app never sees the token. Scans come in through the page's
+// upload control and drop zone (app.UI.EnableBrowserUpload): a web page cannot hand the helper
+// a path.
 func main() {
 	run(config{
 		connect: func(context.Context) (ipc.Service, error) {
@@ -26,11 +27,7 @@ func main() {
 			if err != nil {
 				return nil, err
 			}
-			token := u.Query().Get("token")
-			if token == "" {
-				return nil, errors.New("this page's address has no ?token=…; open the address hubscope-helper serve --web printed")
-			}
-			return ipc.NewWebClient(u.Scheme+"://"+u.Host, token), nil
+			return ipc.NewWebClient(u.Scheme+"://"+u.Host, ""), nil
 		},
 		started: func(u *app.UI, _ fyne.Window) { u.EnableBrowserUpload() },
 	})

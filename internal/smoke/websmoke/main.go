@@ -2,7 +2,7 @@
 // scripts/web-smoke.sh): it opens the token URL of a helper started with
 // `serve --web … --web-root bin/web`, checks that the app starts (page title, the app's
 // upload control, the helper seeing the app's API calls, a screenshot with the window drawn,
-// no console errors), and, given files, uploads them through the page's file input: a file
+// no console errors), how the page holds the token (checkToken), and, given files, uploads them through the page's file input: a file
 // that is not NIfTI and one over the helper's limit must be refused in words, and the scan
 // must be analysed to the end (followed through the helper's /v1/jobs with the token) and its
 // result drawn in the page.
@@ -40,6 +40,10 @@ const (
 	uploadStatus = "hubscope-upload-status"
 	uploadPanel  = "#hubscope-upload-panel"
 )
+
+// patience bounds each wait for the page (drawn, connected, an upload's answer): long enough
+// for a loaded machine, while --timeout bounds the whole run.
+const patience = 4 * time.Minute
 
 // Window size of the browser (the desktop app opens at 1280×800 too).
 const winW, winH = 1280, 800
@@ -83,8 +87,9 @@ type smoke struct {
 	mu      sync.Mutex
 	console []chromedp.ConsoleMessage
 	// refusedUpload: the helper answered an upload with 400 on purpose (the corrupt file),
-	// which the browser logs as a failed request.
-	refusedUpload bool
+	// which the browser logs as a failed request; refusedNoCookie likewise its 401 to the
+	// page's request without the cookie (checkToken).
+	refusedUpload, refusedNoCookie bool
 }
 
 func (s *smoke) logf(format string, args ...any) {
@@ -153,8 +158,8 @@ func (s *smoke) run(ctx context.Context, f files) error {
 	if _, err := chromedp.Run(bctx, chromedp.Poll[bool](
 		`!!document.querySelector("`+uploadPanel+`") && !!document.querySelector("body > canvas") &&
 		 getComputedStyle(document.getElementById("loading")).display === "none"`,
-		chromedp.WithPollingInterval(250*time.Millisecond), chromedp.WithPollingTimeout(3*time.Minute))); err != nil {
-		return fmt.Errorf("the app did not start in the page (no canvas and upload control after 3 minutes): %w%s", err, s.pageError(bctx))
+		chromedp.WithPollingInterval(250*time.Millisecond), chromedp.WithPollingTimeout(patience))); err != nil {
+		return fmt.Errorf("the app did not start in the page (no canvas and upload control after %v): %w%s", patience, err, s.pageError(bctx))
 	}
 	title, err := chromedp.Run(bctx, chromedp.Title())
 	if err != nil {
@@ -169,6 +174,9 @@ func (s *smoke) run(ctx context.Context, f files) error {
 	}
 	s.logf("the app reached the helper's API")
 	if err := s.checkConsole(); err != nil {
+		return err
+	}
+	if err := s.checkToken(ctx, bctx, u.Scheme+"://"+u.Host); err != nil {
 		return err
 	}
 	// The window is drawn once the header names the helper's backend: the left column (header,
@@ -236,7 +244,7 @@ var webJobsLine = regexp.MustCompile(`transport=web .*route="GET /v1/jobs" statu
 // waitConnected waits until the app has listed the helper's jobs, the last call it makes
 // before it shows the helper as connected (app.UI.Start).
 func (s *smoke) waitConnected(ctx context.Context) error {
-	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	wctx, cancel := context.WithTimeout(ctx, patience)
 	defer cancel()
 	for {
 		b, err := os.ReadFile(s.helperLog)
@@ -265,7 +273,9 @@ func (a area) in(b image.Rectangle) image.Rectangle {
 // waitDrawn takes screenshots until the share of pixels in part that differ from its most
 // common colour (its background) reaches minShare, and keeps the last one as name.
 func (s *smoke) waitDrawn(ctx context.Context, name string, part area, minShare float64) (float64, error) {
-	deadline := time.Now().Add(90 * time.Second)
+	// Generous: on a shared machine (load 25 on 2 cores) Fyne's first frames under
+	// SwiftShader once took longer than 90 s. The whole run stays bounded by --timeout.
+	deadline := time.Now().Add(patience)
 	for {
 		buf, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 		if err != nil {
@@ -361,7 +371,7 @@ func (s *smoke) upload(ctx context.Context, path string, drop bool, want string)
 	text, err := chromedp.Run(ctx, chromedp.Poll[string](
 		`(() => { const t = document.getElementById("`+uploadStatus+`").textContent;
 		  return t && !t.startsWith("Uploading ") && !t.startsWith("Uploaded ") ? t : null })()`,
-		chromedp.WithPollingInterval(250*time.Millisecond), chromedp.WithPollingTimeout(3*time.Minute)))
+		chromedp.WithPollingInterval(250*time.Millisecond), chromedp.WithPollingTimeout(patience)))
 	if err != nil {
 		return fmt.Errorf("no answer from the page after uploading %s: %w%s", path, err, s.consoleTail())
 	}
@@ -432,13 +442,16 @@ func (s *smoke) waitJob(ctx context.Context, name string) error {
 // checkConsole fails on any error the page logged: an exception, console.error (the page's
 // own loader reports there), a failed request in the browser's log, or a Go panic (which the
 // wasm runtime prints as a plain log line). The one failed request it expects is the
-// helper's 400 for the corrupt upload.
+// helper's 400 for the corrupt upload and its 401 to the page's request without the cookie.
 func (s *smoke) checkConsole() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var bad []string
 	for _, m := range s.console {
 		if s.refusedUpload && m.Source == "network" && strings.Contains(m.URL, ipc.Prefix+"/uploads?") && strings.Contains(m.Text, "status of 400") {
+			continue
+		}
+		if s.refusedNoCookie && m.Source == "network" && strings.HasSuffix(m.URL, ipc.Prefix+"/jobs") && strings.Contains(m.Text, "status of 401") {
 			continue
 		}
 		if m.Type == chromedp.ConsoleError || m.IsException() || strings.Contains(m.Text, "panic:") {
