@@ -106,9 +106,12 @@ type level struct {
 }
 
 func baseLevel(g *graph.Graph, weighted bool) *level {
-	lv := &level{n: g.N, off: g.Offsets, adj: g.Adj, w: make([]float64, len(g.Adj))}
-	for p := range g.Adj {
-		lv.w[p] = edgeWeight(g, int64(p), weighted)
+	lv := &level{n: g.N, off: g.Offsets, adj: g.Adj}
+	if weighted && g.Weights != nil {
+		lv.w = make([]float64, len(g.Adj))
+		for p := range g.Adj {
+			lv.w[p] = edgeWeight(g, int64(p), weighted)
+		}
 	}
 	lv.k, lv.twoM = nodeDegrees(g, weighted)
 	return lv
@@ -131,20 +134,43 @@ func (l *leiden) scratch(n int) {
 }
 
 // gather accumulates w(v, C) for the modules C (labels in part) adjacent to v, restricted to
-// neighbours u with keep(u) when keep is not nil.
-func (l *leiden) gather(lv *level, v int32, part []int32, keep func(u int32) bool) {
-	for p := lv.off[v]; p < lv.off[v+1]; p++ {
-		u := lv.adj[p]
-		if keep != nil && !keep(u) {
-			continue
+// neighbours u in module c of comm when comm is not nil.
+func (l *leiden) gather(lv *level, v int32, part []int32, comm []int32, c int32) {
+	a, b := lv.off[v], lv.off[v+1]
+	switch {
+	case comm == nil && lv.w == nil:
+		// The base level of an unweighted graph: every weight is 1, and not reading a weight
+		// array (8 bytes per adjacency entry) halves the memory the local moving streams.
+		for _, u := range lv.adj[a:b] {
+			t := part[u]
+			if !l.mark[t] {
+				l.mark[t] = true
+				l.touched = append(l.touched, t)
+			}
+			l.neighW[t]++
 		}
-		c := part[u]
-		if !l.mark[c] {
-			l.mark[c] = true
-			l.touched = append(l.touched, c)
+	default:
+		for p := a; p < b; p++ {
+			u := lv.adj[p]
+			if comm != nil && comm[u] != c {
+				continue
+			}
+			t := part[u]
+			if !l.mark[t] {
+				l.mark[t] = true
+				l.touched = append(l.touched, t)
+			}
+			l.neighW[t] += lv.weight(p)
 		}
-		l.neighW[c] += lv.w[p]
 	}
+}
+
+// weight is the weight of adjacency entry p (1 on an unweighted base level, which stores none).
+func (lv *level) weight(p int64) float64 {
+	if lv.w == nil {
+		return 1
+	}
+	return lv.w[p]
 }
 
 func (l *leiden) clear() {
@@ -235,7 +261,7 @@ func (l *leiden) moveNodesFast(ctx context.Context, lv *level, comm []int32) err
 		inQueue[v] = false
 		a := comm[v]
 		kv := lv.k[v]
-		l.gather(lv, v, comm, nil)
+		l.gather(lv, v, comm, nil, 0)
 		total[a] -= kv
 		best, bestGain := a, l.neighW[a]-scale*kv*total[a]
 		// A tolerance keeps rounding noise from moving a node back and forth forever.
@@ -296,7 +322,7 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 		var inside float64
 		for p := lv.off[v]; p < lv.off[v+1]; p++ {
 			if comm[lv.adj[p]] == comm[v] {
-				inside += lv.w[p]
+				inside += lv.weight(p)
 			}
 		}
 		extNode[v] = inside
@@ -332,7 +358,7 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 		if sizeRef[own] != 1 || extNode[v] < scale*kv*(kComm[c]-kv) {
 			continue
 		}
-		l.gather(lv, v, refined, func(u int32) bool { return comm[u] == c })
+		l.gather(lv, v, refined, comm, c)
 		cands = append(cands[:0], own)
 		probs = append(probs[:0], 0)
 		maxGain := 0.0
@@ -415,7 +441,7 @@ func (l *leiden) aggregate(lv *level, part, comm []int32) (*level, []int32) {
 					l.mark[t] = true
 					l.touched = append(l.touched, t)
 				}
-				l.neighW[t] += lv.w[p]
+				l.neighW[t] += lv.weight(p)
 			}
 		}
 		for _, t := range l.touched {
