@@ -4,11 +4,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
-// QCFile is the bundle's cleaning report (written by the helper's pipeline when it cleans the
-// series); the Quality tab and the report both read it through Assess.
-const QCFile = "qc/denoise.json"
+// QCFile is the bundle's cleaning report (schema.DenoiseQC, written by the helper's pipeline
+// when it cleans the series); the Quality tab and the report both read it through Assess.
+const QCFile = schema.DenoiseQCFile
 
 // Limits beyond which a scan's network is called unreliable: Parkes et al. 2018 (NeuroImage
 // 171:415) exclude, in their lenient criterion, a scan whose mean framewise displacement
@@ -20,23 +22,8 @@ const (
 	MinMinutesLeft = 4.0
 )
 
-// QCReport is the part of qc/denoise.json the Quality tab and the report show.
-type QCReport struct {
-	Strategy    string     `json:"strategy"`
-	TR          float64    `json:"tr_seconds"`
-	VolumesIn   int        `json:"volumes_in"`
-	VolumesKept int        `json:"volumes_kept"`
-	Dropped     int        `json:"dropped_volumes"`
-	Censored    []int      `json:"censored_volumes"`
-	Variance    float64    `json:"variance_removed"`
-	FD          []*float64 `json:"framewise_displacement"` // null where the table says n/a
-	// DVARS traces (Power et al. 2012): standardised DVARS from the confounds table (null
-	// where n/a), and the helper's own DVARS of the series before cleaning (% of each voxel's
-	// mean) and after (SD units of the cleaned, z-scored series).
-	StdDVARS    []*float64 `json:"std_dvars"`
-	DVARSBefore []float64  `json:"dvars_before"`
-	DVARSAfter  []float64  `json:"dvars_after"`
-}
+// QCReport is qc/denoise.json, which the Quality tab and the report show.
+type QCReport = schema.DenoiseQC
 
 // Assessment is what the Quality tab and the report say about a scan's motion and what is left of it.
 type Assessment struct {
@@ -106,6 +93,6 @@ func (a *Assessment) Lines() []string {
 	} else {
 		out = append(out, fmt.Sprintf("Head motion: mean framewise displacement %.3f mm, largest %.3f mm", a.MeanFD, a.PeakFD))
 	}
-	out = append(out, fmt.Sprintf("Variance removed by the cleaning: %.0f %%", 100*a.Variance))
+	out = append(out, fmt.Sprintf("Variance removed by the cleaning: %.0f %%", 100*a.VarianceRemoved))
 	return out
 }

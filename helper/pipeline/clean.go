@@ -10,6 +10,7 @@ import (
 	"github.com/hubscope/hubscope/helper/confounds"
 	"github.com/hubscope/hubscope/helper/denoise"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
@@ -52,18 +53,7 @@ var rawBand = [2]float64{0.01, 0.08}
 
 // CleanReport is what the cleaning did (metrics.json "denoise").
 type CleanReport struct {
-	Strategy        string          `json:"strategy"` // in words
-	ConfoundsFile   string          `json:"confounds_file,omitempty"`
-	Confounds       []string        `json:"confounds,omitempty"`
-	ConfoundRank    int             `json:"confound_rank"`
-	TR              float64         `json:"tr_seconds,omitempty"`
-	TRSource        string          `json:"tr_source,omitempty"`
-	Options         denoise.Options `json:"options"`
-	VolumesIn       int             `json:"volumes_in"`
-	VolumesKept     int             `json:"volumes_kept"`
-	Dropped         int             `json:"dropped_volumes"`  // the first volumes, left out
-	Censored        []int           `json:"censored_volumes"` // volumes left out after them (original indices)
-	VarianceRemoved float64         `json:"variance_removed"` // share of the detrended series' variance the cleaning removed
+	schema.Denoise
 
 	// For qc/ (cleanqc.go): the carpet's voxels before cleaning, DVARS before, the kept
 	// volumes, the table's traces.
@@ -119,7 +109,7 @@ func clean(cfg CleanConfig, scanPath string, s *scan.Scan) (*CleanReport, error)
 	if mode == "" {
 		mode = CleanNone
 	}
-	rep := &CleanReport{VolumesIn: s.L}
+	rep := &CleanReport{Denoise: schema.Denoise{VolumesIn: s.L}}
 	// Confounds table: named, or beside an fMRIPrep image.
 	file := cfg.Confounds
 	if file == "" && mode != CleanNone {
@@ -319,7 +309,7 @@ func clean(cfg CleanConfig, scanPath string, s *scan.Scan) (*CleanReport, error)
 	before := detrendedVariance(s.Data, s.N, s.L)
 	out := make([]float32, s.N*p.Out)
 	p.Apply(out, s.Data, s.N)
-	rep.Options, rep.Confounds, rep.ConfoundRank = o, names, p.ConfoundRank
+	rep.Options, rep.Confounds, rep.ConfoundRank = schema.CleanOptions(o), names, p.ConfoundRank
 	rep.VolumesKept = p.Out
 	kept := map[int]bool{}
 	for _, k := range p.Kept {

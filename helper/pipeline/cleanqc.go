@@ -14,6 +14,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/hubscope/hubscope/helper/bundle"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // Quality control of the cleaning, in the bundle's qc/ folder (what a clinician checks first:
@@ -26,19 +27,10 @@ import (
 //	                 grey from −2.5 to 2.5 SD; censored volumes red in the lower panel
 //	qc/fd.png        the framewise displacement trace with the censoring threshold
 const (
-	QCDenoiseFile = "qc/denoise.json"
+	QCDenoiseFile = schema.DenoiseQCFile
 	QCCarpetFile  = "qc/carpet.png"
 	QCFDFile      = "qc/fd.png"
 )
-
-// cleanQC is qc/denoise.json.
-type cleanQC struct {
-	*CleanReport
-	FD          []*float64 `json:"framewise_displacement,omitempty"` // null where the table says n/a
-	StdDVARS    []*float64 `json:"std_dvars,omitempty"`
-	DVARSBefore []float64  `json:"dvars_before"` // RMS over voxels of the volume-to-volume change, % of the voxel's mean
-	DVARSAfter  []float64  `json:"dvars_after"`  // the same on the cleaned (z-scored) series, in SD units
-}
 
 func nullable(v []float64) []*float64 {
 	if v == nil {
@@ -101,7 +93,7 @@ func dvarsPercent(x []float32, n, t int) []float64 {
 // writeCleanQC writes qc/ for a cleaning; cleaned is the cleaned series (n×c.VolumesKept).
 func writeCleanQC(w *bundle.Writer, c *CleanReport, cleaned []float32, n int) error {
 	tIn, tOut := c.VolumesIn, c.VolumesKept
-	q := cleanQC{CleanReport: c, FD: nullable(c.fd), StdDVARS: nullable(c.stdDVARS), DVARSBefore: c.dvarsBefore}
+	q := schema.DenoiseQC{Denoise: c.Denoise, FD: nullable(c.fd), StdDVARS: nullable(c.stdDVARS), DVARSBefore: c.dvarsBefore}
 	q.DVARSAfter = dvars(cleaned, n, tOut, func(int) float64 { return 1 })
 	raw := c.carpetRaw
 	cleanedRows := carpetRows(cleaned, n, tOut)

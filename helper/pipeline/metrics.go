@@ -31,8 +31,6 @@ import (
 // own) and the per-node results the bundle's tables need.
 type Metrics struct {
 	schema.Metrics
-	// Denoise is what the cleaning did (clean.go); absent when the series were used as loaded.
-	Denoise *CleanReport `json:"denoise,omitempty"`
 	// Sweep is the threshold sweep, when one was asked for (written as sweep.json).
 	Sweep *sweep.Result `json:"-"`
 	// Norm is the comparison with a normative cohort (norm.json in the bundle).

@@ -378,7 +378,9 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 	if err != nil {
 		return nil, err
 	}
-	m.Denoise = crep
+	if crep != nil {
+		m.Denoise = &crep.Denoise
+	}
 	if truth != nil {
 		if m.Demo, err = checkTruth(s, m, truth); err != nil {
 			return nil, err

@@ -16,6 +16,8 @@ type Metrics struct {
 	// Undefined says, for every measure written as null (or left out) because it has no
 	// value on this network, why — keyed by its JSON path ("global.assortativity").
 	Undefined map[string]string `json:"undefined,omitempty"`
+	// Denoise is what the cleaning did; absent when the series were used as loaded.
+	Denoise *Denoise `json:"denoise,omitempty"`
 }
 
 // ScanInfo describes the input after masking.
