@@ -189,6 +189,10 @@ type Summary struct {
 	// registered to MNI space (qc/registration.json); nil for a scan in MNI space already
 	// (its world coordinates are MNI) or one not registered.
 	ScanToMNI *[4][4]float64 `json:"scan_to_mni,omitempty"`
+	// InputChecks are provenance.json's input_checks: the TR used and where it came from,
+	// and the scan header's oddities the reader worked around (nibabel's levels and fixes),
+	// for the app to show beside the results; nil for a bundle without them.
+	InputChecks *schema.InputChecks `json:"input_checks,omitempty"`
 }
 
 // AtlasInfo describes the labelled atlas used to name regions.

@@ -20,6 +20,7 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // files is a Service that serves bundle files from a map and fails everything else.
@@ -209,5 +210,38 @@ func TestTabWithoutPlot(t *testing.T) {
 	}
 	if _, err := NewTab(context.Background(), files{}, ipc.Summary{Job: ipc.Job{Name: "x.nii"}, Metrics: []byte("[")}, nil); err == nil || !strings.Contains(err.Error(), "x.nii") {
 		t.Errorf("bad metrics: %v", err)
+	}
+}
+
+// TestTabInputChecks: the scan header's checks from the summary (provenance.json's
+// input_checks) head the tab — the TR and its source, each warning with its level in words —
+// and a summary without them shows no such section.
+func TestTabInputChecks(t *testing.T) {
+	test.NewTempApp(t)
+	s := ipc.Summary{Job: ipc.Job{ID: "j3"}, Metrics: []byte(`{"hubs":{"count":0}}`), InputChecks: &schema.InputChecks{
+		TR: "TR 2 s (header pixdim[4] = 2, time unit unset: assumed seconds)",
+		Warnings: []schema.HeaderWarning{
+			{Level: 30, Field: "xyzt_units", Problem: "time unit unset", Fix: "TR taken as seconds"},
+			{Level: 35, Field: "pixdim[1]", Problem: "negative voxel size -3", Fix: "its absolute value used"},
+		}}}
+	tab, err := NewTab(context.Background(), files{}, s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"TR 2 s (header pixdim[4] = 2, time unit unset: assumed seconds)",
+		"Warning: xyzt_units: time unit unset (TR taken as seconds)",
+		"Probably wrong: pixdim[1]: negative voxel size -3 (its absolute value used)"}
+	if got := tab.InputLines(); !slices.Equal(got, want) {
+		t.Errorf("input lines %q, want %q", got, want)
+	}
+	markup := test.RenderObjectToMarkup(tab.Content())
+	for _, w := range append(want, "Scan header") {
+		if w = w[:min(len(w), 40)]; !strings.Contains(markup, w) { // the labels wrap their words
+			t.Errorf("tab lacks %q", w)
+		}
+	}
+	s.InputChecks = nil
+	if tab, _ := NewTab(context.Background(), files{}, s, nil); strings.Contains(test.RenderObjectToMarkup(tab.Content()), "Scan header") {
+		t.Error("a summary without input checks shows a Scan header section")
 	}
 }

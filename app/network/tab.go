@@ -94,16 +94,68 @@ func fetch(ctx context.Context, svc ipc.Service, job, name string) ([]byte, erro
 	return io.ReadAll(io.LimitReader(rc, 32<<20))
 }
 
-// Content lays the tab out: measures, modules and degree plot on the left, hubs on the right.
+// InputLines are the scan's input checks as the helper's summary hands them over (from
+// provenance.json): the TR used and where it came from, then each header oddity the reader
+// worked around — level in words, field, problem and fix — the lines the command line prints
+// as "header …"; none for a bundle without them.
+func (t *Tab) InputLines() []string {
+	c := t.Summary.InputChecks
+	if c == nil {
+		return nil
+	}
+	var ls []string
+	if c.TR != "" {
+		ls = append(ls, c.TR)
+	}
+	for _, w := range c.Warnings {
+		ls = append(ls, levelWord(w.Level)+": "+w.String())
+	}
+	return ls
+}
+
+// levelWord names a level of nibabel's header-check scale.
+func levelWord(level int) string {
+	switch {
+	case level >= 40:
+		return "Untrustworthy"
+	case level >= 35:
+		return "Probably wrong"
+	case level >= 30:
+		return "Warning"
+	}
+	return "Note"
+}
+
+// input is the "Scan header" section: the TR line, and the header's warnings in the warning
+// colour; nil without input checks.
+func (t *Tab) input() []fyne.CanvasObject {
+	ls := t.InputLines()
+	if len(ls) == 0 {
+		return nil
+	}
+	objs := []fyne.CanvasObject{widget.NewLabelWithStyle("Scan header", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})}
+	for i, line := range ls {
+		l := widget.NewLabel(line)
+		l.Wrapping = fyne.TextWrapWord
+		if i > 0 || t.Summary.InputChecks.TR == "" { // a warning, not the TR line
+			l.Importance = widget.WarningImportance
+		}
+		objs = append(objs, l)
+	}
+	return objs
+}
+
+// Content lays the tab out: the scan header's checks, measures, modules and degree plot on
+// the left, hubs on the right.
 func (t *Tab) Content() fyne.CanvasObject {
-	left := container.NewVBox(
+	left := container.NewVBox(append(t.input(),
 		widget.NewLabelWithStyle("Global measures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		t.measures(),
 		widget.NewLabelWithStyle("Modules", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		t.modules(),
 		widget.NewLabelWithStyle("Degree distribution", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		t.Degree,
-	)
+	)...)
 	export := widget.NewButton("Export CSV…", t.exportDialog)
 	top := container.NewVBox(
 		container.NewBorder(nil, nil, widget.NewLabelWithStyle("Hubs", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}), export, t.Hubs.Count),

@@ -488,3 +488,38 @@ func settingsOf(js string) *settings.Settings {
 	}
 	return s
 }
+
+// TestSummaryInputChecks: a scan whose header has no time unit is analysed, and the summary
+// carries provenance.json's input checks — the TR with its source and the header warning —
+// for the app to show.
+func TestSummaryInputChecks(t *testing.T) {
+	scanPath, maskPath := phantom(t, 12)
+	h, data, err := nifti.ReadImage(scanPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.XYZTUnits = nifti.UnitsMM // the time unit unset
+	odd := filepath.Join(t.TempDir(), "no_time_unit.nii.gz")
+	if err := nifti.WriteImage(odd, h, data); err != nil {
+		t.Fatal(err)
+	}
+	d := newDaemon(t, filepath.Join(t.TempDir(), "results"))
+	job, err := d.Submit(unix, ipc.JobRequest{Scan: odd, Mask: maskPath, Settings: settingsOf(`{"metrics": "none"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if evs := follow(t, d, job.ID); evs[len(evs)-1].Job.State != ipc.JobDone {
+		t.Fatalf("job ended %s: %s", evs[len(evs)-1].Job.State, evs[len(evs)-1].Job.Error)
+	}
+	sum, err := d.Summary(unix, job.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sum.InputChecks
+	if c == nil || !strings.Contains(c.TR, "time unit unset: assumed seconds") || len(c.Warnings) == 0 {
+		t.Fatalf("input checks %+v: want the TR's source and the time-unit warning", c)
+	}
+	if w := c.Warnings[0]; w.Field != "xyzt_units" || !strings.Contains(w.String(), "xyzt_units: time unit unset (") {
+		t.Errorf("warning %+v (%s)", w, w)
+	}
+}

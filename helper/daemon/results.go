@@ -284,6 +284,15 @@ func (d *Daemon) Summary(ctx context.Context, id string) (ipc.Summary, error) {
 		}
 		s.DFC = &dfc
 	}
+	if b, err := os.ReadFile(filepath.Join(v.dir, "provenance.json")); err == nil {
+		var p struct {
+			InputChecks *schema.InputChecks `json:"input_checks"`
+		}
+		if err := json.Unmarshal(b, &p); err != nil {
+			return s, fmt.Errorf("job %s: provenance.json: %w", id, err)
+		}
+		s.InputChecks = p.InputChecks
+	}
 	return s, nil
 }
 

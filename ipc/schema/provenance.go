@@ -61,6 +61,10 @@ type HeaderWarning struct {
 	Source  string `json:"source"`
 }
 
+// String is the warning in one line, as the command line's summary prints it: "FIELD:
+// PROBLEM (FIX)".
+func (w HeaderWarning) String() string { return w.Field + ": " + w.Problem + " (" + w.Fix + ")" }
+
 // Input identifies an input file by content, so a bundle can be matched to its scan even after
 // the file was moved or renamed.
 type Input struct {
