@@ -20,6 +20,7 @@ import (
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/hubscope/hubscope/app/cohortview"
 	"github.com/hubscope/hubscope/app/jobs"
 	"github.com/hubscope/hubscope/app/slices"
 	"github.com/hubscope/hubscope/app/watch"
@@ -196,6 +197,7 @@ type UI struct {
 	// openScan is what "Open scan…" does: Fyne's file dialog on the desktop; in the browser,
 	// where that dialog cannot read files, the page's own file chooser (EnableBrowserUpload).
 	openScan func()
+	cohort   *cohortview.View // a cohort's results on show instead of a result (ShowCohort)
 }
 
 // New builds the main window's state; Start connects it to the helper.
@@ -441,7 +443,7 @@ func (u *UI) open(j ipc.Job) {
 			if u.Result != nil {
 				u.Result.close()
 			}
-			u.Result = r
+			u.Result, u.cohort = r, nil
 			r.Tabs.OnSelected = func(it *container.TabItem) {
 				// Three slices and the inspector (or the timelines) need the window's width.
 				if it.Text == TabSlices || it.Text == TabDynamics {
@@ -562,6 +564,9 @@ func (u *UI) inputs() fyne.CanvasObject {
 	buttons := container.NewHBox(open)
 	if w := u.watchUI.button(); w != nil {
 		buttons.Add(w)
+	}
+	if c := u.cohortButton(); c != nil {
+		buttons.Add(c)
 	}
 	drop := container.NewBorder(nil, nil, widget.NewIcon(theme.UploadIcon()), nil, u.Status)
 	pendingBox := container.NewGridWrap(fyne.NewSize(420, 110), u.pending)

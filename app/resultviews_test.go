@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -247,5 +249,25 @@ func TestSweepTab(t *testing.T) {
 	fyne.DoAndWait(func() { _, overlay = r.Slices.Overlay(); tab = r.Tabs.Selected().Text })
 	if overlay != "hub_stability" || tab != TabSlices {
 		t.Fatalf("overlay %q in tab %q", overlay, tab)
+	}
+}
+
+// "Open cohort results…" shows a cohort's folder (measures.tsv) in the result's place; a folder
+// without a cohort's tables is refused in the status line.
+func TestShowCohort(t *testing.T) {
+	test.NewTempApp(t)
+	u := New(context.Background(), Options{})
+	test.NewTempWindow(t, u.Content()).Resize(fyne.NewSize(1000, 700))
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "measures.tsv"), []byte("participant_id\trun\thubs.count\nsub-01\tsub-01_task-rest\t990\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fyne.DoAndWait(func() { u.ShowCohort(t.TempDir()) })
+	if u.Cohort() != nil || !strings.Contains(u.Status.Text, "Not a cohort's results") {
+		t.Fatalf("empty folder: status %q", u.Status.Text)
+	}
+	fyne.DoAndWait(func() { u.ShowCohort(dir) })
+	if v := u.Cohort(); v == nil || v.Measures == nil || len(v.Measures.Shown()) != 1 || v.Global != nil {
+		t.Fatalf("cohort view %+v", v)
 	}
 }
