@@ -58,7 +58,9 @@ type Nodal struct {
 }
 
 // LoadNodal reads the named maps (degree, strength, …) of every run's bundle on the voxels
-// that are nodes in all of them; runs on different grids are refused with their names.
+// that are nodes in all of them; runs on different grids are refused with their names. Each
+// bundle must still be as its completion marker records it (VerifyBundle): a map truncated or
+// edited after the cohort step is refused, naming the run and the file, never counted.
 func LoadNodal(deriv string, runs []string, names []string) (*Nodal, error) {
 	nd := &Nodal{Values: map[string][][]float64{}}
 	var common map[[3]int]int
@@ -68,6 +70,9 @@ func LoadNodal(deriv string, runs []string, names []string) (*Nodal, error) {
 		r, err := derivatives.ParseID(id)
 		if err != nil {
 			return nil, err
+		}
+		if why, ok := VerifyBundle(deriv, r); !ok {
+			return nil, fmt.Errorf("%s: %s; run the cohort command again to analyse it anew", id, why)
 		}
 		dir := BundleDir(deriv, r)
 		ijk, err := readNodes(filepath.Join(dir, "nodes.tsv"))

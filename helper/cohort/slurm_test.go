@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -154,5 +155,80 @@ func TestSlurmPlanSubmit(t *testing.T) {
 	os.Remove(filepath.Join(bin, "sbatch"))
 	if _, err = SubmitSlurm(opt, p2); err == nil || !strings.Contains(err.Error(), "sbatch not found on PATH") {
 		t.Errorf("missing sbatch: %v", err)
+	}
+}
+
+// TestSlurmScriptsQuoteEveryValue runs the generated scripts in bash with values holding
+// every shell character — the BIDS folder, the helper's path, the analysis flags, the norm
+// folder and group — and a stand-in helper that records the arguments it receives: each
+// comes back exactly as given, and no command substitution inside them ran.
+func TestSlurmScriptsQuoteEveryValue(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	const evil = ` a b'c"d$(touch PWNED)` + "`touch PWNED`" + `;|&<>*?~ $HOME \ `
+	bids := filepath.Join(t.TempDir(), "bids"+evil)
+	if err := os.Rename(phantomCohort(t, 2), bids); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "deriv")
+	cfg := pipeline.Defaults()
+	opt := Options{BIDS: bids, Out: out, Config: cfg, Task: "rest"}
+	so := goodSlurm(t)
+	stubDir := filepath.Join(t.TempDir(), "stub"+evil)
+	os.Mkdir(stubDir, 0o755)
+	so.Helper = filepath.Join(stubDir, "hubscope-helper")
+	argv := filepath.Join(t.TempDir(), "argv")
+	// The stand-in helper writes each call's arguments NUL-separated, a newline after each call.
+	stub := "#!" + bash + "\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done >> " + sq(argv) + "\necho >> " + sq(argv) + "\n"
+	if err := os.WriteFile(so.Helper, []byte(stub), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	so.Args = []string{"--backend=cpu", "--mask=" + evil, "--atlas-names=" + evil + "\nsecond line"}
+	so.NormOut, so.NormGroup = "norm"+evil, "group"+evil
+	so.PerTask = 2 // one array task for both subjects
+	p, err := PlanSlurm(opt, so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(p.Dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(p.Dir, "token"), []byte(p.token), 0o644)
+	cwd := t.TempDir() // where a substitution that ran would leave PWNED
+	for _, s := range []struct{ name, script string }{{"array", p.ArrayScript}, {"group", p.GroupScript}} {
+		cmd := exec.Command(bash, "-c", s.script)
+		cmd.Dir = cwd
+		cmd.Env = append(os.Environ(), "SLURM_ARRAY_TASK_ID=0", "SLURM_ARRAY_JOB_ID=7")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s script: %v\n%s", s.name, err, b)
+		}
+	}
+	b, err := os.ReadFile(argv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var calls [][]string
+	for _, l := range strings.Split(strings.TrimSuffix(string(b), "\x00\n"), "\x00\n") {
+		calls = append(calls, strings.Split(l, "\x00"))
+	}
+	common := append([]string{"cohort", bids, "--out", out, "--task", "rest"}, so.Args...)
+	want := [][]string{
+		append(slices.Clone(common), "--jobs", "1", "--subject", "01"),
+		append(slices.Clone(common), "--jobs", "1", "--subject", "02"),
+		append(slices.Clone(common), "--table-only"),
+		{"norm", "build", out, "--out", so.NormOut, "--group", so.NormGroup},
+	}
+	if len(calls) != len(want) {
+		t.Fatalf("%d helper calls, want %d: %q", len(calls), len(want), calls)
+	}
+	for i := range want {
+		if !slices.Equal(calls[i], want[i]) {
+			t.Errorf("call %d: %q\nwant %q", i, calls[i], want[i])
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cwd, "PWNED")); err == nil {
+		t.Error("a command substitution inside a value ran")
 	}
 }
