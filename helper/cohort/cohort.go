@@ -40,8 +40,28 @@ type Options struct {
 // MarkerFile is the per-bundle completion marker, written last.
 const MarkerFile = "cohort_complete.json"
 
-// maps copied out of each bundle under BIDS names: <ID>_desc-<desc>_hubscope.nii.gz.
-var maps = [][2]string{{"degree.nii.gz", "degree"}, {"strength.nii.gz", "strength"}, {"hubs.nii.gz", "hubs"}, {"hub_z.nii.gz", "hubz"}, {"clustering.nii.gz", "clustering"}}
+// copies are the bundle files copied out of each run's bundle under BIDS names,
+// <ID>_desc-<desc>_hubscope<ext>, with one JSON sidecar per desc (<ID>_desc-<desc>_hubscope.json,
+// which by BIDS's inheritance principle describes every extension of that stem): the main
+// maps, and the exports for other tools — the modules as a label image with its look-up table,
+// the network in every format written (network.npz, GraphML, GEXF, BrainNet's .node/.edge),
+// the hub table and the hubs' BrainNet files. A file the bundle lacks (metrics level, network
+// size) is left out.
+var copies = []struct{ src, desc, ext string }{
+	{"degree.nii.gz", "degree", ".nii.gz"}, {"strength.nii.gz", "strength", ".nii.gz"}, {"hubs.nii.gz", "hubs", ".nii.gz"},
+	{"hub_z.nii.gz", "hubz", ".nii.gz"}, {"clustering.nii.gz", "clustering", ".nii.gz"},
+	{"modules.nii.gz", "modules", ".nii.gz"}, {"modules_dseg.tsv", "modules", ".tsv"},
+	{"network.npz", "network", ".npz"}, {"network.graphml", "network", ".graphml"}, {"network.gexf", "network", ".gexf"},
+	{"network.node", "network", ".node"}, {"network.edge", "network", ".edge"},
+	{"hubs.tsv", "hubtable", ".tsv"}, {"hubs.node", "hubtable", ".node"}, {"hubs.edge", "hubtable", ".edge"},
+}
+
+// copyWhat says what each copied stem holds, for its sidecar.
+var copyWhat = map[string]string{
+	"modules":  "Leiden modules as a label image (NIFTI_INTENT_LABEL; 1 = the largest module, 0 = outside the mask) and its look-up table (index, name, color)",
+	"network":  "the thresholded functional network: network.npz (scipy.sparse CSR; network.json in the bundle says whether upper triangle or symmetric), GraphML and GEXF (networkx, Gephi), BrainNet Viewer's .node and .edge (networks of at most 1,000 nodes)",
+	"hubtable": "the hubs, most connected first: hubs.tsv, BrainNet Viewer's node file of the hubs and the edge matrix among them (at most 1,000 hubs)",
+}
 
 // Status of one run.
 type Status struct {
@@ -164,7 +184,7 @@ func Run(ctx context.Context, opt Options, rep progress.Reporter) ([]Status, err
 
 // RunSubject is the per-subject step: it skips a run whose bundle is complete (marker present,
 // every listed file of the listed size and SHA-256) and was made from the same input with the
-// same settings; otherwise it analyses the run, copies the main maps out under BIDS names with
+// same settings; otherwise it analyses the run, copies the main maps and exports out under BIDS names with
 // JSON sidecars, and writes the marker last.
 func RunSubject(ctx context.Context, opt Options, r derivatives.Run) Status {
 	s := Status{Run: r, Bundle: BundleDir(opt.Out, r)}
@@ -200,25 +220,39 @@ func RunSubject(ctx context.Context, opt Options, r derivatives.Run) Status {
 		return fail(err)
 	}
 	m := Marker{Software: schema.AppName, Version: schema.Version, Input: in, Settings: settings, Files: map[string]Digest{}}
-	for _, mp := range maps {
-		srcPath := filepath.Join(s.Bundle, mp[0])
+	sides := map[string]map[string]string{} // desc → extension → bundle file, in copies' order
+	var order []string
+	for _, c := range copies {
+		srcPath := filepath.Join(s.Bundle, c.src)
 		if _, err := os.Stat(srcPath); err != nil {
-			continue // not written at this metrics level
+			continue // not written at this metrics level or network size
 		}
-		name, err := r.Name(mp[1], "hubscope", ".nii.gz")
+		name, err := r.Name(c.desc, "hubscope", c.ext)
 		if err != nil {
 			return fail(err)
 		}
 		if err := copyFile(filepath.Join(funcDir, name), srcPath); err != nil {
 			return fail(err)
 		}
-		side := strings.TrimSuffix(name, ".nii.gz") + ".json"
+		if sides[c.desc] == nil {
+			sides[c.desc] = map[string]string{}
+			order = append(order, c.desc)
+		}
+		sides[c.desc][c.ext] = c.src
+	}
+	for _, desc := range order {
+		name, _ := r.Name(desc, "hubscope", ".json")
+		what, ok := copyWhat[desc]
+		if !ok {
+			what = "nodal " + desc + " map of the voxel-wise functional network"
+		}
 		sj, _ := json.MarshalIndent(map[string]any{
-			"Description": "HubScope nodal " + mp[1] + " map of the voxel-wise functional network",
+			"Description": "HubScope " + what,
+			"Files":       sides[desc],
 			"Sources":     []string{"bids::" + filepath.ToSlash(filepath.Join(r.Dir(), filepath.Base(r.Path)))},
 			"Settings":    settings,
 		}, "", "  ")
-		if err := os.WriteFile(filepath.Join(funcDir, side), append(sj, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(funcDir, name), append(sj, '\n'), 0o644); err != nil {
 			return fail(err)
 		}
 	}

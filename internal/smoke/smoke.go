@@ -9,6 +9,10 @@ package smoke
 type Layout struct {
 	Scale  float32 `json:"scale"` // pixels per Fyne unit
 	View3D Rect    `json:"view3d"`
+	// LinkFiles says whether the bundle has a connectome to draw (hub_links.tsv, or a region
+	// network's network.edge); Links is how many links the 3D view draws.
+	LinkFiles bool `json:"link_files"`
+	Links     int  `json:"links"`
 }
 
 // Rect is an object's place in the window, in pixels.

@@ -132,6 +132,10 @@ func (d *Dump) write(r *app.Result) error {
 	if v := r.View3D; v != nil {
 		l.Scale = float32(img.Bounds().Dx()) / d.win.Canvas().Size().Width
 		l.View3D = d.place(v, l.Scale)
+		l.Links = len(v.Scene().Edges)
+		for _, f := range r.Summary.Files {
+			l.LinkFiles = l.LinkFiles || f.Name == "hub_links.tsv" || f.Name == "network.edge"
+		}
 		if err := v.SavePNG(filepath.Join(d.dir, "view3d.png")); err != nil {
 			return err
 		}

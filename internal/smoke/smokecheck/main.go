@@ -88,6 +88,11 @@ func check(dir string, shots []string) error {
 	if err := json.Unmarshal(b, &l); err != nil {
 		return fmt.Errorf("layout.json: %w", err)
 	}
+	// The connectome: the bundle's links among the hubs are drawn (app/connectome.go).
+	fmt.Printf("3D view: %d links drawn (bundle has a connectome: %v)\n", l.Links, l.LinkFiles)
+	if l.LinkFiles && l.Links == 0 {
+		return fmt.Errorf("layout.json: the bundle has hub_links.tsv or network.edge but the 3D view draws no link")
+	}
 	// Fyne's own capture (window.png) reads the GL framebuffer, which Xvfb's software GL
 	// returns black; the X server's screenshot (first extra argument) is what a user sees.
 	// Without a window manager the window lies at the screen's origin, so layout.json's
