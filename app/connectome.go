@@ -22,10 +22,10 @@ import (
 )
 
 // Connectome is the network drawn in the 3D view as edges between node spheres, as BrainNet
-// Viewer and nilearn's view_connectome draw it: for a voxel network the links among its hubs
-// (the bundle's hubs.edge, in hubs.tsv's order, between the hub spheres), for a region network
-// every link between its regions (network.edge between the network.node positions, one sphere
-// per region).
+// Viewer and nilearn's view_connectome draw it: for a voxel network the strongest links among
+// its hubs (the bundle's hub_links.tsv, between the hub spheres), for a region network every
+// link between its regions (network.edge between the network.node positions, one sphere per
+// region).
 type Connectome struct {
 	// Spheres replace the scene's hub spheres (region networks); nil keeps them.
 	Spheres []render.Sphere
@@ -44,8 +44,8 @@ type link struct {
 const maxBrainNetMatrix = 4096
 
 // LoadConnectome reads the connectome of a result from its bundle files, given the hub
-// spheres already placed (BrainScene); nil without error when the bundle has neither
-// hubs.edge nor a region network's network.node and network.edge.
+// spheres already placed (BrainScene, in hubs.tsv's order); nil without error when the bundle
+// has neither hub_links.tsv nor a region network's network.node and network.edge.
 func LoadConnectome(ctx context.Context, svc ipc.Service, s ipc.Summary, hubSpheres []render.Sphere) (*Connectome, error) {
 	has := map[string]bool{}
 	for _, f := range s.Files {
@@ -64,15 +64,36 @@ func LoadConnectome(ctx context.Context, svc ipc.Service, s ipc.Summary, hubSphe
 		return rows, nil
 	}
 	c := &Connectome{}
-	var edgeFile string
 	switch {
-	case has["hubs.edge"]:
-		edgeFile = "hubs.edge"
+	case has["hub_links.tsv"]:
+		// The strongest links among the hubs, between the hub spheres (rows of hubs.tsv).
+		rows, err := read("hub_links.tsv")
+		if err != nil {
+			return nil, err
+		}
 		for _, sp := range hubSpheres {
 			c.pos = append(c.pos, sp.Center)
 		}
+		for k, f := range rows {
+			if k == 0 {
+				if len(f) < 5 || f[0] != "hub_a" || f[1] != "hub_b" || f[4] != "weight" {
+					return nil, fmt.Errorf("hub_links.tsv of %s: header %q, want hub_a, hub_b, node_a, node_b, weight", s.Job.Name, f)
+				}
+				continue
+			}
+			if len(f) < 5 {
+				return nil, fmt.Errorf("hub_links.tsv of %s: line %d has %d columns, want 5", s.Job.Name, k+1, len(f))
+			}
+			a, ea := strconv.Atoi(f[0])
+			b, eb := strconv.Atoi(f[1])
+			w, ew := strconv.ParseFloat(f[4], 64)
+			if ea != nil || eb != nil || ew != nil || a < 0 || b < 0 || a >= len(c.pos) || b >= len(c.pos) || math.IsNaN(w) || math.IsInf(w, 0) {
+				return nil, fmt.Errorf("hub_links.tsv of %s: line %d (%s) is not two of the %d hubs and a finite weight", s.Job.Name, k+1, strings.Join(f, " "), len(c.pos))
+			}
+			c.links = append(c.links, link{a, b, w})
+			c.max = max(c.max, math.Abs(w))
+		}
 	case has["network.edge"] && has["network.node"]:
-		edgeFile = "network.edge"
 		rows, err := read("network.node")
 		if err != nil {
 			return nil, err
@@ -98,24 +119,34 @@ func LoadConnectome(ctx context.Context, svc ipc.Service, s ipc.Summary, hubSphe
 			c.Spheres = append(c.Spheres, render.Sphere{Center: p, Radius: render.HubRadius(num(f[4]), top),
 				Color: report.ModuleColor(int(num(f[3]))), ID: id})
 		}
+		if err := c.readMatrix(read, "network.edge", s.Job.Name); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, nil
 	}
+	sort.SliceStable(c.links, func(i, j int) bool { return math.Abs(c.links[i].w) > math.Abs(c.links[j].w) })
+	return c, nil
+}
+
+// readMatrix reads a BrainNet .edge matrix of the connectome's nodes into its links (the
+// upper triangle's non-zero entries).
+func (c *Connectome) readMatrix(read func(string) ([][]string, error), edgeFile, job string) error {
 	rows, err := read(edgeFile)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(rows) != len(c.pos) {
-		return nil, fmt.Errorf("%s of %s: %d rows for %d nodes", edgeFile, s.Job.Name, len(rows), len(c.pos))
+		return fmt.Errorf("%s of %s: %d rows for %d nodes", edgeFile, job, len(rows), len(c.pos))
 	}
 	for a, f := range rows {
 		if len(f) != len(rows) {
-			return nil, fmt.Errorf("%s of %s: row %d has %d values, want %d", edgeFile, s.Job.Name, a+1, len(f), len(rows))
+			return fmt.Errorf("%s of %s: row %d has %d values, want %d", edgeFile, job, a+1, len(f), len(rows))
 		}
 		for b := a + 1; b < len(f); b++ {
 			w, err := strconv.ParseFloat(f[b], 64)
 			if err != nil || math.IsNaN(w) || math.IsInf(w, 0) {
-				return nil, fmt.Errorf("%s of %s: row %d, column %d: %q is not a finite number", edgeFile, s.Job.Name, a+1, b+1, f[b])
+				return fmt.Errorf("%s of %s: row %d, column %d: %q is not a finite number", edgeFile, job, a+1, b+1, f[b])
 			}
 			if w != 0 {
 				c.links = append(c.links, link{a, b, w})
@@ -123,8 +154,7 @@ func LoadConnectome(ctx context.Context, svc ipc.Service, s ipc.Summary, hubSphe
 			}
 		}
 	}
-	sort.SliceStable(c.links, func(i, j int) bool { return math.Abs(c.links[i].w) > math.Abs(c.links[j].w) })
-	return c, nil
+	return nil
 }
 
 // Links is the number of links the connectome holds.
@@ -183,8 +213,8 @@ func ConnectomeBar(v *view3d.View, c *Connectome) (*widget.Slider, fyne.CanvasOb
 	return slider, container.NewBorder(nil, nil, label, nil, slider)
 }
 
-// readFields splits a whitespace-separated text matrix into lines of fields (BrainNet's .node
-// and .edge files), refusing more than maxBrainNetMatrix lines or fields per line.
+// readFields splits a whitespace-separated text file into lines of fields (BrainNet's .node
+// and .edge files, hub_links.tsv), refusing more than maxBrainNetMatrix lines or fields per line.
 func readFields(r io.Reader) ([][]string, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), 64<<20)

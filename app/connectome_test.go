@@ -36,7 +36,7 @@ func (b bundleFiles) summary() ipc.Summary {
 	return s
 }
 
-// TestConnectomeView: the hub network of hubs.edge is drawn between the hub spheres, strongest
+// TestConnectomeView: the hub links of hub_links.tsv are drawn between the hub spheres, strongest
 // links first as the slider asks (pixel checks in an offscreen frame: the edge's colour where
 // a drawn link lies, the background where a link is left out), a region network gets one
 // sphere per region from network.node, and a damaged matrix is refused in one line naming it.
@@ -48,7 +48,7 @@ func TestConnectomeView(t *testing.T) {
 		{Center: mgl32.Vec3{40, 0, 0}, Radius: 3, ID: 1},
 		{Center: mgl32.Vec3{0, 0, 40}, Radius: 3, ID: 2},
 	}
-	svc := bundleFiles{files: map[string]string{"hubs.edge": "0\t0.8\t0.3\n0.8\t0\t0\n0.3\t0\t0\n"}}
+	svc := bundleFiles{files: map[string]string{"hub_links.tsv": "hub_a\thub_b\tnode_a\tnode_b\tweight\n0\t1\t10\t20\t0.8\n0\t2\t10\t30\t0.3\n"}}
 	c, err := LoadConnectome(ctx, svc, svc.summary(), hubs)
 	if err != nil || c == nil || c.Links() != 2 || c.Spheres != nil {
 		t.Fatalf("connectome %+v, %v: want 2 links between the hub spheres", c, err)
@@ -122,12 +122,16 @@ func TestConnectomeView(t *testing.T) {
 	if c, err := LoadConnectome(ctx, bundleFiles{}, ipc.Summary{}, hubs); c != nil || err != nil {
 		t.Errorf("no connectome files: %v, %v", c, err)
 	}
-	bad := bundleFiles{files: map[string]string{"hubs.edge": "0 x 0\nx 0 0\n0 0 0\n"}}
-	if _, err := LoadConnectome(ctx, bad, bad.summary(), hubs); err == nil || !strings.Contains(err.Error(), "hubs.edge of scan.nii.gz: row 1") {
-		t.Errorf("damaged hubs.edge: %v", err)
+	bad := bundleFiles{files: map[string]string{"hub_links.tsv": "hub_a\thub_b\tnode_a\tnode_b\tweight\n0\t7\t10\t70\t0.5\n"}}
+	if _, err := LoadConnectome(ctx, bad, bad.summary(), hubs); err == nil || !strings.Contains(err.Error(), "hub_links.tsv of scan.nii.gz: line 2") {
+		t.Errorf("a link to hub 7 of 3: %v", err)
 	}
-	short := bundleFiles{files: map[string]string{"hubs.edge": "0 1\n1 0\n"}}
-	if _, err := LoadConnectome(ctx, short, short.summary(), hubs); err == nil || !strings.Contains(err.Error(), "2 rows for 3 nodes") {
-		t.Errorf("hubs.edge of another size: %v", err)
+	badm := bundleFiles{files: map[string]string{"network.node": "0 0 0 1 1 A\n1 0 0 1 1 B\n", "network.edge": "0 x\nx 0\n"}}
+	if _, err := LoadConnectome(ctx, badm, badm.summary(), nil); err == nil || !strings.Contains(err.Error(), "network.edge of scan.nii.gz: row 1") {
+		t.Errorf("damaged network.edge: %v", err)
+	}
+	short := bundleFiles{files: map[string]string{"network.node": "0 0 0 1 1 A\n1 0 0 1 1 B\n", "network.edge": "0\n"}}
+	if _, err := LoadConnectome(ctx, short, short.summary(), nil); err == nil || !strings.Contains(err.Error(), "1 rows for 2 nodes") {
+		t.Errorf("network.edge of another size: %v", err)
 	}
 }

@@ -60,8 +60,11 @@
 //     (module) size (degree) label (atlas region, spaces as _, "-" for none); and, for networks
 //     of at most 1,000 nodes, network.node and network.edge (the symmetric weight matrix); for
 //     a voxel network of at most 1,000 hubs, hubs.edge (the weight matrix among the hubs, in
-//     hubs.node's order; the app's connectome view draws it). Open with: BrainNet Viewer
-//     (File → Load file), or numpy.loadtxt.
+//     hubs.node's order). Open with: BrainNet Viewer (File → Load file), or numpy.loadtxt.
+//   - hub_links.tsv: the 2,000 strongest links among the hubs (by |weight|), strongest first:
+//     hub_a < hub_b (rows of hubs.tsv, from 0), node_a, node_b (node numbers), weight; what the
+//     app's connectome view draws (written with the BrainNet export, whatever the number of
+//     hubs). Open with: pandas.read_csv("hub_links.tsv", sep="\t").
 //   - modules.nii.gz: module (community) number of each node, 1…M; 0 outside the mask; a label
 //     image (intent NIFTI_INTENT_LABEL), so viewers colour it by category. Open with: nibabel
 //     (header.get_intent() gives "label").

@@ -82,7 +82,7 @@ func TestCohortBIDSNames(t *testing.T) {
 	}
 	for _, want := range []string{"desc-degree_hubscope.nii.gz", "desc-modules_hubscope.nii.gz", "desc-modules_hubscope.tsv",
 		"desc-network_hubscope.npz", "desc-network_hubscope.graphml", "desc-network_hubscope.gexf",
-		"desc-hubtable_hubscope.tsv", "desc-hubtable_hubscope.node", "desc-hubtable_hubscope.edge"} {
+		"desc-hubtable_hubscope.tsv", "desc-hubtable_hubscope.node", "desc-hubtable_hubscope.edge", "desc-hublinks_hubscope.tsv"} {
 		if !seen["sub-01_task-rest_"+want] {
 			t.Errorf("sub-01_task-rest_%s not written", want)
 		}

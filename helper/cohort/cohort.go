@@ -54,6 +54,7 @@ var copies = []struct{ src, desc, ext string }{
 	{"network.npz", "network", ".npz"}, {"network.graphml", "network", ".graphml"}, {"network.gexf", "network", ".gexf"},
 	{"network.node", "network", ".node"}, {"network.edge", "network", ".edge"},
 	{"hubs.tsv", "hubtable", ".tsv"}, {"hubs.node", "hubtable", ".node"}, {"hubs.edge", "hubtable", ".edge"},
+	{"hub_links.tsv", "hublinks", ".tsv"},
 }
 
 // copyWhat says what each copied stem holds, for its sidecar.
@@ -61,6 +62,7 @@ var copyWhat = map[string]string{
 	"modules":  "Leiden modules as a label image (NIFTI_INTENT_LABEL; 1 = the largest module, 0 = outside the mask) and its look-up table (index, name, color)",
 	"network":  "the thresholded functional network: network.npz (scipy.sparse CSR; network.json in the bundle says whether upper triangle or symmetric), GraphML and GEXF (networkx, Gephi), BrainNet Viewer's .node and .edge (networks of at most 1,000 nodes)",
 	"hubtable": "the hubs, most connected first: hubs.tsv, BrainNet Viewer's node file of the hubs and the edge matrix among them (at most 1,000 hubs)",
+	"hublinks": "the 2,000 strongest links among the hubs (hub_links.tsv: hub_a, hub_b as rows of the hub table, node_a, node_b, weight)",
 }
 
 // Status of one run.

@@ -69,8 +69,8 @@ func bidsLabel(name string) string {
 //   - the network as <entities>_relmat.npz, and its exports network.graphml, network.gexf and
 //     BrainNet's network.edge as <entities>_relmat.graphml, .gexf, .edge;
 //   - nodes.tsv and BrainNet's network.node as <entities>_nodes.tsv, .node; hubs.tsv and
-//     hubs.node as <entities>_desc-hubs_nodes.tsv, .node, and hubs.edge as
-//     <entities>_desc-hubs_relmat.edge;
+//     hubs.node as <entities>_desc-hubs_nodes.tsv, .node, and hubs.edge and hub_links.tsv as
+//     <entities>_desc-hubs_relmat.edge, .tsv;
 //   - series.npy (--keep-series) as <entities>_timeseries.npy, and for a region network its
 //     region series as <entities>_timeseries.tsv (one column per region, as nilearn's
 //     NiftiLabelsMasker gives them; rows are time points).
@@ -186,8 +186,8 @@ func writeBIDSNames(w *bundle.Writer, cfg Config, ents []derivatives.Entity, giv
 	if err := stem("", "relmat", []file{{ext: ".npz", src: "network.npz"}, {ext: ".graphml", src: "network.graphml"}, {ext: ".gexf", src: "network.gexf"}, {ext: ".edge", src: "network.edge"}}, side); err != nil {
 		return err
 	}
-	side = common("HubScope links among the hubs: BrainNet Viewer's edge file, the symmetric hubs × hubs weight matrix in the order of the _desc-hubs_nodes files (bundle hubs.edge)", "connection value (correlation)")
-	if err := stem("hubs", "relmat", []file{{ext: ".edge", src: "hubs.edge"}}, side); err != nil {
+	side = common("HubScope links among the hubs: the .edge is BrainNet Viewer's edge file, the symmetric hubs × hubs weight matrix in the order of the _desc-hubs_nodes files (bundle hubs.edge); the .tsv lists the strongest links among them (hub_a, hub_b: rows of the hub table; node_a, node_b; weight; bundle hub_links.tsv)", "connection value (correlation)")
+	if err := stem("hubs", "relmat", []file{{ext: ".edge", src: "hubs.edge"}, {ext: ".tsv", src: "hub_links.tsv"}}, side); err != nil {
 		return err
 	}
 	side = common("HubScope nodes of the network, one row per node in the network's order: the .tsv with voxel indices and world coordinates (bundle nodes.tsv); the .node is BrainNet Viewer's node file (x y z colour = module, size = degree, label)", "mm")

@@ -57,6 +57,7 @@ func TestBIDSNames(t *testing.T) {
 			"_desc-hubs_nodes.tsv":           "hubs.tsv",
 			"_desc-hubs_nodes.node":          "hubs.node",
 			"_desc-hubs_relmat.edge":         "hubs.edge",
+			"_desc-hubs_relmat.tsv":          "hub_links.tsv",
 			"_timeseries.npy":                "series.npy",
 		}},
 		{"regions", true, map[string]string{

@@ -1,8 +1,12 @@
 package pipeline
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hubscope/hubscope/helper/atlas"
@@ -132,9 +136,15 @@ func writeExports(w *bundle.Writer, cfg Config, s *scan.Scan, nw *network.Networ
 		return err
 	}
 	// hubs.edge: the links among the hubs, in hubs.node's order (BrainNet draws the hub
-	// network from the pair; the app's connectome view draws its strongest links).
-	if len(m.hubs) <= BrainNetEdgeMax && regionPos == nil {
-		if err := w.WriteFile("hubs.edge", func(out io.Writer) error { return export.WriteBrainNetSubEdge(out, nw, m.hubs) }); err != nil {
+	// network from the pair); hub_links.tsv: the strongest of them, for the app's connectome
+	// view, whatever the number of hubs.
+	if regionPos == nil {
+		if len(m.hubs) <= BrainNetEdgeMax {
+			if err := w.WriteFile("hubs.edge", func(out io.Writer) error { return export.WriteBrainNetSubEdge(out, nw, m.hubs) }); err != nil {
+				return err
+			}
+		}
+		if err := writeHubLinks(w, nw, m.hubs); err != nil {
 			return err
 		}
 	}
@@ -162,6 +172,51 @@ func writeModules(w *bundle.Writer, s *scan.Scan, labels []float32, dt nifti.Dat
 		for m := 1; m <= top; m++ {
 			c := render.ModuleColor(m)
 			if err := emit(fmt.Sprint(m), fmt.Sprintf("module_%d", m), fmt.Sprintf("#%02x%02x%02x", c.R, c.G, c.B)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// HubLinksMax is the number of links among the hubs hub_links.tsv keeps: the strongest, enough
+// for the connectome view's densest useful drawing, small enough to fetch at once.
+const HubLinksMax = 2000
+
+// writeHubLinks writes hub_links.tsv: the HubLinksMax strongest links (by |weight|, ties by
+// the hubs' rows) between two hubs, as hub_a < hub_b (rows of hubs.tsv, from 0), their node
+// numbers and the weight, strongest first.
+func writeHubLinks(w *bundle.Writer, nw *network.Network, hubs []int) error {
+	row := make(map[int]int, len(hubs))
+	for k, v := range hubs {
+		row[v] = k
+	}
+	type link struct {
+		a, b int
+		w    float32
+	}
+	var links []link
+	for a, v := range hubs {
+		cols, ws := nw.Row(v) // each edge once (upper triangle)
+		for p, j := range cols {
+			if b, ok := row[int(j)]; ok {
+				links = append(links, link{min(a, b), max(a, b), ws[p]})
+			}
+		}
+	}
+	slices.SortFunc(links, func(x, y link) int {
+		if c := cmp.Compare(math.Abs(float64(y.w)), math.Abs(float64(x.w))); c != 0 {
+			return c
+		}
+		if x.a != y.a {
+			return cmp.Compare(x.a, y.a)
+		}
+		return cmp.Compare(x.b, y.b)
+	})
+	links = links[:min(len(links), HubLinksMax)]
+	return w.WriteTSV("hub_links.tsv", []string{"hub_a", "hub_b", "node_a", "node_b", "weight"}, func(emit func(...string) error) error {
+		for _, l := range links {
+			if err := emit(strconv.Itoa(l.a), strconv.Itoa(l.b), strconv.Itoa(hubs[l.a]), strconv.Itoa(hubs[l.b]), strconv.FormatFloat(float64(l.w), 'g', -1, 32)); err != nil {
 				return err
 			}
 		}

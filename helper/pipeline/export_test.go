@@ -63,12 +63,24 @@ if len(nodes) <= 1000:
 # hubs.edge: the network among hubs.tsv's hubs, in that order, from network.npz
 import scipy.sparse as sp
 assert os.path.exists(d + "/hubs.edge") == (len(hubs) <= 1000), len(hubs)
+U = sp.load_npz(d + "/network.npz"); F = (U + U.T).toarray()
+idx = list(hubs.node)
 if len(hubs) <= 1000:
-  U = sp.load_npz(d + "/network.npz"); F = (U + U.T).toarray()
   H = np.loadtxt(d + "/hubs.edge", ndmin=2)
-  idx = list(hubs.node)
   assert H.shape == (len(idx), len(idx)), H.shape
   assert (H.astype(np.float32) == F[np.ix_(idx, idx)].astype(np.float32)).all()
+# hub_links.tsv: the strongest links among the hubs (at most 2000), strongest first
+L = pd.read_csv(d + "/hub_links.tsv", sep="\t")
+assert list(L.columns) == ["hub_a", "hub_b", "node_a", "node_b", "weight"], L.columns
+S = F[np.ix_(idx, idx)]
+a, b = np.triu_indices(len(idx), 1)
+w = S[a, b]; nz = w != 0
+want = sorted(zip(-np.abs(w[nz]).astype(np.float32), a[nz], b[nz]))[:2000]
+assert len(L) == len(want), (len(L), len(want))
+for r, (nw_, ea, eb) in zip(L.itertuples(), want):
+    assert (r.hub_a, r.hub_b) == (ea, eb), (r, ea, eb)
+    assert (r.node_a, r.node_b) == (idx[ea], idx[eb]), r
+    assert np.float32(r.weight) == np.float32(S[ea, eb]), r
 print("ok", len(nodes), len(edges), len(hubs))
 `
 
