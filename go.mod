@@ -10,6 +10,7 @@ require (
 	github.com/chromedp/chromedp v0.23.0
 	github.com/fsnotify/fsnotify v1.9.0
 	github.com/go-gl/mathgl v1.2.0
+	github.com/klauspost/compress v1.18.0
 	golang.org/x/image v0.25.0
 	golang.org/x/sys v0.30.0
 	gonum.org/v1/gonum v0.17.0

@@ -22,6 +22,7 @@ func cmdGroup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	task := fs.String("task", "", "with --bids: only runs of this `TASK`")
 	fs.StringVar(&g.Mean, "mean", g.Mean, "`MEAN` over subjects: fisher-z (tanh of the mean atanh r) or r")
 	maskRule := fs.String("mask-rule", g.MaskRule, "`RULE` for subjects whose masks differ: intersect, union, or \"mask FILE\" (or give --mask FILE)")
+	fs.BoolVar(&g.Truncate, "truncate", false, "subjects of different lengths: use every subject's first volumes, as many as the shortest has (else they are refused); subjects of different TRs are resampled to the longest TR first")
 	fs.StringVar(&cfg.Out, "out", "", "results bundle `DIR` (written complete or not at all)")
 	fs.BoolVar(&cfg.Overwrite, "overwrite", false, "replace an existing results bundle at --out")
 	fs.StringVar(&cfg.Mask, "mask", "", "one brain mask `FILE` for every subject (mask rule \"mask\")")

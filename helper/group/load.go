@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -31,9 +33,12 @@ type Options struct {
 	MaskRule string // intersect (default), union or mask
 	MaskPath string // with MaskRule mask
 	// Clean, when set, cleans each subject's series in place right after it is read (on the
-	// loading goroutines), before the subjects are compared: grids, TRs and lengths are
-	// checked on the cleaned series.
+	// loading goroutines), before its voxels are copied into the cohort's matrix.
 	Clean func(Subject, *scan.Scan) error
+	// Truncate lets subjects of different lengths (after any resampling to the common TR) in:
+	// every subject's first volumes, as many as the shortest has, are used. Without it they
+	// are refused, named with their lengths.
+	Truncate bool
 }
 
 // Cohort is the subjects' series on one grid, ready for a group-mean network.
@@ -45,13 +50,26 @@ type Cohort struct {
 	Scan *scan.Scan
 	// X is N × S·L: node v's series of subject s at X[v·S·L + s·L : v·S·L + (s+1)·L].
 	X []float32
-	// Notes say what the mask rule did, in words (for the summary and provenance).
+	// Notes say what the mask rule (and any resampling or truncation) did, in words (for the
+	// summary and provenance).
 	Notes  []string
 	Inputs []scan.FileDigest
 }
 
-// Load reads the subjects (in parallel, GOMAXPROCS at a time), refuses differing grids,
-// TRs and lengths naming the subjects, and matches their voxels by the mask rule.
+// workers is how many subjects are read at once: one per core (reading is inflate-bound).
+func workers(n int) int { return max(1, min(runtime.GOMAXPROCS(0), n)) }
+
+// Load builds the cohort in two passes over the files, so that no subject's series is ever
+// held twice (peak memory: the cohort's N × S·L matrix plus one subject's series per core):
+//
+//  1. Survey every subject (scan.SurveyScan, in parallel): grid, affine, TR, length, its mask
+//     (the automatic EPI mask, or the mask file) and which voxels have usable series. Differing
+//     grids are refused, naming the subjects; differing TRs are resampled to the group's
+//     longest TR and differing lengths refused or, with Options.Truncate, cut to the shortest
+//     (timing). The common nodes follow from the mask rule.
+//  2. Load every subject again with its surveyed mask (no second pass for the mask), clean it
+//     (Options.Clean), resample it when its TR differs, and copy its common nodes' series
+//     straight into the cohort's matrix; the subject's own series is then dropped.
 func Load(ctx context.Context, subjects []Subject, opt Options, rep progress.Reporter) (*Cohort, error) {
 	rep = progress.OrDiscard(rep)
 	if len(subjects) < 2 {
@@ -71,78 +89,81 @@ func Load(ctx context.Context, subjects []Subject, opt Options, rep progress.Rep
 	if opt.MaskPath != "" {
 		opt.MaskRule = MaskFile
 	}
-	scans, err := loadAll(ctx, subjects, scan.Options{MaskPath: opt.MaskPath}, opt.Clean, rep)
+	// Each subject's own series is garbage once copied into X, and X is most of the live heap:
+	// at Go's default GOGC of 100 the heap may grow to twice X before a collection returns those
+	// series (measured: peak RSS 2.4× the cohort's series). Collecting at 10 % growth keeps the
+	// peak near X plus the series being read; the buffers hold no pointers, so each collection
+	// is cheap.
+	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	svs, err := surveyAll(ctx, subjects, opt.MaskPath, rep)
 	if err != nil {
 		return nil, err
 	}
-	if err := sameGrid(subjects, scans); err != nil {
+	if err := sameGrid(subjects, svs); err != nil {
 		return nil, err
 	}
-	c := &Cohort{Subjects: subjects, S: len(subjects), L: scans[0].L}
-	if opt.MaskRule == MaskUnion {
-		union := scan.Mask{Dims: scans[0].Dims, In: make([]bool, len(scans[0].Mask.In))}
-		for _, s := range scans {
-			for f, in := range s.Mask.In {
-				union.In[f] = union.In[f] || in
-			}
-		}
-		c.Notes = append(c.Notes, fmt.Sprintf("mask rule union: %d voxels in any subject's automatic mask", union.Count()))
-		// The union is handed to the loader in memory: a copy in a temporary folder was left
-		// behind when the process was killed meanwhile.
-		if scans, err = loadAll(ctx, subjects, scan.Options{Mask: &union}, opt.Clean, rep); err != nil {
-			return nil, err
-		}
+	tp, err := planTiming(subjects, svs, opt.Truncate)
+	if err != nil {
+		return nil, err
 	}
+	c := &Cohort{Subjects: subjects, S: len(subjects)}
 	// Common nodes: voxels usable (in the mask, finite, not constant) in every subject.
-	n0 := len(scans[0].Mask.In)
+	dims := svs[0].Dims
+	n0 := len(svs[0].Usable)
 	count := make([]int, n0)
-	for _, s := range scans {
-		for f, in := range s.Mask.In {
+	usableAll := make([]bool, n0)
+	for f := range usableAll {
+		usableAll[f] = true
+	}
+	var union *scan.Mask
+	if opt.MaskRule == MaskUnion {
+		union = &scan.Mask{Dims: dims, In: make([]bool, n0)}
+	}
+	for _, sv := range svs {
+		for f, in := range sv.Mask.In {
 			if in {
 				count[f]++
+				if union != nil {
+					union.In[f] = true
+				}
 			}
+			usableAll[f] = usableAll[f] && sv.Usable[f]
 		}
 	}
-	common := scan.Mask{Dims: scans[0].Dims, In: make([]bool, n0)}
+	common := scan.Mask{Dims: dims, In: make([]bool, n0)}
 	var nodes []int
 	anyMask := 0
 	for f, k := range count {
 		if k > 0 {
 			anyMask++
 		}
-		if k == len(scans) {
+		if usableAll[f] && (k == len(svs) || (union != nil && k > 0)) {
 			common.In[f] = true
 			nodes = append(nodes, f)
 		}
 	}
 	switch opt.MaskRule {
 	case MaskIntersect:
-		c.Notes = append(c.Notes, fmt.Sprintf("mask rule intersect: %d voxels usable in all %d subjects' automatic masks (of %d in any)", len(nodes), len(scans), anyMask))
+		c.Notes = append(c.Notes, fmt.Sprintf("mask rule intersect: %d voxels usable in all %d subjects' automatic masks (of %d in any)", len(nodes), len(svs), anyMask))
 	case MaskFile:
-		c.Notes = append(c.Notes, fmt.Sprintf("mask rule mask %s: %d voxels usable in all %d subjects (of %d in the mask)", opt.MaskPath, len(nodes), len(scans), anyMask))
+		c.Notes = append(c.Notes, fmt.Sprintf("mask rule mask %s: %d voxels usable in all %d subjects (of %d in the mask)", opt.MaskPath, len(nodes), len(svs), anyMask))
 	case MaskUnion:
+		c.Notes = append(c.Notes, fmt.Sprintf("mask rule union: %d voxels in any subject's automatic mask", anyMask))
 		if len(nodes) < anyMask {
 			c.Notes = append(c.Notes, fmt.Sprintf("mask rule union: %d of %d voxels dropped, constant or non-finite in some subject", anyMask-len(nodes), anyMask))
 		}
 	}
+	c.Notes = append(c.Notes, tp.notes...)
 	if len(nodes) < 2 {
-		return nil, fmt.Errorf("group: only %d voxel(s) usable in all %d subjects (mask rule %s): a network needs at least 2", len(nodes), len(scans), opt.MaskRule)
+		return nil, fmt.Errorf("group: only %d voxel(s) usable in all %d subjects (mask rule %s): a network needs at least 2", len(nodes), len(svs), opt.MaskRule)
 	}
-	n, S, L := len(nodes), c.S, c.L
-	c.X = make([]float32, n*S*L)
-	for s, sc := range scans {
-		sc.IndexGrid()
-		for v, f := range nodes {
-			ijk := [3]int{f % common.Dims[0], f / common.Dims[0] % common.Dims[1], f / (common.Dims[0] * common.Dims[1])}
-			src, _ := sc.NodeAt(ijk[0], ijk[1], ijk[2]) // in every subject's mask by construction
-			copy(c.X[v*S*L+s*L:v*S*L+(s+1)*L], sc.Data[src*L:(src+1)*L])
-		}
-		c.Inputs = append(c.Inputs, sc.Inputs...)
+	if err := loadInto(ctx, c, subjects, svs, union, nodes, tp, opt, rep); err != nil {
+		return nil, err
 	}
-	g := &scan.Scan{N: n, L: L, Dims: scans[0].Dims, Affine: scans[0].Affine, TR: scans[0].TR, Mask: common,
-		Source: subjects[0].Path, IJK: make([][3]int32, n)}
+	g := &scan.Scan{N: len(nodes), L: c.L, Dims: dims, Affine: svs[0].Affine, TR: tp.tr, Mask: common,
+		Source: subjects[0].Path, IJK: make([][3]int32, len(nodes))}
 	for v, f := range nodes {
-		g.IJK[v] = [3]int32{int32(f % common.Dims[0]), int32(f / common.Dims[0] % common.Dims[1]), int32(f / (common.Dims[0] * common.Dims[1]))}
+		g.IJK[v] = [3]int32{int32(f % dims[0]), int32(f / dims[0] % dims[1]), int32(f / (dims[0] * dims[1]))}
 	}
 	g.Dropped.MaskVoxels = anyMask
 	g.Inputs = c.Inputs
@@ -150,59 +171,153 @@ func Load(ctx context.Context, subjects []Subject, opt Options, rep progress.Rep
 	return c, nil
 }
 
-func loadAll(ctx context.Context, subjects []Subject, mask scan.Options, clean func(Subject, *scan.Scan) error, rep progress.Reporter) ([]*scan.Scan, error) {
-	scans := make([]*scan.Scan, len(subjects))
+// surveyAll runs the first pass over every subject, one per core.
+func surveyAll(ctx context.Context, subjects []Subject, maskPath string, rep progress.Reporter) ([]*scan.Survey, error) {
+	svs := make([]*scan.Survey, len(subjects))
 	errs := make([]error, len(subjects))
-	sem := make(chan struct{}, max(1, min(runtime.GOMAXPROCS(0), 8)))
-	var wg sync.WaitGroup
-	rep.Start("loading subjects", int64(len(subjects)))
+	rep.Start("surveying subjects", int64(len(subjects)))
 	var mu sync.Mutex
-	for i, sub := range subjects {
+	forEach(len(subjects), func(i int) {
+		sub := subjects[i]
+		switch strings.ToLower(filepath.Ext(sub.Path)) {
+		case ".npy", ".csv", ".tsv", ".txt":
+			errs[i] = fmt.Errorf("%s (%s): a group network needs images on one grid, not a time-series matrix", sub.Label, sub.Path)
+		default:
+			svs[i], errs[i] = scan.SurveyScan(ctx, sub.Path, maskPath)
+		}
+		mu.Lock()
+		rep.Add(1)
+		mu.Unlock()
+	})
+	for i, err := range errs {
+		if err != nil {
+			if strings.HasPrefix(err.Error(), subjects[i].Label+" ") {
+				return nil, err
+			}
+			return nil, fmt.Errorf("%s: %w", subjects[i].Label, err)
+		}
+	}
+	return svs, nil
+}
+
+// forEach calls f(0…n−1), workers(n) at a time.
+func forEach(n int, f func(i int)) {
+	sem := make(chan struct{}, workers(n))
+	var wg sync.WaitGroup
+	for i := range n {
 		wg.Add(1)
+		sem <- struct{}{}
 		go func() {
 			defer wg.Done()
-			sem <- struct{}{}
 			defer func() { <-sem }()
-			scans[i], errs[i] = scan.Load(ctx, sub.Path, scan.Options{MaskPath: mask.MaskPath, Mask: mask.Mask}, nil)
-			if errs[i] == nil && clean != nil {
-				errs[i] = clean(sub, scans[i])
-			}
-			mu.Lock()
-			rep.Add(1)
-			mu.Unlock()
+			f(i)
 		}()
 	}
 	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", subjects[i].Label, err)
-		}
-		if scans[i].IJK == nil {
-			return nil, fmt.Errorf("%s (%s): a group network needs images on one grid, not a time-series matrix", subjects[i].Label, subjects[i].Path)
-		}
-	}
-	return scans, nil
 }
 
-// sameGrid refuses subjects whose grid, affine, TR or length differ from the first's.
-func sameGrid(subjects []Subject, scans []*scan.Scan) error {
-	a := scans[0]
+// loadInto is the second pass: every subject read with its surveyed mask (or the union),
+// cleaned, resampled to the common TR when needed, and its common nodes' first c.L values
+// copied into c.X. X is allocated once the first subject's final length is known (cleaning may
+// drop volumes, the same number in every subject unless it scrubs).
+func loadInto(ctx context.Context, c *Cohort, subjects []Subject, svs []*scan.Survey, union *scan.Mask, nodes []int, tp *timing, opt Options, rep progress.Reporter) error {
+	S, n := len(subjects), len(nodes)
+	errs := make([]error, S)
+	inputs := make([][]scan.FileDigest, S)
+	lengths := make([]int, S)
+	var mu sync.Mutex
+	rep.Start("loading subjects", int64(S))
+	forEach(S, func(i int) {
+		sub, sv := subjects[i], svs[i]
+		lo := scan.Options{Mask: &sv.Mask, MaskRule: sv.MaskRule, MaskPath: opt.MaskPath}
+		if union != nil {
+			lo = scan.Options{Mask: union, MaskRule: "union of the subjects' automatic masks"}
+		}
+		s, err := scan.Load(ctx, sub.Path, lo, nil)
+		if err == nil && opt.Clean != nil {
+			err = opt.Clean(sub, s)
+		}
+		if err != nil {
+			errs[i] = err
+			return
+		}
+		w := tp.matrix[i] // nil: the subject's TR is the common one
+		if w != nil && w.cols != s.L {
+			w = newResampler(s.L, sv.TR, tp.tr) // cleaning removed volumes
+		}
+		lr := s.L
+		if w != nil {
+			lr = w.rows
+		}
+		lengths[i] = lr
+		mu.Lock()
+		if c.X == nil {
+			// The common length: the plan's, less what cleaning removed from this subject.
+			c.L = tp.length - (tp.lengths[i] - lr)
+			if c.L < scan.MinTimePoints {
+				mu.Unlock()
+				errs[i] = fmt.Errorf("%d volumes left after cleaning%s: a correlation needs at least %d", lr, tp.resampledWords(i), scan.MinTimePoints)
+				return
+			}
+			c.X = make([]float32, n*S*c.L)
+		}
+		L := c.L
+		mu.Unlock()
+		if lr < L || (lr > L && !opt.Truncate) {
+			errs[i] = fmt.Errorf("%d volumes after cleaning%s, where the cohort has %d (scrubbing removed different numbers of volumes)", lr, tp.resampledWords(i), L)
+			return
+		}
+		s.IndexGrid()
+		SL := S * L
+		tmp := make([]float32, s.L)
+		for v, f := range nodes {
+			d := svs[0].Dims
+			src, ok := s.NodeAt(f%d[0], f/d[0]%d[1], f/(d[0]*d[1]))
+			if !ok {
+				errs[i] = fmt.Errorf("voxel %d is usable in the first pass but not in the second (did the file change?)", f)
+				return
+			}
+			row := s.Data[src*s.L : (src+1)*s.L]
+			dst := c.X[v*SL+i*L : v*SL+(i+1)*L]
+			if w != nil {
+				copy(tmp, row)
+				w.apply(dst, tmp)
+			} else {
+				copy(dst, row[:L])
+			}
+		}
+		inputs[i] = s.Inputs
+		mu.Lock()
+		rep.Add(1)
+		mu.Unlock()
+	})
+	for i, err := range errs {
+		if err != nil {
+			return fmt.Errorf("%s: %w", subjects[i].Label, err)
+		}
+	}
+	for _, in := range inputs {
+		c.Inputs = append(c.Inputs, in...)
+	}
+	return nil
+}
+
+// sameGrid refuses subjects whose grid or affine differ from the first's (TRs and lengths are
+// planTiming's).
+func sameGrid(subjects []Subject, svs []*scan.Survey) error {
+	a := svs[0]
 	var bad []string
-	for i, s := range scans[1:] {
+	for i, s := range svs[1:] {
 		name := subjects[i+1].Label
 		switch {
 		case s.Dims != a.Dims:
 			bad = append(bad, fmt.Sprintf("%s grid %d×%d×%d (%s has %d×%d×%d)", name, s.Dims[0], s.Dims[1], s.Dims[2], subjects[0].Label, a.Dims[0], a.Dims[1], a.Dims[2]))
 		case !sameAffine(s.Affine, a.Affine):
 			bad = append(bad, fmt.Sprintf("%s has another voxel-to-world affine than %s", name, subjects[0].Label))
-		case s.L != a.L:
-			bad = append(bad, fmt.Sprintf("%s %d volumes (%s has %d)", name, s.L, subjects[0].Label, a.L))
-		case math.Abs(s.TR-a.TR) > 1e-6*math.Max(1, a.TR):
-			bad = append(bad, fmt.Sprintf("%s TR %g s (%s has %g s)", name, s.TR, subjects[0].Label, a.TR))
 		}
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("group: subjects differ: %s (resample them to one grid, TR and length first)", strings.Join(bad, "; "))
+		return fmt.Errorf("group: subjects differ: %s (resample them to one grid first)", strings.Join(bad, "; "))
 	}
 	return nil
 }

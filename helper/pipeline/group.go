@@ -19,6 +19,9 @@ type GroupConfig struct {
 	Subjects []group.Subject `json:"subjects"`
 	Mean     string          `json:"mean"`      // fisher-z | r
 	MaskRule string          `json:"mask_rule"` // intersect | union | mask (Config.Mask)
+	// Truncate lets subjects of different lengths in, each cut to the shortest's length
+	// (--truncate); without it they are refused, named with their lengths.
+	Truncate bool `json:"truncate,omitempty"`
 }
 
 func (c *Config) checkGroup() error {
@@ -61,7 +64,7 @@ func (c *Config) checkGroup() error {
 func loadGroup(ctx context.Context, cfg Config, rep progress.Reporter) (*group.Cohort, error) {
 	var mu sync.Mutex
 	strategies := map[string]bool{}
-	opt := group.Options{MaskRule: cfg.Group.MaskRule, MaskPath: cfg.Mask}
+	opt := group.Options{MaskRule: cfg.Group.MaskRule, MaskPath: cfg.Mask, Truncate: cfg.Group.Truncate}
 	if cl := cfg.clean(); cl.active() {
 		opt.Clean = func(sub group.Subject, s *scan.Scan) error {
 			crep, err := clean(cl, sub.Path, s)

@@ -26,6 +26,13 @@ type Options struct {
 	// the automatic mask from the scan's mean image (AutoMask: nilearn's compute_epi_mask,
 	// with fallbacks for images that have no background).
 	MaskPath string
+	// Mask, when set, is a mask already in memory on the scan's grid, used instead of
+	// MaskPath's file and of the automatic mask: the group step's union of the subjects'
+	// masks, or each subject's mask from the cohort's first pass (SurveyScan), so Load makes no
+	// pass of its own for it. MaskRule names how it was chosen (default MaskRuleUser); a
+	// MaskPath given beside it is only hashed into the provenance.
+	Mask     *Mask
+	MaskRule string
 	// LowerCutoff, UpperCutoff are compute_epi_mask's histogram fractions (0 → the defaults
 	// 0.2 and 0.85).
 	LowerCutoff, UpperCutoff float64
@@ -39,9 +46,6 @@ type Options struct {
 	// unless its time axis is named here and every other non-spatial axis has length 1 (a
 	// 5D image is never silently read as one long series).
 	TimeAxis int
-	// Mask, when MaskPath is "", is a mask already in memory on the scan's grid (the group
-	// step's union of the subjects' masks), used as a user mask is.
-	Mask *Mask
 	// Index chooses an entry (from 0) of each non-spatial axis besides the time axis that is
 	// longer than 1: a 5D x×y×z×2×60 image (two echoes of 60 volumes) is read with
 	// TimeAxis 5 and Index {4: 1} as its second echo's 60 volumes (see SelectVolumes).

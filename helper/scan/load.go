@@ -75,18 +75,21 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 	}
 	var mask Mask
 	var sum []float64 // Σ_t x_t per grid voxel, for opt.Mean while loading with a user mask
-	if opt.MaskPath != "" {
+	if opt.Mask != nil {
+		if opt.Mask.Dims != dims || len(opt.Mask.In) != h.VoxelsPerVolume() {
+			return nil, fmt.Errorf("%s: the mask's grid %v is not the scan's %v", path, opt.Mask.Dims, dims)
+		}
+		mask, s.MaskRule = *opt.Mask, opt.MaskRule
+		if s.MaskRule == "" {
+			s.MaskRule = MaskRuleUser
+		}
+	} else if opt.MaskPath != "" {
 		if mask, err = LoadMask(opt.MaskPath, h); err != nil {
 			return nil, err
 		}
 		s.MaskRule = MaskRuleUser
-	} else if opt.Mask != nil {
-		if opt.Mask.Dims != dims || len(opt.Mask.In) != h.VoxelsPerVolume() {
-			return nil, fmt.Errorf("%s: the mask's grid %v is not the scan's %v", path, opt.Mask.Dims, dims)
-		}
-		mask, s.MaskRule = *opt.Mask, MaskRuleUser
 	} else {
-		mean, changing, err := meanImage(ctx, r, path, sel, L, rep)
+		mean, changing, err := meanImage(ctx, r, path, sel, L, nil, rep)
 		if err != nil {
 			return nil, err
 		}
@@ -184,11 +187,20 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 // float64 (as numpy's mean of integer data), streamed one volume at a time, and which voxels'
 // series change over time (a finite value different from the first volume's), the voxels
 // with signal that AutoMask weighs its rules against.
-func meanImage(ctx context.Context, r *nifti.Reader, path string, sel []int, L int, rep progress.Reporter) ([]float64, []bool, error) {
+//
+// usable, when not nil (one entry per grid voxel, all true on entry), is cleared for every voxel
+// whose series Load would drop: a NaN or ±Inf, or the same value throughout, in float32 (the
+// values ReadVolume gives are ReadVolume64's rounded to float32; dropBadSeries' test).
+func meanImage(ctx context.Context, r *nifti.Reader, path string, sel []int, L int, usable []bool, rep progress.Reporter) ([]float64, []bool, error) {
 	n := r.Header.VoxelsPerVolume()
 	sum := make([]float64, n)
 	first := make([]float64, n)
 	changing := make([]bool, n)
+	var varies []bool
+	var first32 []float32
+	if usable != nil {
+		varies, first32 = make([]bool, n), make([]float32, n)
+	}
 	rep.Start("epi-mask", int64(L))
 	vols := streamVolumes[float64](ctx, r, n, sel, L)
 	defer vols.close()
@@ -199,6 +211,35 @@ func meanImage(ctx context.Context, r *nifti.Reader, path string, sel []int, L i
 		}
 		if t == 0 {
 			copy(first, vol)
+			for i := range first32 {
+				y := float32(vol[i])
+				first32[i] = y
+				if y-y != 0 { // NaN or ±Inf
+					usable[i] = false
+				}
+			}
+		}
+		if usable != nil {
+			// One loop for all three (the volume is read once from memory): a value that
+			// differs from the first is either non-finite (NaN never equals the first) or
+			// makes the series vary.
+			for i, x := range vol {
+				sum[i] += x
+				f0 := first[i]
+				if x != f0 && x-x == 0 && f0-f0 == 0 {
+					changing[i] = true
+				}
+				if y := float32(x); y != first32[i] {
+					if y-y != 0 {
+						usable[i] = false
+					} else {
+						varies[i] = true
+					}
+				}
+			}
+			vols.release(vol)
+			rep.Add(1)
+			continue
 		}
 		for i, x := range vol {
 			sum[i] += x
@@ -213,6 +254,9 @@ func meanImage(ctx context.Context, r *nifti.Reader, path string, sel []int, L i
 	}
 	for i := range sum {
 		sum[i] /= float64(L)
+	}
+	for i, v := range varies {
+		usable[i] = usable[i] && v
 	}
 	return sum, changing, nil
 }

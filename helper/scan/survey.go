@@ -1,0 +1,74 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/helper/progress"
+)
+
+// Survey is a scan's first pass for a cohort: what Load would find, without the series. A
+// cohort's loader surveys every subject, matches their voxels, and then loads each subject
+// once more straight into the cohort's matrix (Options.Mask), so that no subject's series is
+// held twice.
+type Survey struct {
+	Dims     [3]int
+	Affine   [4][4]float64
+	TR       float64
+	L        int
+	Mask     Mask   // the mask Load would use: the user's, or the automatic one
+	MaskRule string // how Mask was chosen (Scan.MaskRule)
+	Note     string // the automatic mask's one line
+	// Usable marks the grid voxels whose series Load would keep (finite, not constant): with
+	// Mask, the nodes Load would give.
+	Usable []bool
+}
+
+// SurveyScan reads a 4D NIfTI once (one float64 volume at a time) and returns its Survey: the
+// header's facts, its mask (maskPath, or the automatic EPI mask from the mean image as Load
+// computes it) and which voxels have usable series. Errors name the file, as Load's do.
+func SurveyScan(ctx context.Context, path, maskPath string) (*Survey, error) {
+	r, err := nifti.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	h := r.Header
+	sel, err := SelectVolumes(&h, 0, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	L := h.Volumes()
+	if sel != nil {
+		L = len(sel)
+	}
+	if h.Dim[0] < 4 || L < 2 {
+		return nil, fmt.Errorf("%s: 3D image (%d×%d×%d, one volume) where a 4D time series is needed", path, h.Nx(), h.Ny(), h.Nz())
+	}
+	if L < MinTimePoints {
+		return nil, fmt.Errorf("%s: %d volumes; at least %d time points are needed for a correlation", path, L, MinTimePoints)
+	}
+	sv := &Survey{Dims: [3]int{h.Nx(), h.Ny(), h.Nz()}, Affine: h.Affine(), TR: h.TR(), L: L}
+	n := h.VoxelsPerVolume()
+	sv.Usable = make([]bool, n)
+	for i := range sv.Usable {
+		sv.Usable[i] = true
+	}
+	mean, changing, err := meanImage(ctx, r, path, sel, L, sv.Usable, progress.OrDiscard(nil))
+	if err != nil {
+		return nil, err
+	}
+	if maskPath != "" {
+		if sv.Mask, err = LoadMask(maskPath, h); err != nil {
+			return nil, err
+		}
+		sv.MaskRule = MaskRuleUser
+	} else {
+		sv.Mask, sv.MaskRule, sv.Note = AutoMask(mean, changing, sv.Dims, 0, 0)
+		if sv.Mask.Count() == 0 {
+			return nil, fmt.Errorf("%s: no voxel's signal changes over time: every series is constant, so there is nothing to correlate", path)
+		}
+	}
+	return sv, nil
+}
