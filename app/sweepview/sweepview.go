@@ -18,7 +18,6 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
-
 	"github.com/hubscope/hubscope/app/slices/lineplot"
 	"github.com/hubscope/hubscope/ipc"
 	"github.com/hubscope/hubscope/ipc/schema"
@@ -26,19 +25,13 @@ import (
 
 // Bundle names of a sweep (helper/sweep, written by run --sweep).
 const (
-	SweepFile       = "sweep.json"
+	SweepFile       = schema.SweepFile
 	VolumeStability = "hub_stability"
 )
 
-// Sweep is the part of sweep.json the tab shows.
+// Sweep is sweep.json (schema.Sweep) with the curves the tab draws.
 type Sweep struct {
-	Spec struct {
-		Kind   string    `json:"kind"` // "r" or "density"
-		Values []float64 `json:"values"`
-	} `json:"sweep"`
-	HubSD  float64              `json:"hub_rule_sd"`
-	Points []map[string]any     `json:"thresholds"`
-	AUC    map[string]float64   `json:"auc"`
+	schema.Sweep
 	curves map[string][]float64 // measure → value per point (NaN: none)
 	x      []float64
 }
@@ -66,28 +59,26 @@ var Curves = []Curve{
 // Parse reads sweep.json, its points in increasing threshold order.
 func Parse(b []byte) (*Sweep, error) {
 	var s Sweep
-	if err := json.Unmarshal(b, &s); err != nil {
+	if err := json.Unmarshal(b, &s.Sweep); err != nil {
 		return nil, fmt.Errorf("%s: %w", SweepFile, err)
 	}
 	if len(s.Points) == 0 {
 		return nil, fmt.Errorf("%s: no thresholds", SweepFile)
 	}
-	sort.SliceStable(s.Points, func(a, b int) bool { return num(s.Points[a]["threshold"]) < num(s.Points[b]["threshold"]) })
+	sort.SliceStable(s.Points, func(a, b int) bool { return s.Points[a].Threshold < s.Points[b].Threshold })
 	s.curves = map[string][]float64{}
-	for _, p := range s.Points {
-		s.x = append(s.x, num(p["threshold"]))
+	for i := range s.Points {
+		p := &s.Points[i]
+		s.x = append(s.x, p.Threshold)
 		for _, c := range Curves {
-			s.curves[c.Key] = append(s.curves[c.Key], num(p[c.Key]))
+			v, ok := p.Measure(c.Key)
+			if !ok {
+				v = math.NaN() // null or not measured
+			}
+			s.curves[c.Key] = append(s.curves[c.Key], v)
 		}
 	}
 	return &s, nil
-}
-
-func num(v any) float64 {
-	if f, ok := v.(float64); ok {
-		return f
-	}
-	return math.NaN() // null or absent
 }
 
 // Shown says whether curve c is drawn: always-measured counts, and the optional measures the

@@ -7,14 +7,15 @@ import (
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/sweep"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // Parse reads sweep.json as helper/sweep writes it (the engine's own type, marshalled), in
 // increasing threshold order; the path and clustering curves are drawn only when the sweep
 // measured them (they have an AUC); the words name the marked threshold and the AUCs.
 func TestParse(t *testing.T) {
-	res := sweep.Result{Spec: sweep.Spec{Kind: "r", Values: []float64{0.5, 0.4, 0.3}}, HubSD: 1,
-		AUC: map[string]float64{"hubs": 12, "clustering_coefficient": 0.05}}
+	res := sweep.Result{Sweep: schema.Sweep{Spec: schema.SweepSpec{Kind: "r", Values: []float64{0.5, 0.4, 0.3}}, HubSD: 1,
+		AUC: map[string]float64{"hubs": 12, "clustering_coefficient": 0.05}}}
 	w := 0.42
 	for i, th := range []float64{0.5, 0.4, 0.3} {
 		res.Points = append(res.Points, sweep.Point{Threshold: th, WeakestValue: &w, Hubs: 10 + i, ClusteringCoefficient: 0.1 * float64(i+1), MeanDegree: 3})

@@ -611,7 +611,7 @@ func writeSweep(w *bundle.Writer, s *scan.Scan, sw *sweep.Result) error {
 	if err := w.WriteTSV("sweep.tsv", sweep.TSVHeader(), sw.Rows); err != nil {
 		return err
 	}
-	if err := w.WriteJSON("sweep.json", sw); err != nil {
+	if err := w.WriteJSON(schema.SweepFile, &sw.Sweep); err != nil {
 		return err
 	}
 	for _, format := range []string{"png", "svg"} {

@@ -9,62 +9,20 @@ import (
 	"github.com/hubscope/hubscope/helper/graph"
 	"github.com/hubscope/hubscope/helper/network"
 	"github.com/hubscope/hubscope/helper/progress"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
-// Point is the network at one threshold of a sweep and its measures. Path measures are over
-// connected pairs (L_p) and all pairs (E_glob), as in metrics.json.
-type Point struct {
-	Threshold             float64  `json:"threshold"`
-	WeakestValue          *float64 `json:"weakest_value"` // null for an empty network
-	Edges                 int64    `json:"edges"`
-	Density               float64  `json:"density"`
-	MeanDegree            float64  `json:"mean_degree"`
-	IsolatedNodes         int      `json:"isolated_nodes"`
-	Components            int      `json:"components"`
-	LargestComponentShare float64  `json:"largest_component_share"`
-	Hubs                  int      `json:"hubs"`
-	ClusteringCoefficient float64  `json:"clustering_coefficient"`
-	CharacteristicPath    float64  `json:"characteristic_path_length"`
-	GlobalEfficiency      float64  `json:"global_efficiency"`
-	MeanLocalEfficiency   *float64 `json:"local_efficiency,omitempty"`
-	Assortativity         *float64 `json:"assortativity"`
-}
+// Point is the network at one threshold of a sweep and its measures (schema.SweepPoint).
+type Point = schema.SweepPoint
 
-// Measures are the columns of sweep.tsv after the threshold, in order, with their Point field.
-var Measures = []struct {
-	Key string
-	Get func(*Point) (float64, bool)
-}{
-	{"edges", func(p *Point) (float64, bool) { return float64(p.Edges), true }},
-	{"density", func(p *Point) (float64, bool) { return p.Density, true }},
-	{"mean_degree", func(p *Point) (float64, bool) { return p.MeanDegree, true }},
-	{"isolated_nodes", func(p *Point) (float64, bool) { return float64(p.IsolatedNodes), true }},
-	{"components", func(p *Point) (float64, bool) { return float64(p.Components), true }},
-	{"largest_component_share", func(p *Point) (float64, bool) { return p.LargestComponentShare, true }},
-	{"hubs", func(p *Point) (float64, bool) { return float64(p.Hubs), true }},
-	{"clustering_coefficient", func(p *Point) (float64, bool) { return p.ClusteringCoefficient, true }},
-	{"characteristic_path_length", func(p *Point) (float64, bool) { return p.CharacteristicPath, true }},
-	{"global_efficiency", func(p *Point) (float64, bool) { return p.GlobalEfficiency, true }},
-	{"local_efficiency", func(p *Point) (float64, bool) { return deref(p.MeanLocalEfficiency) }},
-	{"assortativity", func(p *Point) (float64, bool) { return deref(p.Assortativity) }},
-}
+// Measures are the columns of sweep.tsv after the threshold, in order, with their Point field
+// (schema.SweepMeasures).
+var Measures = schema.SweepMeasures
 
-func deref(v *float64) (float64, bool) {
-	if v == nil {
-		return 0, false
-	}
-	return *v, true
-}
-
-// Result is a whole sweep: sweep.json in the bundle.
+// Result is a whole sweep: sweep.json in the bundle (schema.Sweep), with the per-node results
+// the bundle's maps need.
 type Result struct {
-	Spec   Spec    `json:"sweep"`
-	HubSD  float64 `json:"hub_rule_sd"`
-	Points []Point `json:"thresholds"`
-	// AUC is each measure's area under its curve over the thresholds (trapezoid rule, the
-	// thresholds in increasing order as the x axis, as GRETNA integrates over sparsity); a
-	// measure undefined at any threshold has none.
-	AUC map[string]float64 `json:"auc"`
+	schema.Sweep
 	// HubStability is, per node, the share of the thresholds at which it is a hub
 	// (degree > mean + HubSD·SD of that threshold's network); hub_stability.nii.gz.
 	HubStability []float32 `json:"-"`
@@ -85,7 +43,7 @@ type Options struct {
 // Analyse measures the sweep's networks, each a filter of loose (built at spec.Loosest()).
 func Analyse(ctx context.Context, loose *network.Network, spec Spec, opt Options, rep progress.Reporter) (*Result, error) {
 	rep = progress.OrDiscard(rep)
-	res := &Result{Spec: spec, HubSD: opt.HubSD, HubStability: make([]float32, loose.N)}
+	res := &Result{Sweep: schema.Sweep{Spec: schema.SweepSpec(spec), HubSD: opt.HubSD}, HubStability: make([]float32, loose.N)}
 	hubCount := make([]int, loose.N)
 	var rank []int64
 	for _, t := range spec.Values {
