@@ -336,13 +336,15 @@ func (d *Daemon) hubs(v *bundleView) ([]ipc.Hub, error) {
 			p := v.ijk[h.Node]
 			h.Voxel = [3]int{int(p[0]), int(p[1]), int(p[2])}
 			h.MNI = [3]float64{num(row, "x_mm"), num(row, "y_mm"), num(row, "z_mm")}
+			// Hub.MNI stays the scan's world position, where the 3D view's surface and the
+			// slices lie; a registered scan's atlas region is looked up at its MNI position
+			// through the registration (hubs.tsv's x_mni … when the pipeline wrote them).
+			mni := h.MNI
 			if v.registered {
-				// The hub's MNI position through the registration (hubs.tsv's x_mni … when
-				// the pipeline wrote them, else computed the same way).
 				if t.has("x_mni") {
-					h.MNI = [3]float64{num(row, "x_mni"), num(row, "y_mni"), num(row, "z_mni")}
+					mni = [3]float64{num(row, "x_mni"), num(row, "y_mni"), num(row, "z_mni")}
 				} else {
-					h.MNI = apply(*v.scanToMNI, h.MNI)
+					mni = apply(*v.scanToMNI, h.MNI)
 				}
 			}
 			f := v.flat(p)
@@ -355,7 +357,7 @@ func (d *Daemon) hubs(v *bundleView) ([]ipc.Hub, error) {
 				h.Role = hubRole(pc)
 			}
 			if aal != nil {
-				_, h.Region = aal.Region(h.MNI)
+				_, h.Region = aal.Region(mni)
 			}
 		}
 		hubs = append(hubs, h)
