@@ -14,8 +14,10 @@ import (
 	"fyne.io/fyne/v2/test"
 
 	"github.com/hubscope/hubscope/app/normview"
+	"github.com/hubscope/hubscope/app/slices"
 	"github.com/hubscope/hubscope/app/slices/slicestest"
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/render"
 )
 
 // normHelper serves the phantom job compared with a normative cohort: the strongest hub was
@@ -122,6 +124,21 @@ func TestNormTab(t *testing.T) {
 	}
 	if want := "Hubs lost: 1 of the cohort's 40 hubs have a degree z below −2."; !bytes.Contains([]byte(summary), []byte(want)) {
 		t.Fatalf("summary %q", summary)
+	}
+	// The 3D view draws the hub lost cyan and the hub gained magenta beside the hubs.
+	<-r.Ready3D
+	var markers []render.Sphere
+	fyne.DoAndWait(func() {
+		for _, sp := range r.View3D.Scene().Spheres {
+			if sp.ID >= NormMarkerID {
+				markers = append(markers, sp)
+			}
+		}
+	})
+	lostAt := slices.World(slicestest.Affine, slicestest.Hubs[0])
+	if len(markers) != 2 || markers[0].Color != LostColor || markers[1].Color != GainedColor ||
+		markers[0].Center[0] != float32(lostAt[0]) || markers[0].Center[2] != float32(lostAt[2]) {
+		t.Fatalf("3D markers %+v", markers)
 	}
 	c := make(changes, 16)
 	fyne.DoAndWait(func() {

@@ -227,9 +227,12 @@ type Tab struct {
 	// ShowZ is pressed.
 	OnSelect func(voxel [3]int)
 	OnShowZ  func()
-	// Report and Rows are set once loaded.
+	// OnLoaded is called on the UI goroutine once the rows are shown.
+	OnLoaded func()
+	// Report and Rows are set once loaded; Affine is the grid's voxel → scan world map.
 	Report *Report
 	Rows   []Row
+	Affine [4][4]float64
 
 	content fyne.CanvasObject
 	loaded  chan struct{}
@@ -251,7 +254,7 @@ func NewTab(ctx context.Context, svc Service, s ipc.Summary, after <-chan struct
 			t.OnShowZ()
 		}
 	})
-	note := widget.NewLabel("Tap a row to put the crosshair on it. Coordinates are MNI when the scan is in MNI space or registered to it, else the scan's own.")
+	note := widget.NewLabel("Tap a row to put the crosshair on it. Coordinates are MNI when the scan is in MNI space or registered to it, else the scan's own. In the 3D view, hubs lost are drawn cyan and hubs gained magenta beside this scan's hubs.")
 	note.Wrapping = fyne.TextWrapWord
 	note.Importance = widget.LowImportance
 	top := container.NewVBox(t.Summary, container.NewHBox(t.ShowZ), note)
@@ -300,7 +303,7 @@ func (t *Tab) load(ctx context.Context, svc Service, s ipc.Summary, after <-chan
 			t.Summary.SetText("The comparison with the normative cohort could not be read: " + err.Error())
 			return
 		}
-		t.Report, t.Rows = rep, rows
+		t.Report, t.Rows, t.Affine = rep, rows, lost.Header.Affine
 		hubRows := 0
 		cells := make([][]string, len(rows))
 		for i, r := range rows {
@@ -317,6 +320,9 @@ func (t *Tab) load(ctx context.Context, svc Service, s ipc.Summary, after <-chan
 		t.Summary.SetText(text)
 		t.Table.SetRows(cells)
 		t.content.(*fyne.Container).Refresh()
+		if t.OnLoaded != nil {
+			t.OnLoaded()
+		}
 	})
 }
 
