@@ -160,19 +160,31 @@ func (c *Connectome) readMatrix(read func(string) ([][]string, error), edgeFile,
 // Links is the number of links the connectome holds.
 func (c *Connectome) Links() int { return len(c.links) }
 
-// Edges returns the k strongest links (by |weight|) as render edges, each as wide and as deep
-// in colour as its weight against the strongest link's (render.EdgeWidth, render.EdgeColor),
-// and the weakest |weight| among them (0 when none).
+// Edges returns the k strongest links (by |weight|) as render edges and the weakest |weight|
+// among them (0 when none). Width and colour (render.EdgeWidth, render.EdgeColor) grow with
+// |weight| over the range drawn, from the weakest link shown to the strongest, as nilearn's
+// view_connectome scales its colour bar to the edges above its threshold: the top links of a
+// hub network lie close together (0.72 to 0.9 on the demo), and a scale from 0 would draw them
+// all alike. The weakest shown keeps 15 % of the scale, so it stays visible.
 func (c *Connectome) Edges(k int) ([]render.Edge, float64) {
 	k = min(max(k, 0), len(c.links))
+	if k == 0 {
+		return nil, 0
+	}
+	from := math.Abs(c.links[k-1].w)
 	out := make([]render.Edge, k)
 	for i, l := range c.links[:k] {
-		out[i] = render.Edge{A: c.pos[l.a], B: c.pos[l.b], Width: render.EdgeWidth(l.w, c.max), Color: render.EdgeColor(l.w, c.max)}
+		f := 1.0
+		if c.max > from {
+			f = (math.Abs(l.w) - from) / (c.max - from)
+		}
+		f = 0.15 + 0.85*f
+		if l.w < 0 {
+			f = -f
+		}
+		out[i] = render.Edge{A: c.pos[l.a], B: c.pos[l.b], Width: render.EdgeWidth(f, 1), Color: render.EdgeColor(f, 1)}
 	}
-	if k == 0 {
-		return out, 0
-	}
-	return out, math.Abs(c.links[k-1].w)
+	return out, from
 }
 
 // defaultLinks is how many links the view draws at first: enough to see the hub network's

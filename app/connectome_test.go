@@ -68,16 +68,17 @@ func TestConnectomeView(t *testing.T) {
 		c := img.RGBAAt(int(x), int(y))
 		return [4]uint8{c.R, c.G, c.B, c.A}
 	}
-	colour := func(wt float64) [4]uint8 {
-		c := render.EdgeColor(wt, 0.8)
+	// The scale runs over the links drawn: the strongest at its top, the weakest at 15 %.
+	colour := func(f float64) [4]uint8 {
+		c := render.EdgeColor(f, 1)
 		return [4]uint8{c.R, c.G, c.B, 255}
 	}
 	strong, weak := mgl32.Vec3{0, 0, 0}, mgl32.Vec3{-20, 0, 20} // midpoints of 0–1 and 0–2
-	if got := at(strong); got != colour(0.8) {
-		t.Errorf("strongest link's midpoint %v, want %v", got, colour(0.8))
+	if got := at(strong); got != colour(1) {
+		t.Errorf("strongest link's midpoint %v, want %v", got, colour(1))
 	}
-	if got := at(weak); got != colour(0.3) {
-		t.Errorf("weaker link's midpoint %v, want %v", got, colour(0.3))
+	if got := at(weak); got != colour(0.15) {
+		t.Errorf("weaker link's midpoint %v, want %v", got, colour(0.15))
 	}
 	if w8, w3 := v.Scene().Edges[0].Width, v.Scene().Edges[1].Width; !(w8 > w3) {
 		t.Errorf("widths %g (0.8) and %g (0.3): want the stronger wider", w8, w3)
@@ -86,10 +87,10 @@ func TestConnectomeView(t *testing.T) {
 	if n := len(v.Scene().Edges); n != 1 {
 		t.Fatalf("at 50 %%: %d edges", n)
 	}
-	if got := at(weak); got == colour(0.3) {
+	if got := at(weak); got == colour(0.15) {
 		t.Error("the weaker link is still drawn at 50 %")
 	}
-	if got := at(strong); got != colour(0.8) {
+	if got := at(strong); got != colour(1) {
 		t.Errorf("the strongest link lost at 50 %%: %v", got)
 	}
 	slider.SetValue(0)
@@ -114,7 +115,7 @@ func TestConnectomeView(t *testing.T) {
 	if len(v.Scene().Spheres) != 3 || len(v.Scene().Edges) != 2 {
 		t.Fatalf("region view: %d spheres, %d edges", len(v.Scene().Spheres), len(v.Scene().Edges))
 	}
-	if e := v.Scene().Edges[1]; e.Color != render.EdgeColor(-0.2, 0.5) {
+	if e := v.Scene().Edges[1]; e.Color != render.EdgeColor(-0.15, 1) {
 		t.Errorf("negative link coloured %v", e.Color)
 	}
 
