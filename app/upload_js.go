@@ -20,12 +20,6 @@ import (
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
-// browserMaxUpload is the largest scan the browser app sends, whatever the helper accepts:
-// Go's fetch transport reads a request body whole into the wasm heap (it cannot stream it)
-// and hands the browser a second copy, and a wasm page has at most 4 GiB of memory, the
-// app's own included.
-const browserMaxUpload = 1 << 30
-
 // uploadChunk is how much of a file one read takes from the browser (File.slice).
 const uploadChunk = 4 << 20
 
@@ -136,8 +130,10 @@ func fileList(list js.Value) []js.Value {
 	return files
 }
 
-// browserUpload sends chosen and dropped files, one at a time (each is held in memory while
-// it is sent, see browserMaxUpload).
+// browserUpload sends chosen and dropped files, one at a time. A file goes in parts (the
+// client's UploadPartSize, set by cmd/hubscope's browser main): Go's fetch transport holds a
+// whole request body in the wasm heap, so only a part of the file is in memory at once and a
+// scan of any size the helper accepts (--max-upload) can be sent.
 type browserUpload struct {
 	u    *UI
 	note js.Value
@@ -194,10 +190,6 @@ func (b *browserUpload) sendOne(file js.Value) {
 		}
 		b.say(fmt.Sprintf("%s is %s, more than this helper accepts (%s). Start the helper with a larger --max-upload, or analyse the scan in the desktop app.",
 			name, have, limit))
-		return
-	case size > browserMaxUpload:
-		b.say(fmt.Sprintf("%s is %s; the browser app uploads scans of up to %s (it holds a scan in memory while it sends it). Analyse it in the desktop app instead.",
-			name, byteSize(size), byteSize(browserMaxUpload)))
 		return
 	case setErr != nil:
 		b.say(fmt.Sprintf("%s was not uploaded: %v", name, setErr))

@@ -11,6 +11,8 @@
 //
 //	GET  /info                          Info
 //	POST /uploads?name=F                raw scan bytes (web transport) → Upload
+//	POST /uploads/parts?name=F&size=N   an upload sent in parts → UploadParts (parts.go)
+//	POST /uploads/parts/{id}?offset=O   one part → UploadProgress, the last → Upload
 //	POST /jobs                          JobRequest → Job (202)
 //	GET  /jobs                          []Job, newest first
 //	GET  /jobs/{id}                     Job

@@ -42,6 +42,11 @@ type Client struct {
 	// relaunch, when set (Connect), starts the helper again after it went away.
 	relaunch func(context.Context) error
 
+	// UploadPartSize, when > 0, makes Upload send a body of known size as an upload in parts
+	// of at most this many bytes (parts.go): the browser app's, whose fetch transport holds a
+	// whole request body in memory.
+	UploadPartSize int64
+
 	// ReconnectWithin bounds how long Follow keeps trying to reach a helper that went away
 	// (with relaunches when the client came from Connect); 0 = 30 s.
 	ReconnectWithin time.Duration
@@ -184,6 +189,13 @@ func (c *Client) Upload(ctx context.Context, name string, body io.Reader) (Uploa
 	var v Upload
 	if err := ValidSegment("upload name", name); err != nil {
 		return v, Errorf(CodeBadRequest, "%v", err)
+	}
+	if c.UploadPartSize > 0 {
+		if st, ok := body.(interface{ Stat() (fs.FileInfo, error) }); ok {
+			if fi, err := st.Stat(); err == nil && fi.Mode().IsRegular() {
+				return c.uploadInParts(ctx, name, body, fi.Size(), c.UploadPartSize)
+			}
+		}
 	}
 	u := c.endpoint(url.Values{"name": {name}}, "uploads")
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, body)

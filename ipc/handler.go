@@ -110,6 +110,7 @@ type handler struct {
 	mux      *http.ServeMux
 	tokenSum [sha256.Size]byte
 	static   http.Handler
+	parts    parts // uploads in parts (parts.go)
 }
 
 // NewHandler routes the endpoints listed in the package comment to svc, behind the checks
@@ -128,6 +129,8 @@ func NewHandler(svc Service, opts HandlerOptions) http.Handler {
 	routes := []route{
 		{"GET", "/info", 0, http.StatusOK, h.info},
 		{"POST", "/uploads", uploadName, http.StatusCreated, h.upload},
+		{"POST", "/uploads/parts", uploadName, http.StatusCreated, h.openParts},
+		{"POST", "/uploads/parts/{id}", jobID, 0, h.uploadPart},
 		{"POST", "/jobs", 0, http.StatusAccepted, h.submit},
 		{"GET", "/jobs", 0, http.StatusOK, h.jobs},
 		{"GET", "/jobs/{id}", jobID, http.StatusOK, byID(h.svc.Job)},

@@ -27,7 +27,10 @@ func main() {
 			if err != nil {
 				return nil, err
 			}
-			return ipc.NewWebClient(u.Scheme+"://"+u.Host, ""), nil
+			c := ipc.NewWebClient(u.Scheme+"://"+u.Host, "")
+			// Scans go in parts: the fetch transport cannot stream one request's body.
+			c.UploadPartSize = ipc.MaxUploadPart
+			return c, nil
 		},
 		started: func(u *app.UI, _ fyne.Window) { u.EnableBrowserUpload() },
 	})
