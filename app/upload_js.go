@@ -25,9 +25,24 @@ const uploadChunk = 4 << 20
 
 // Element IDs of the upload controls, for the page's users and for scripts/web-smoke.sh.
 const (
-	UploadPanelID  = "hubscope-upload-panel"
-	UploadInputID  = "hubscope-upload"
-	UploadStatusID = "hubscope-upload-status"
+	UploadPanelID     = "hubscope-upload-panel"
+	UploadInputID     = "hubscope-upload"
+	UploadStatusID    = "hubscope-upload-status"
+	UploadMaskID      = "hubscope-upload-mask"
+	UploadConfoundsID = "hubscope-upload-confounds"
+	UploadPendingID   = "hubscope-upload-pending"
+	UploadLimitsID    = "hubscope-browser-limits"
+)
+
+// BrowserLimits says, on the page, what the browser app cannot do that the desktop app does.
+const BrowserLimits = "In the browser HubScope cannot watch a folder, open a DICOM folder (upload it as a .zip) or " +
+	"save files through a dialog (Fyne's web driver has none): the Export tab's Save buttons do nothing here, and the " +
+	"results, report included (hubscope-helper report BUNDLE), are in the helper's results folder."
+
+// Roles of the files sent beside a scan.
+const (
+	roleMask      = "mask"
+	roleConfounds = "confounds"
 )
 
 // EnableBrowserUpload gives the browser app its way to bring scans in, since a web page
@@ -68,9 +83,51 @@ func (u *UI) EnableBrowserUpload() {
 	panel.Call("appendChild", label)
 	panel.Call("appendChild", input)
 	panel.Call("appendChild", note)
+	up := &browserUpload{u: u, note: note}
+	// A mask and a confounds table go beside the scan: each is uploaded when chosen and sent
+	// with the next scan (JobRequest's mask_upload and confounds_upload).
+	extras := doc.Call("createElement", "div")
+	extras.Set("style", "margin-top:6px")
+	for _, c := range []struct{ id, text, accept, role string }{
+		{UploadMaskID, "Mask…", ".nii,.nii.gz,.gz", roleMask},
+		{UploadConfoundsID, "Confounds…", ".tsv", roleConfounds},
+	} {
+		l := doc.Call("createElement", "label")
+		l.Set("htmlFor", c.id)
+		l.Set("textContent", c.text)
+		l.Set("style", "display:inline-block; cursor:pointer; padding:2px 8px; margin-right:6px; border-radius:4px; color:#1f6feb; border:1px solid #1f6feb")
+		in := doc.Call("createElement", "input")
+		in.Set("type", "file")
+		in.Set("id", c.id)
+		in.Set("accept", c.accept)
+		in.Set("style", "display:none")
+		role := c.role
+		in.Call("addEventListener", "change", js.FuncOf(func(this js.Value, _ []js.Value) any {
+			files := fileList(this.Get("files"))
+			this.Set("value", "")
+			if len(files) == 1 {
+				go up.sendCompanion(files[0], role)
+			}
+			return nil
+		}))
+		extras.Call("appendChild", l)
+		extras.Call("appendChild", in)
+	}
+	pending := doc.Call("createElement", "span")
+	pending.Set("id", UploadPendingID)
+	pending.Set("textContent", "(optional, for the next scan)")
+	extras.Call("appendChild", pending)
+	up.pending = pending
+	panel.Call("appendChild", extras)
+	// What the desktop app does that a web page cannot (Fyne's web driver has no file
+	// dialogs, and a page sees no paths).
+	limits := doc.Call("createElement", "div")
+	limits.Set("id", UploadLimitsID)
+	limits.Set("style", "margin-top:6px; font-size:11px; color:#555")
+	limits.Set("textContent", BrowserLimits)
+	panel.Call("appendChild", limits)
 	body.Call("appendChild", panel)
 
-	up := &browserUpload{u: u, note: note}
 	// "Open scan…" opens the same chooser: the tap is a user gesture, which browsers require
 	// before a script may open a file chooser.
 	u.openScan = func() { input.Call("click") }
@@ -135,9 +192,63 @@ func fileList(list js.Value) []js.Value {
 // whole request body in the wasm heap, so only a part of the file is in memory at once and a
 // scan of any size the helper accepts (--max-upload) can be sent.
 type browserUpload struct {
-	u    *UI
-	note js.Value
-	mu   sync.Mutex
+	u       *UI
+	note    js.Value
+	pending js.Value
+	mu      sync.Mutex
+	// The mask and confounds table uploaded for the next scan ("" = none), and their names.
+	maskID, maskName, confoundsID, confoundsName string
+}
+
+// sendCompanion uploads a mask or a confounds table for the next scan.
+func (b *browserUpload) sendCompanion(file js.Value, role string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	name := file.Get("name").String()
+	size := int64(file.Get("size").Float())
+	switch {
+	case role == roleMask && !IsScan(name):
+		b.say(fmt.Sprintf("%s is not a NIfTI mask (.nii or .nii.gz); it was not uploaded.", name))
+		return
+	case role == roleConfounds && !strings.EqualFold(filepath.Ext(name), ".tsv"):
+		b.say(fmt.Sprintf("%s is not a confounds table (.tsv, as fMRIPrep writes it); it was not uploaded.", name))
+		return
+	}
+	var svc ipc.Service
+	fyne.DoAndWait(func() { svc = b.u.svc })
+	if svc == nil {
+		b.say(fmt.Sprintf("%s was not uploaded: the helper is not connected.", name))
+		return
+	}
+	b.say(fmt.Sprintf("Uploading %s %s (%s)…", role, name, byteSize(size)))
+	up, err := svc.Upload(b.u.ctx, name, &fileReader{file: file, name: name, size: size})
+	if err != nil {
+		b.say(fmt.Sprintf("Could not upload the %s %s: %v", role, name, err))
+		return
+	}
+	if role == roleMask {
+		b.maskID, b.maskName = up.ID, name
+	} else {
+		b.confoundsID, b.confoundsName = up.ID, name
+	}
+	b.showPending()
+	b.say(fmt.Sprintf("The %s %s is ready: it goes with the next scan you upload.", role, name))
+}
+
+// showPending says beside the buttons which mask and table the next scan gets.
+func (b *browserUpload) showPending() {
+	var parts []string
+	if b.maskName != "" {
+		parts = append(parts, "mask "+b.maskName)
+	}
+	if b.confoundsName != "" {
+		parts = append(parts, "confounds "+b.confoundsName)
+	}
+	text := "(optional, for the next scan)"
+	if len(parts) > 0 {
+		text = "next scan: " + strings.Join(parts, ", ")
+	}
+	fyne.Do(func() { b.pending.Set("textContent", text) })
 }
 
 // say shows msg in the window's status line and beside the upload button.
@@ -209,11 +320,22 @@ func (b *browserUpload) sendOne(file js.Value) {
 		return
 	}
 	b.say(fmt.Sprintf("Uploaded %s (%s in %.0f s); starting the analysis…", name, byteSize(up.Size), time.Since(start).Seconds()))
-	if _, err := list.Submit(ctx, ipc.JobRequest{ScanUpload: up.ID, Name: name, Settings: &set}); err != nil {
-		b.say(fmt.Sprintf("Could not start %s: %v", name, err))
+	req := ipc.JobRequest{ScanUpload: up.ID, MaskUpload: b.maskID, ConfoundsUpload: b.confoundsID, Name: name, Settings: &set}
+	with := ""
+	if b.maskName != "" {
+		with += " with the mask " + b.maskName
+	}
+	if b.confoundsName != "" {
+		with += " with the confounds " + b.confoundsName
+	}
+	// An upload is used by one job: the next scan gets the mask and table chosen after this.
+	b.maskID, b.maskName, b.confoundsID, b.confoundsName = "", "", "", ""
+	b.showPending()
+	if _, err := list.Submit(ctx, req); err != nil {
+		b.say(fmt.Sprintf("Could not start %s%s: %v", name, with, err))
 		return
 	}
-	b.say(fmt.Sprintf("Started %s; follow it under Analyses.", name))
+	b.say(fmt.Sprintf("Started %s%s; follow it under Analyses.", name, with))
 }
 
 // byteSize writes n in binary units, as --max-upload takes them.

@@ -78,7 +78,10 @@ type JobRequest struct {
 	Mask       string `json:"mask,omitempty"`
 	ScanUpload string `json:"scan_upload,omitempty"`
 	MaskUpload string `json:"mask_upload,omitempty"`
-	Name       string `json:"name,omitempty"` // display name; default: the scan's base name
+	// ConfoundsUpload is an uploaded confounds table (.tsv, fMRIPrep's) for the cleaning: the
+	// web transport's way to give what settings' confounds names on the helper's disk.
+	ConfoundsUpload string `json:"confounds_upload,omitempty"`
+	Name            string `json:"name,omitempty"` // display name; default: the scan's base name
 	// Norm is a normative folder (built by "norm build") on the helper's disk, only over the
 	// Unix socket: the job is compared with it (z-maps, hubs lost and gained, clusters).
 	Norm string `json:"norm,omitempty"`

@@ -59,6 +59,9 @@ func (d *Daemon) Submit(ctx context.Context, req ipc.JobRequest) (ipc.Job, error
 	if req.Settings != nil {
 		set = *req.Settings
 	}
+	if web && set.Confounds != "" {
+		return ipc.Job{}, ipc.Errorf(ipc.CodeForbidden, "requests over the web transport cannot name files on the helper's disk (settings' confounds); upload the confounds table and give its upload ID as confounds_upload")
+	}
 	cfg, err := d.config(set)
 	if err != nil {
 		return ipc.Job{}, err
@@ -111,6 +114,16 @@ func (d *Daemon) Submit(ctx context.Context, req ipc.JobRequest) (ipc.Job, error
 			return ipc.Job{}, err
 		}
 		r.Mask = p
+	}
+	if req.ConfoundsUpload != "" {
+		p, _, err := d.takeUpload(req.ConfoundsUpload, dir, "confounds")
+		if err != nil {
+			undo()
+			return ipc.Job{}, err
+		}
+		// The uploaded table is the job's confounds table, as --confounds names one.
+		set.Confounds, cfg.Confounds = p, p
+		r.Job.Settings = set
 	}
 	// The header is read now, so that a file that is no 4D NIfTI fails at once, by name, and
 	// its space codes are kept for the atlas decision.

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/ipc"
@@ -35,10 +36,11 @@ type uploadMeta struct {
 	Time time.Time `json:"time"`
 }
 
-// uploadExt returns the extension of an uploadable file name (NIfTI, or a .zip of DICOM), or "".
+// uploadExt returns the extension of an uploadable file name (NIfTI, a .zip of DICOM, or a
+// .tsv confounds table), or "".
 func uploadExt(name string) string {
 	lower := strings.ToLower(name)
-	for _, ext := range []string{".nii.gz", ".nii", ".zip"} {
+	for _, ext := range []string{".nii.gz", ".nii", ".zip", ".tsv"} {
 		if strings.HasSuffix(lower, ext) {
 			return ext
 		}
@@ -84,7 +86,14 @@ func (d *Daemon) Upload(ctx context.Context, name string, body io.Reader) (ipc.U
 	if int64(n) > d.opt.MaxUpload {
 		return ipc.Upload{}, ipc.Errorf(ipc.CodeTooLarge, "upload %s exceeds the limit of %d bytes", name, d.opt.MaxUpload)
 	}
-	if ext == ".zip" {
+	if ext == ".tsv" {
+		// A confounds table (fMRIPrep's TSV): text with a tab-separated header line; its
+		// columns are read, and checked against the scan, when the job runs.
+		line, _, _ := bytes.Cut(head, []byte("\n"))
+		if bytes.IndexByte(head, 0) >= 0 || !utf8.Valid(line) || !bytes.Contains(line, []byte("\t")) {
+			return ipc.Upload{}, ipc.Errorf(ipc.CodeBadRequest, "upload %s: not a tab-separated confounds table (its first line is no tab-separated header)", name)
+		}
+	} else if ext == ".zip" {
 		// A DICOM export: read (safely, docs/dicom.md) and listed when the job is submitted.
 		if !bytes.HasPrefix(head, []byte("PK\x03\x04")) {
 			return ipc.Upload{}, ipc.Errorf(ipc.CodeBadRequest, "upload %s: not a zip archive", name)
@@ -170,7 +179,8 @@ func (d *Daemon) takeUpload(id, jobDir, role string) (string, uploadMeta, error)
 	if err == nil {
 		err = json.Unmarshal(b, &meta)
 	}
-	if err != nil || (meta.Ext != ".nii" && meta.Ext != ".nii.gz" && (meta.Ext != ".zip" || role != "scan")) {
+	isNIfTI := meta.Ext == ".nii" || meta.Ext == ".nii.gz"
+	if err != nil || (role == "confounds") != (meta.Ext == ".tsv") || (!isNIfTI && meta.Ext != ".tsv" && (meta.Ext != ".zip" || role != "scan")) {
 		return "", meta, ipc.Errorf(ipc.CodeBadRequest, "%s_upload %q: no such upload", role, id)
 	}
 	in := filepath.Join(jobDir, "input")

@@ -39,6 +39,9 @@ const (
 	uploadInput  = "#hubscope-upload"
 	uploadStatus = "hubscope-upload-status"
 	uploadPanel  = "#hubscope-upload-panel"
+	// The confounds table's input and the line saying what the browser cannot do.
+	uploadConfounds = "#hubscope-upload-confounds"
+	browserLimits   = "hubscope-browser-limits"
 )
 
 // patience bounds each wait for the page (drawn, connected, an upload's answer): long enough
@@ -53,6 +56,7 @@ func main() {
 	browser := flag.String("chromium", "", "the browser program (default: chromium, chromium-browser or google-chrome on PATH)")
 	helperLog := flag.String("helper-log", "", "the helper's log file; the app has connected once the helper logged its GET /v1/jobs over the web transport")
 	scan := flag.String("scan", "", "a NIfTI scan to upload through the page and analyse to the end")
+	confounds := flag.String("confounds", "", "with --scan: a confounds table (.tsv) to upload beside the scan; the job must use it")
 	notNIfTI := flag.String("not-nifti", "", "a file the page must refuse as not NIfTI")
 	tooLarge := flag.String("too-large", "", "a .nii.gz over the helper's --max-upload that the page must refuse as too large (dropped on the page)")
 	corrupt := flag.String("corrupt", "", "a .nii.gz that is not a NIfTI image inside, which the helper must refuse")
@@ -66,7 +70,7 @@ func main() {
 	s := &smoke{url: *pageURL, browser: *browser, helperLog: *helperLog, out: *out}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	err := s.run(ctx, files{scan: *scan, notNIfTI: *notNIfTI, tooLarge: *tooLarge, corrupt: *corrupt})
+	err := s.run(ctx, files{scan: *scan, confounds: *confounds, notNIfTI: *notNIfTI, tooLarge: *tooLarge, corrupt: *corrupt})
 	if werr := s.writeConsole(); werr != nil && err == nil {
 		err = werr
 	}
@@ -78,7 +82,7 @@ func main() {
 }
 
 // files are what the page is given; "" = that check is skipped.
-type files struct{ scan, notNIfTI, tooLarge, corrupt string }
+type files struct{ scan, confounds, notNIfTI, tooLarge, corrupt string }
 
 type smoke struct {
 	url, browser, helperLog, out string
@@ -179,6 +183,9 @@ func (s *smoke) run(ctx context.Context, f files) error {
 	if err := s.checkToken(ctx, bctx, u.Scheme+"://"+u.Host); err != nil {
 		return err
 	}
+	if err := s.checkLimits(bctx); err != nil {
+		return err
+	}
 	// The window is drawn once the header names the helper's backend: the left column (header,
 	// settings, analyses; above the upload panel) has drawn text and widgets.
 	if _, err := s.waitDrawn(bctx, "start.png", area{0, 0, 0.34, 0.75}, 0.02); err != nil {
@@ -209,11 +216,22 @@ func (s *smoke) run(ctx context.Context, f files) error {
 		}
 	}
 	if f.scan != "" {
+		if f.confounds != "" {
+			// The confounds table beside the scan: uploaded first, sent with the scan.
+			if err := s.uploadVia(bctx, uploadConfounds, f.confounds, false, "goes with the next scan"); err != nil {
+				return err
+			}
+		}
 		if err := s.upload(bctx, f.scan, false, "Started "); err != nil {
 			return err
 		}
 		if err := s.waitJob(ctx, filepath.Base(f.scan)); err != nil {
 			return err
+		}
+		if f.confounds != "" {
+			if err := s.checkConfounds(ctx, filepath.Base(f.scan)); err != nil {
+				return err
+			}
 		}
 		// The first result of a session opens by itself: the right side then shows its tabs,
 		// plots and tables instead of one line of text.
@@ -352,6 +370,11 @@ func absDiff(a, b uint8) int {
 // page when drop is set) and waits for the app's answer beside the input, which must contain
 // want.
 func (s *smoke) upload(ctx context.Context, path string, drop bool, want string) error {
+	return s.uploadVia(ctx, uploadInput, path, drop, want)
+}
+
+// uploadVia is upload through the file input sel.
+func (s *smoke) uploadVia(ctx context.Context, sel, path string, drop bool, want string) error {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return err
@@ -364,7 +387,7 @@ func (s *smoke) upload(ctx context.Context, path string, drop bool, want string)
 		if err := chromedp.Do(ctx, dropFiles(abs)); err != nil {
 			return fmt.Errorf("dropping %s on the page: %w", path, err)
 		}
-	} else if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.CSS(uploadInput), []string{abs})); err != nil {
+	} else if err := chromedp.Do(ctx, chromedp.SetUploadFiles(chromedp.CSS(sel), []string{abs})); err != nil {
 		return fmt.Errorf("giving %s to the page's file input: %w", path, err)
 	}
 	// "Uploading …" and "Uploaded …" are on the way; anything else is the answer.
@@ -448,7 +471,8 @@ func (s *smoke) checkConsole() error {
 	defer s.mu.Unlock()
 	var bad []string
 	for _, m := range s.console {
-		if s.refusedUpload && m.Source == "network" && strings.Contains(m.URL, ipc.Prefix+"/uploads?") && strings.Contains(m.Text, "status of 400") {
+		if s.refusedUpload && m.Source == "network" && (strings.Contains(m.URL, ipc.Prefix+"/uploads?") || strings.Contains(m.URL, ipc.Prefix+"/uploads/parts/")) &&
+			strings.Contains(m.Text, "status of 400") {
 			continue
 		}
 		if s.refusedNoCookie && m.Source == "network" && strings.HasSuffix(m.URL, ipc.Prefix+"/jobs") && strings.Contains(m.Text, "status of 401") {
