@@ -19,14 +19,14 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/widget"
-
 	"github.com/hubscope/hubscope/app/sorttable"
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // Bundle files and volumes of a normative comparison (helper/pipeline, writeNorm).
 const (
-	NormFile      = "norm.json"
+	NormFile      = schema.NormFile
 	VolumeZDegree = "z_degree"
 	VolumeLost    = "hubs_lost"
 	VolumeGained  = "hubs_gained"
@@ -42,25 +42,11 @@ const (
 	KindClusterAbove = "cluster above"
 )
 
-// Report is the part of norm.json the tab shows.
-type Report struct {
-	ZCut        float64   `json:"z_cut"`
-	Compared    int       `json:"nodes_compared"`
-	LostCount   int       `json:"hubs_lost"`
-	GainedCount int       `json:"hubs_gained"`
-	CohortHubs  int       `json:"cohort_hubs"`
-	Clusters    []Cluster `json:"clusters"`
-}
+// Report is norm.json (schema.NormComparison), which the tab shows.
+type Report struct{ schema.NormComparison }
 
 // Cluster is one cluster of |z| > z_cut of degree (norm.json).
-type Cluster struct {
-	Sign   int        `json:"sign"`
-	Voxels int        `json:"voxels"`
-	PeakZ  float64    `json:"peak_z"`
-	Peak   [3]int     `json:"peak_ijk"`
-	PeakMM [3]float64 `json:"peak_mm"`
-	Region string     `json:"region,omitempty"`
-}
+type Cluster = schema.NormCluster
 
 // Row is one line of the table.
 type Row struct {
@@ -333,7 +319,7 @@ func readReport(ctx context.Context, svc Service, id string) (*Report, error) {
 	}
 	defer rc.Close()
 	var rep Report
-	if err := json.NewDecoder(io.LimitReader(rc, 64<<20)).Decode(&rep); err != nil {
+	if err := json.NewDecoder(io.LimitReader(rc, 64<<20)).Decode(&rep.NormComparison); err != nil {
 		return nil, fmt.Errorf("%s: %w", NormFile, err)
 	}
 	return &rep, nil

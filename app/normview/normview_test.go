@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 func volume(name string, dims [3]int, aff [4][4]float64, f func(v [3]int) float32) *ipc.Volume {
@@ -53,7 +54,7 @@ func TestRows(t *testing.T) {
 	})
 	to := [4][4]float64{{1, 0, 0, 100}, {0, 1, 0, 0}, {0, 0, 1, 0}, {0, 0, 0, 1}}
 	s := ipc.Summary{ScanToMNI: &to, Atlas: &ipc.AtlasInfo{Labels: map[int]string{7: "Precuneus_L"}}}
-	rep := &Report{ZCut: 2, Clusters: []Cluster{{Sign: -1, Voxels: 3, PeakZ: -4, Peak: [3]int{2, 2, 2}}, {Sign: 1, Voxels: 9, PeakZ: 3.5, Peak: [3]int{7, 7, 7}}}}
+	rep := &Report{schema.NormComparison{ZCut: 2, Clusters: []Cluster{{Sign: -1, Voxels: 3, PeakZ: -4, Peak: [3]int{2, 2, 2}}, {Sign: 1, Voxels: 9, PeakZ: 3.5, Peak: [3]int{7, 7, 7}}}}}
 	rows := Rows(s, rep, lost, gained, z, atlas)
 	kinds := []string{}
 	for _, r := range rows {
@@ -81,7 +82,7 @@ func TestRows(t *testing.T) {
 	if n := len(Rows(ipc.Summary{}, nil, many, nil, nil, nil)); n != MaxRows {
 		t.Fatalf("%d hub rows, want the cap %d", n, MaxRows)
 	}
-	lines := (&Report{ZCut: 2, LostCount: 600, CohortHubs: 700}).Lines(MaxRows)
+	lines := (&Report{schema.NormComparison{ZCut: 2, LostCount: 600, CohortHubs: 700}}).Lines(MaxRows)
 	if !strings.Contains(strings.Join(lines, " "), "the first 500 of the 600 hubs lost or gained") {
 		t.Fatalf("lines %q", lines)
 	}

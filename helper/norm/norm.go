@@ -15,6 +15,7 @@ import (
 
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/sweep"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // Flatten turns a settings value into a flat map of its JSON keys ("group.mean": "r").
@@ -288,37 +289,19 @@ func (n *Norm) CheckGrid(dims [3]int, affine [4][4]float64) error {
 }
 
 // Cluster is a face-connected set of abnormal voxels (|z| > the cut, one sign).
-type Cluster struct {
-	Sign   int        `json:"sign"` // −1 below the cohort, +1 above
-	Voxels int        `json:"voxels"`
-	PeakZ  float64    `json:"peak_z"`
-	Peak   [3]int     `json:"peak_ijk"`
-	PeakMM [3]float64 `json:"peak_mm"`
-	Region string     `json:"region,omitempty"`
-}
+type Cluster = schema.NormCluster
 
-// Result is the comparison of one scan with the norm.
+// Result is the comparison of one scan with the norm: norm.json (schema.NormComparison) and
+// the per-node results the bundle's maps need.
 type Result struct {
-	ZCut     float64              `json:"z_cut"`
-	Compared int                  `json:"nodes_compared"`
-	Z        map[string][]float64 `json:"-"` // per scan node; NaN where not compared
-	Lost     []int                `json:"-"` // scan nodes
-	Gained   []int                `json:"-"`
-	Clusters []Cluster            `json:"clusters"`
-	// LostCount and GainedCount are len(Lost) and len(Gained), for the JSON.
-	LostCount   int `json:"hubs_lost"`
-	GainedCount int `json:"hubs_gained"`
-	CohortHubs  int `json:"cohort_hubs"`
-	// Thresholds are the hubs lost at every threshold of a sweep (cohort and run both swept).
-	Thresholds []ThresholdLoss `json:"thresholds,omitempty"`
+	schema.NormComparison
+	Z      map[string][]float64 `json:"-"` // per scan node; NaN where not compared
+	Lost   []int                `json:"-"` // scan nodes
+	Gained []int                `json:"-"`
 }
 
 // ThresholdLoss is one sweep threshold's comparison.
-type ThresholdLoss struct {
-	Map        string `json:"map"`
-	CohortHubs int    `json:"cohort_hubs"`
-	Lost       int    `json:"hubs_lost"`
-}
+type ThresholdLoss = schema.NormThresholdLoss
 
 // Compare computes z = (x − mean)/SD of every map the norm holds at every node of the scan
 // that is a node of the norm (SD > 0); hubs lost are cohort hubs with degree z < −zCut, hubs
@@ -327,7 +310,7 @@ type ThresholdLoss struct {
 func (n *Norm) Compare(ijk [][3]int32, affine [4][4]float64, maps map[string][]float64, isHub []bool, zCut float64, region func([3]float64) string) (*Result, error) {
 	d := n.Info.Dims
 	flat := func(v [3]int32) int { return int(v[0]) + d[0]*(int(v[1])+d[1]*int(v[2])) }
-	res := &Result{ZCut: zCut, Z: map[string][]float64{}}
+	res := &Result{NormComparison: schema.NormComparison{ZCut: zCut}, Z: map[string][]float64{}}
 	for name, vals := range maps {
 		mean, ok := n.Mean[name]
 		if !ok {

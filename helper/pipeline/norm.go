@@ -11,6 +11,7 @@ import (
 	"github.com/hubscope/hubscope/helper/norm"
 	"github.com/hubscope/hubscope/helper/scan"
 	"github.com/hubscope/hubscope/helper/sweep"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // NormZ is the |z| beyond which a voxel is abnormal, and a cohort hub with z below −NormZ lost.
@@ -100,5 +101,5 @@ func writeNorm(w *bundle.Writer, s *scan.Scan, r *norm.Result) error {
 	if err != nil {
 		return err
 	}
-	return w.WriteJSON("norm.json", r)
+	return w.WriteJSON(schema.NormFile, &r.NormComparison)
 }
