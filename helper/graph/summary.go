@@ -207,15 +207,19 @@ func NodalMeasures(ctx context.Context, g *Graph, opt NodalOptions, rep progress
 	nd.Degree = Degrees(g)
 	nd.DegreeZ = DegreeZScores(nd.Degree)
 	nd.Strength = Strengths(g)
-	if opt.Accelerator == nil {
+	switch {
+	case opt.Accelerator == nil && g.Weights != nil:
+		// Both clusterings from one listing of the triangles (docs/algorithms.md, "Weighted clustering").
+		nd.Clustering, nd.WeightedClustering, err = clusteringBoth(ctx, g)
+	case opt.Accelerator == nil:
 		nd.Clustering, err = ClusteringCoefficients(ctx, g)
-	} else {
+	default:
 		nd.Clustering, err = clusteringWith(ctx, opt.Accelerator, g)
 	}
 	if err != nil {
 		return nd, err
 	}
-	if g.Weights != nil {
+	if g.Weights != nil && nd.WeightedClustering == nil {
 		if nd.WeightedClustering, err = WeightedClusteringCoefficients(ctx, g); err != nil {
 			return nd, err
 		}
