@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/backend/cpu"
-	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/dfc"
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/internal/pyref"
+	"github.com/hubscope/hubscope/helper/npy"
 )
 
 // The inline numpy DFC peer does the work dfc.Run does: on the same series it finds the same
@@ -23,7 +23,7 @@ func TestNumpyDFCPeerMatchesOurs(t *testing.T) {
 	const n, T, w, s, r = 300, 40, 20, 5, 0.3
 	x := fc.BenchData(n, T, 5)
 	var b bytes.Buffer
-	if err := bundle.EncodeMatrixNPY(&b, n, T, func(i int, dst []float32) { copy(dst, x[i*T:]) }); err != nil {
+	if err := npy.WriteMatrix(&b, n, T, func(i int, dst []float32) { copy(dst, x[i*T:]) }); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "x.npy")

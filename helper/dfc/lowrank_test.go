@@ -11,12 +11,11 @@ import (
 	"strings"
 	"testing"
 
-	"gonum.org/v1/gonum/mat"
-
 	"github.com/hubscope/hubscope/helper/backend/cpu"
-	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/internal/pyref"
+	"github.com/hubscope/hubscope/helper/npy"
+	"gonum.org/v1/gonum/mat"
 )
 
 // structuredWindow is an N×w window whose series mix a few slow components with noise, so
@@ -158,7 +157,7 @@ func TestWindowAgainstNumpy(t *testing.T) {
 	x := randomSeries(n, T, 21)
 	dir := t.TempDir()
 	var b bytes.Buffer
-	if err := bundle.EncodeMatrixNPY(&b, n, T, func(i int, dst []float32) { copy(dst, x[i*T:]) }); err != nil {
+	if err := npy.WriteMatrix(&b, n, T, func(i int, dst []float32) { copy(dst, x[i*T:]) }); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "x.npy")
