@@ -62,32 +62,10 @@ func Load(path, namesPath string) (*Atlas, error) {
 }
 
 // LoadFS reads an atlas embedded in a file system (assets.Atlas): the label image at image and
-// its "index name" list at names ("" = none). The NIfTI reader works on files, so the image is
-// copied to a temporary file in scratch ("" = the system's temporary directory) for the time
-// of the read and removed at once.
-func LoadFS(fsys fs.FS, image, names, scratch string) (*Atlas, error) {
-	src, err := fsys.Open(image)
-	if err != nil {
-		return nil, fmt.Errorf("atlas %s: %w", image, err)
-	}
-	defer src.Close()
-	ext := ".nii"
-	if strings.HasSuffix(image, ".gz") {
-		ext = ".nii.gz"
-	}
-	tmp, err := os.CreateTemp(scratch, ".hubscope-atlas-*"+ext)
-	if err != nil {
-		return nil, fmt.Errorf("atlas %s: %w", image, err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = io.Copy(tmp, src)
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, fmt.Errorf("atlas %s: copy to a temporary file: %w", image, err)
-	}
-	h, data, err := nifti.ReadImage(tmp.Name())
+// its "index name" list at names ("" = none). The image is read in place (nifti.ReadImageFS):
+// a copy in a temporary file was left behind when the process was killed during the read.
+func LoadFS(fsys fs.FS, image, names string) (*Atlas, error) {
+	h, data, err := nifti.ReadImageFS(fsys, image)
 	if err != nil {
 		return nil, fmt.Errorf("atlas %s: %w", image, err)
 	}

@@ -20,7 +20,7 @@ func TestLoadFS(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "toy.nii.txt"), names, 0o644)
 	img, _ := os.ReadFile(p)
 	fsys := fstest.MapFS{"a/toy.nii.gz": {Data: img}, "a/toy.nii.txt": {Data: names}}
-	got, err := LoadFS(fsys, "a/toy.nii.gz", "a/toy.nii.txt", t.TempDir())
+	got, err := LoadFS(fsys, "a/toy.nii.gz", "a/toy.nii.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestLoadFS(t *testing.T) {
 			}
 		}
 	}
-	if _, err := LoadFS(fsys, "a/toy.nii.gz", "a/missing.txt", ""); err == nil {
+	if _, err := LoadFS(fsys, "a/toy.nii.gz", "a/missing.txt"); err == nil {
 		t.Fatal("missing names file accepted")
 	}
 }
@@ -48,7 +48,7 @@ func TestLoadFS(t *testing.T) {
 // TestResampleMatchesRegion checks the resampled label grid against a direct Region lookup of
 // every voxel centre, on a grid with its own voxel size, origin and a small rotation.
 func TestResampleMatchesRegion(t *testing.T) {
-	a, err := LoadFS(assets.Atlas, assets.AtlasImage, assets.AtlasNames, "")
+	a, err := LoadFS(assets.Atlas, assets.AtlasImage, assets.AtlasNames)
 	if err != nil {
 		t.Fatal(err)
 	}

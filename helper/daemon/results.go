@@ -168,7 +168,7 @@ type atlasData struct {
 
 func (d *Daemon) aal() (*atlasData, error) {
 	d.atlasOnce.Do(func() {
-		a, err := atlas.LoadFS(assets.Atlas, assets.AtlasImage, assets.AtlasNames, d.uploads)
+		a, err := atlas.LoadFS(assets.Atlas, assets.AtlasImage, assets.AtlasNames)
 		if err != nil {
 			d.atlasErr = err
 			return

@@ -27,31 +27,14 @@ type templateImage struct {
 
 func (d *Daemon) displayTemplate() (*templateImage, error) {
 	d.templateOnce.Do(func() {
-		d.template, d.templateErr = readDisplayTemplate(d.uploads)
+		d.template, d.templateErr = readDisplayTemplate()
 	})
 	return d.template, d.templateErr
 }
 
-// readDisplayTemplate reads the embedded template through a scratch file in dir (the NIfTI
-// reader takes paths).
-func readDisplayTemplate(dir string) (*templateImage, error) {
-	raw, err := assets.Template.ReadFile(assets.DisplayTemplateImage)
-	if err != nil {
-		return nil, fmt.Errorf("the MNI display template is missing from this build: %w", err)
-	}
-	f, err := os.CreateTemp(dir, ".template-*.nii.gz")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(f.Name())
-	_, err = f.Write(raw)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return nil, err
-	}
-	h, data, err := nifti.ReadImage(f.Name())
+// readDisplayTemplate reads the embedded display template in place (nifti.ReadImageFS).
+func readDisplayTemplate() (*templateImage, error) {
+	h, data, err := nifti.ReadImageFS(assets.Template, assets.DisplayTemplateImage)
 	if err != nil {
 		return nil, fmt.Errorf("embedded MNI display template: %w", err)
 	}

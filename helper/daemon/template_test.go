@@ -15,7 +15,7 @@ import (
 // template's own grid it returns the template; on a grid shifted half a voxel along x, the
 // mean of the two neighbours; on a grid twice as coarse, every second voxel.
 func TestResampleTemplate(t *testing.T) {
-	tpl, err := readDisplayTemplate(t.TempDir())
+	tpl, err := readDisplayTemplate()
 	if err != nil {
 		t.Fatal(err)
 	}

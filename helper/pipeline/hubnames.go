@@ -46,7 +46,7 @@ func defaultHubAtlas(cfg Config, s *scan.Scan, toMNI *[4][4]float64) (*atlas.Atl
 			return nil, "not named by region: the scan is in " + space + " and was not registered to MNI (--register on names them with the embedded AAL; --atlas FILE on the scan's own space names them too)", nil
 		}
 	}
-	aal, err := atlas.LoadFS(assets.Atlas, assets.AtlasImage, assets.AtlasNames, "")
+	aal, err := atlas.LoadFS(assets.Atlas, assets.AtlasImage, assets.AtlasNames)
 	if err != nil {
 		return nil, "", err
 	}

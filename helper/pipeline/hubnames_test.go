@@ -24,7 +24,7 @@ func TestHubNamesByDefault(t *testing.T) {
 	scanPath, maskPath, _ := phantom(t, 10)
 	haxby := shareddata.Path(t, "haxby2001_run001_bold_25mm.nii.gz")
 	nipy := shareddata.Path(t, "nipy_functional.nii.gz")
-	aal, err := atlas.LoadFS(assets.Atlas, assets.AtlasImage, assets.AtlasNames, "")
+	aal, err := atlas.LoadFS(assets.Atlas, assets.AtlasImage, assets.AtlasNames)
 	if err != nil {
 		t.Fatal(err)
 	}

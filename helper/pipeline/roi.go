@@ -22,7 +22,7 @@ const (
 // loadAtlas reads --atlas: a label image file, or "aal" for the embedded AAL.
 func loadAtlas(path, names string) (*atlas.Atlas, error) {
 	if strings.EqualFold(path, AtlasAAL) {
-		return atlas.LoadFS(assets.Atlas, assets.AtlasImage, assets.AtlasNames, "")
+		return atlas.LoadFS(assets.Atlas, assets.AtlasImage, assets.AtlasNames)
 	}
 	return atlas.Load(path, names)
 }

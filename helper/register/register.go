@@ -12,8 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 
 	"github.com/hubscope/hubscope/assets"
 	"github.com/hubscope/hubscope/helper/nifti"
@@ -30,20 +28,9 @@ type Image struct {
 // Template reads the embedded MNI152 brain template (4 mm, ICBM 2009a; see
 // assets/template/LICENSE-MNI152-ICBM2009a.txt).
 func Template() (Image, error) {
-	raw, err := assets.Template.ReadFile(assets.TemplateImage)
-	if err != nil {
-		return Image{}, fmt.Errorf("the MNI template is missing from this build: %w", err)
-	}
-	dir, err := os.MkdirTemp("", "hubscope-template-")
-	if err != nil {
-		return Image{}, err
-	}
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, filepath.Base(assets.TemplateImage))
-	if err := os.WriteFile(path, raw, 0o600); err != nil {
-		return Image{}, err
-	}
-	h, data, err := nifti.ReadImage(path)
+	// Read in place: a copy in a temporary folder was left behind when the process was
+	// killed during the read.
+	h, data, err := nifti.ReadImageFS(assets.Template, assets.TemplateImage)
 	if err != nil {
 		return Image{}, fmt.Errorf("embedded MNI template: %w", err)
 	}

@@ -93,7 +93,7 @@ func TestAgainstDipy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	aal, err := atlas.LoadFS(assets.Atlas, assets.AtlasImage, assets.AtlasNames, t.TempDir())
+	aal, err := atlas.LoadFS(assets.Atlas, assets.AtlasImage, assets.AtlasNames)
 	if err != nil {
 		t.Fatal(err)
 	}
