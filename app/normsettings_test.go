@@ -1,11 +1,14 @@
 package app
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // The threshold sweep reaches the settings when it is written as the helper takes it, and is
@@ -20,6 +23,12 @@ func TestSweepAndNormSettings(t *testing.T) {
 		s, err := f.Settings()
 		if err != nil || s.Sweep != want {
 			t.Errorf("sweep %q: %q, %v", in, s.Sweep, err)
+		}
+		// The request decodes as the helper decodes it: a sweep with a threshold is refused.
+		b, _ := json.Marshal(&s)
+		var back settings.Settings
+		if err := json.Unmarshal(b, &back); err != nil || back.Sweep != want {
+			t.Errorf("sweep %q as the helper reads it: %+v, %v", in, back.Network, err)
 		}
 	}
 	f.Sweep.SetText("r from 0.3 to 0.6")

@@ -255,6 +255,9 @@ func (f *SettingsForm) Settings() (settings.Settings, error) {
 	if s.Sweep = strings.ReplaceAll(strings.TrimSpace(sw), " ", ""); s.Sweep != "" && (s.Mode == settings.ModeAlpha || s.Mode == settings.ModeKNN) {
 		return s, errors.New("A threshold sweep replaces the threshold: choose strongest links (density) or correlation (r) as the way links are kept.")
 	}
+	if s.Sweep != "" {
+		s.Density, s.R = 0, 0 // the sweep's loosest threshold is the network's; the helper refuses both
+	}
 	return s, nil
 }
 
