@@ -15,6 +15,7 @@ import (
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/realign"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/helper/synth"
 	"github.com/hubscope/hubscope/internal/shareddata"
 )
 
@@ -121,6 +122,13 @@ func TestAgainstDipy(t *testing.T) {
 			t.Fatal(err)
 		}
 		ours, _ := realign.Inverse(res.ToMNI) // MNI → scan
+		// An independent measure of both: the overlap (Dice) of the scan's brain mask with the
+		// MNI152 2 mm brain mask, over the template voxels inside the scan's field of view.
+		dOurs, dDipy := brainDice(t, epi, ours), brainDice(t, epi, dm)
+		t.Logf("%s: Dice of the scan's brain mask with the MNI brain mask — ours %.4f, dipy's %.4f", name, dOurs, dDipy)
+		if dOurs < dDipy-0.005 {
+			t.Errorf("%s: our affine overlaps the scan's brain with the MNI brain less (Dice %.4f) than dipy's (%.4f)", name, dOurs, dDipy)
+		}
 		lv, err := makeLevel(tpl, epi, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -140,12 +148,12 @@ func TestAgainstDipy(t *testing.T) {
 		}
 		t.Logf("%s: %v, MI %.3f, zooms %.3f %.3f %.3f, shear %.3f, plausible %v; brain corners differ from dipy's by up to %.1f mm\n ours MNI→scan %v\n dipy %v",
 			name, took.Round(time.Millisecond), res.MI, res.Zooms[0], res.Zooms[1], res.Zooms[2], res.Shear, res.Plausible, worst, ours, dm)
-		// The goal is 1 voxel of the 2 mm template (2 mm); measured 4.1 mm on this scan
-		// (a 126 mm axial slab): each affine scores higher under its own method's MI, so the
-		// difference is the costs', not a stalled search (docs/realign.md). This bound catches
-		// a failed or stalled registration (69.8 mm was seen), not the goal.
-		if worst > 6 || !res.Plausible {
-			t.Errorf("%s: corners %.1f mm from dipy's (bound 6 mm), plausible %v %s", name, worst, res.Plausible, res.Problem)
+		// The goal is 1 voxel of the 2 mm template (2 mm). Measured 3.6 mm from dipy on
+		// the 4 mm template here, 2.6 mm from dipy on the 2 mm template (docs/realign.md) — and
+		// dipy's two answers are 3.3 mm apart themselves, so the goal is not a property dipy
+		// has either. This bound catches a failed or stalled registration (69.8 mm was seen).
+		if worst > 5 || !res.Plausible {
+			t.Errorf("%s: corners %.1f mm from dipy's (bound 5 mm), plausible %v %s", name, worst, res.Plausible, res.Problem)
 		}
 		// Atlas labels through either affine (the check of hub labels; every brain voxel
 		// of the scan stands for a possible hub: a two-volume scan has no meaningful network).
@@ -242,7 +250,8 @@ func knownAffinePhantomMI(t *testing.T, origin [3]float64, dims [3]int) (float64
 
 // TestRecoversKnownAffine: the whole head in the field of view; the MNI brain's corners must
 // land within 2 mm (1 voxel of the 2 mm template: the goal) of the truth. Measured
-// 1.50 mm with both images smoothed alike (2.47 mm when only the scan was smoothed). Our
+// 1.30 mm (1.50 mm before the cost sampled the background around the brain; 2.47 mm when only
+// the scan was smoothed). Our
 // optimum must score at least the truth's MI under our cost: the rest of the error is then the
 // cost's (measured MI 1.763 at ours, 1.705 at the truth), not a search that stopped early.
 func TestRecoversKnownAffine(t *testing.T) {
@@ -258,7 +267,8 @@ func TestRecoversKnownAffine(t *testing.T) {
 
 // TestRecoversKnownAffineSlab: the same phantom seen through a 98 mm slab (28 slices of 3.5 mm,
 // scan z −30…64 mm) that cuts the brain top and bottom, as the real slab EPIs do. Measured
-// 1.45 mm: the cost, which only counts template samples inside the field of view, shows no
+// 1.65 mm (1.45 mm before the background margin): the cost, which only counts template samples
+// inside the field of view, shows no
 // coverage bias here, so the z zoom of ~1.2 that ours and dipy find on the real slabs is not
 // this method's artefact of partial coverage (docs/realign.md).
 func TestRecoversKnownAffineSlab(t *testing.T) {
@@ -280,4 +290,47 @@ func TestImplausibleScalingRefused(t *testing.T) {
 	if _, sh := zoomsShear(a); math.Abs(sh-0.3) > 1e-12 {
 		t.Fatalf("shear %v, want 0.3", sh)
 	}
+}
+
+// brainDice is the Dice overlap of the scan's brain (epi's non-zero voxels) with the embedded
+// MNI152 2 mm brain mask, both seen on the template's 2 mm grid through m (MNI → scan world),
+// over the template voxels inside the scan's field of view.
+func brainDice(t *testing.T, epi Image, m realign.Affine) float64 {
+	t.Helper()
+	mask, a, err := synth.DefaultMask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, _ := realign.Inverse(epi.Affine)
+	toVox := realign.Mul(inv, m)
+	in := make([]float32, len(epi.Data))
+	for f, v := range epi.Data {
+		if v > 0 {
+			in[f] = 1
+		}
+	}
+	var both, nm, ne float64
+	f := 0
+	for k := 0; k < mask.Dims[2]; k++ {
+		for j := 0; j < mask.Dims[1]; j++ {
+			for i := 0; i < mask.Dims[0]; i++ {
+				y := realign.Apply(toVox, realign.Apply(a, [3]float64{float64(i), float64(j), float64(k)}))
+				v, ok := realign.TrilinearAt(in, epi.Dims, y[0], y[1], y[2])
+				if ok {
+					e, b := v > 0.5, mask.In[f]
+					if e {
+						ne++
+					}
+					if b {
+						nm++
+					}
+					if e && b {
+						both++
+					}
+				}
+				f++
+			}
+		}
+	}
+	return 2 * both / (nm + ne)
 }
