@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hubscope/hubscope/helper/atlas"
 	"github.com/hubscope/hubscope/helper/bundle"
@@ -127,7 +128,10 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		return m, maps, nil
 	}
 	rep.Start("nodal measures", 0)
-	nd, err := graph.NodalMeasures(ctx, g, graph.NodalOptions{LocalEfficiency: full, Eigenvector: full, Betweenness: cfg.Betweenness, Accelerator: acc}, rep)
+	// Local efficiency, by far the costliest nodal measure, is not part of this first group: the
+	// clustering and eigenvector maps are staged without waiting for it (docs/algorithms.md,
+	// "Results first").
+	nd, err := graph.NodalMeasures(ctx, g, graph.NodalOptions{Eigenvector: full, Betweenness: cfg.Betweenness, Accelerator: acc}, rep)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -135,10 +139,49 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 	for _, opt := range []struct {
 		name string
 		v    []float64
-	}{{"efficiency", nd.LocalEfficiency}, {"eigenvector", nd.EigenvectorCentrality}, {"betweenness", nd.Betweenness}} {
+	}{{"eigenvector", nd.EigenvectorCentrality}, {"betweenness", nd.Betweenness}} {
 		if opt.v != nil {
 			maps = append(maps, nodeMap{opt.name, f64to32(opt.v), nifti.Float32})
 		}
+	}
+	// Stage calls are serialised: on the CPU the local efficiency is computed beside the
+	// modules and the global measures and stages its map itself when done.
+	var stageMu sync.Mutex
+	stageNow := func(maps []nodeMap) error {
+		stageMu.Lock()
+		defer stageMu.Unlock()
+		return stage(m, maps)
+	}
+	if err := stageNow(maps); err != nil {
+		return nil, nil, err
+	}
+	maps = nil
+	var (
+		leff     []float64
+		leffErr  error
+		leffDone chan struct{}
+	)
+	if full && acc == nil {
+		// The modules (one core), the exact paths and the random networks (all cores) and the
+		// local efficiency (all cores) keep both cores of a desktop busy together; run alone,
+		// the one-core stages would leave one idle.
+		lctx, cancel := context.WithCancel(ctx)
+		leffDone = make(chan struct{})
+		defer func() { cancel(); <-leffDone }() // never outlives the run, also on errors
+		go func() {
+			defer close(leffDone)
+			if leff, leffErr = graph.LocalEfficiencies(lctx, g, nil); leffErr == nil {
+				leffErr = stageNow([]nodeMap{{"efficiency", f64to32(leff), nifti.Float32}})
+			}
+			if leffErr == nil {
+				rep.Note("local efficiency: map staged (computed beside the modules and the global measures)")
+			}
+		}()
+	} else if full {
+		if leff, err = graph.LocalEfficienciesWith(ctx, acc, g, rep); err != nil {
+			return nil, nil, err
+		}
+		maps = append(maps, nodeMap{"efficiency", f64to32(leff), nifti.Float32})
 	}
 
 	// Modules: Leiden is the default finder (higher Q); the leading-eigenvector method of the
@@ -176,11 +219,13 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		m.Modules = append(m.Modules, moduleInfo(le))
 	}
 
-	if err := stage(m, maps); err != nil {
+	if err := stageNow(maps); err != nil {
 		return nil, nil, err
 	}
 	maps = nil
-	if full {
+	if full && leffDone != nil {
+		rep.Note("network, hubs and nodal maps are staged in the bundle (local efficiency follows); the global measures and the random-network baselines follow")
+	} else if full {
 		rep.Note("network, hubs and nodal maps are staged in the bundle; the global measures and the random-network baselines follow")
 	}
 	if !full {
@@ -215,8 +260,14 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 	if err != nil {
 		return nil, nil, err
 	}
-	if nd.LocalEfficiency != nil {
-		gl.LocalEfficiency = ptr(graph.Mean(nd.LocalEfficiency))
+	if leffDone != nil {
+		<-leffDone
+		if leffErr != nil {
+			return nil, nil, leffErr
+		}
+	}
+	if leff != nil {
+		gl.LocalEfficiency = ptr(graph.Mean(leff))
 	}
 	m.Global = &gl
 	if len(randomQ) > 1 {
