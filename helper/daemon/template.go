@@ -9,8 +9,8 @@ import (
 
 	"github.com/hubscope/hubscope/assets"
 	"github.com/hubscope/hubscope/helper/nifti"
-	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/realign"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // VolumeTemplate is the MNI152 T1 brain (ICBM 2009a, 2 mm; assets/template) resampled onto a
@@ -45,16 +45,16 @@ func readDisplayTemplate() (*templateImage, error) {
 // registration did not run, was not needed, or gave an implausible affine (the pipeline then
 // refuses atlas labels too).
 func scanToMNI(dir string) (*[4][4]float64, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "qc", "registration.json"))
+	b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(schema.RegistrationFile)))
 	if os.IsNotExist(err) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var rr pipeline.RegistrationReport
+	var rr schema.Registration
 	if err := json.Unmarshal(b, &rr); err != nil {
-		return nil, fmt.Errorf("qc/registration.json: %w", err)
+		return nil, fmt.Errorf("%s: %w", schema.RegistrationFile, err)
 	}
 	if rr.Result == nil || !rr.Result.Plausible || !rr.LabelsUseIt {
 		return nil, nil

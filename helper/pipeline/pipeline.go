@@ -171,7 +171,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 		if mr != nil && !mr.Realigned {
 			// --realign auto's first look found too little motion to resample (realign.go).
 			loadPath = cfg.Scan
-			if err := w.WriteJSON("qc/motion.json", mr); err != nil {
+			if err := w.WriteJSON(schema.MotionFile, mr); err != nil {
 				return nil, err
 			}
 			rep.Note(mr.Reason)
@@ -179,7 +179,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 			t0 = time.Now()
 		} else if mr != nil {
 			cfg.motionTable = w.Path("qc/motion.tsv") // auto's raw recipe regresses it
-			if err := w.WriteJSON("qc/motion.json", mr); err != nil {
+			if err := w.WriteJSON(schema.MotionFile, mr); err != nil {
 				return nil, err
 			}
 			rep.Note(fmt.Sprintf("realigned (%s): mean FD %.3f mm, max %.3f mm, %d volume(s) over 0.5 mm; largest motion %.2f mm / %.2f° (qc/motion.tsv)",

@@ -15,6 +15,7 @@ import (
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/realign"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
@@ -25,24 +26,8 @@ const (
 	RealignAuto = settings.RealignAuto
 )
 
-// MotionReport is what realignment found and did (qc/motion.json).
-type MotionReport struct {
-	Realigned        bool    `json:"realigned"`
-	Reason           string  `json:"reason"`
-	Volumes          int     `json:"volumes"`
-	Passes           int     `json:"passes"`
-	Interpolation    string  `json:"reslice_interpolation"`
-	MeanFD           float64 `json:"mean_fd_mm"`
-	MaxFD            float64 `json:"max_fd_mm"`
-	VolumesOverFD05  int     `json:"volumes_fd_over_0_5mm"`
-	MaxTranslationMM float64 `json:"max_abs_translation_mm"`
-	MaxRotationDeg   float64 `json:"max_abs_rotation_deg"`
-	UncoveredVoxels  int     `json:"voxels_outside_some_volume"`
-	// Auto's screen (--realign auto): the largest displacement from the first volume that the
-	// coarse first look (realign.Screen) found, and the threshold it was held against (mm).
-	ScreenMaxDisplacementMM float64 `json:"auto_screen_max_displacement_mm,omitempty"`
-	ScreenThresholdMM       float64 `json:"auto_screen_threshold_mm,omitempty"`
-}
+// MotionReport is what realignment found and did (qc/motion.json, schema.Motion).
+type MotionReport = schema.Motion
 
 // autoRealignVoxelFraction: --realign auto realigns a raw scan when some volume lies further
 // from the first than this fraction of the smallest voxel edge (FD's measure: translations plus

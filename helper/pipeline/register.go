@@ -12,17 +12,12 @@ import (
 	"github.com/hubscope/hubscope/helper/realign"
 	"github.com/hubscope/hubscope/helper/register"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
-// RegistrationReport is qc/registration.json: whether and how the scan was put in MNI space.
-type RegistrationReport struct {
-	Estimated bool             `json:"estimated"`
-	Reason    string           `json:"reason"`
-	Seconds   float64          `json:"seconds,omitempty"`
-	Result    *register.Result `json:"result,omitempty"`
-	// LabelsUseIt says whether the hubs' atlas labels were looked up through the affine.
-	LabelsUseIt bool `json:"atlas_labels_use_it"`
-}
+// RegistrationReport is qc/registration.json (schema.Registration): whether and how the scan
+// was put in MNI space.
+type RegistrationReport = schema.Registration
 
 func registerWanted(cfg Config) bool {
 	return cfg.Register == RealignOn || cfg.Register == RealignAuto
@@ -57,7 +52,7 @@ func registerScan(ctx context.Context, cfg Config, s *scan.Scan, w *bundle.Write
 	if why, ok := alreadyMNI(cfg.Scan); ok {
 		rr.Reason = why + ": nothing estimated"
 		rep.Note("registration to MNI: " + rr.Reason)
-		return nil, w.WriteJSON("qc/registration.json", rr)
+		return nil, w.WriteJSON(schema.RegistrationFile, rr)
 	}
 	if s.Mean == nil {
 		return nil, fmt.Errorf("%s: registration needs the mean image", cfg.Scan)
@@ -81,11 +76,11 @@ func registerScan(ctx context.Context, cfg Config, s *scan.Scan, w *bundle.Write
 	if !res.Plausible {
 		rr.Reason = "estimated; " + res.Problem + ": atlas labels refused, the network is kept"
 		rep.Note(fmt.Sprintf("registration to MNI: %s", rr.Reason))
-		return nil, w.WriteJSON("qc/registration.json", rr)
+		return nil, w.WriteJSON(schema.RegistrationFile, rr)
 	}
 	rr.Reason, rr.LabelsUseIt = "estimated (--register "+cfg.Register+")", true
 	rep.Note(fmt.Sprintf("registration to MNI: zooms %.2f × %.2f × %.2f, shear %.2f, MI %.3f in %.1f s (qc/registration.json)",
 		res.Zooms[0], res.Zooms[1], res.Zooms[2], res.Shear, res.MI, rr.Seconds))
 	to := res.ToMNI
-	return &to, w.WriteJSON("qc/registration.json", rr)
+	return &to, w.WriteJSON(schema.RegistrationFile, rr)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hubscope/hubscope/assets"
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/realign"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // Image is a 3D volume on a grid with its voxel→world affine.
@@ -37,24 +38,9 @@ func Template() (Image, error) {
 	return Image{Dims: [3]int{h.Nx(), h.Ny(), h.Nz()}, Affine: h.Affine(), Data: data}, nil
 }
 
-// Result is the scan's affine to MNI space.
-type Result struct {
-	// ToMNI maps scan world coordinates (mm) to MNI coordinates: x_MNI = ToMNI · x_scan.
-	ToMNI realign.Affine `json:"scan_to_mni"`
-	// Params: translations (mm), rotations (rad), zooms, shears of the template→scan map about
-	// the template's brain centre, after the centre-of-mass start.
-	Params [12]float64 `json:"params"`
-	// MI is the mutual information (nats) reached at the finest level.
-	MI float64 `json:"mutual_information"`
-	// Zooms are the scales of ToMNI's linear part along its singular directions, Shear the
-	// largest off-diagonal of its upper-triangular factor: the plausibility checks' inputs.
-	Zooms [3]float64 `json:"zooms"`
-	Shear float64    `json:"max_shear"`
-	// Plausible is false when the scaling or shear is beyond what a head can need (Problem says
-	// which): the network stands, but atlas labels must not be trusted.
-	Plausible bool   `json:"plausible"`
-	Problem   string `json:"problem,omitempty"`
-}
+// Result is an affine registration to the MNI152 template (qc/registration.json's result,
+// schema.RegistrationResult).
+type Result = schema.RegistrationResult
 
 // Plausibility limits: an adult brain differs from the MNI152 brain by well under ±30 % in
 // any direction (Fonov et al. 2011), shears by well under 0.2.
