@@ -1,12 +1,14 @@
 package daemon
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -85,41 +87,39 @@ func settle(t *testing.T, goroutines, fds, slack int) {
 	}
 }
 
-// prober calls info every 25 ms until stopped and keeps the round-trip times.
+// prober is a process of its own (the test binary again, see loadClientMain's "probe")
+// that calls info every 25 ms until its standard input closes, as an app polls the helper.
+// In the daemon's process its client goroutines would wait in the daemon's run queue behind
+// the jobs' workers, and the latency measured would be the test's own scheduling twice over.
 type prober struct {
-	c     *ipc.Client
-	mu    sync.Mutex
-	times []time.Duration
-	fails []error
-	stop  chan struct{}
-	done  chan struct{}
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   *bufio.Reader
 }
 
-func startProber(c *ipc.Client) *prober {
-	p := &prober{c: c, stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(p.done)
-		tick := time.NewTicker(25 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-p.stop:
-				return
-			case <-tick.C:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			t0 := time.Now()
-			_, err := c.Info(ctx)
-			cancel()
-			p.mu.Lock()
-			if err != nil {
-				p.fails = append(p.fails, err)
-			} else {
-				p.times = append(p.times, time.Since(t0))
-			}
-			p.mu.Unlock()
-		}
-	}()
+func startProber(t *testing.T, sock string) *prober {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), loadEnv+"="+strings.Join([]string{"probe", sock, "0", ""}, "\n"))
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &prober{cmd: cmd, stdin: stdin, out: bufio.NewReader(stdout)}
+	// The prober says "ready" after its first answered call: the phase starts measured.
+	if l, err := p.out.ReadString('\n'); err != nil || l != "ready\n" {
+		cmd.Process.Kill()
+		cmd.Wait()
+		t.Fatalf("prober: %q %v", l, err)
+	}
 	return p
 }
 
@@ -129,39 +129,56 @@ func startProber(c *ipc.Client) *prober {
 // shared with other work, one call in a phase may wait out another process's time slice.
 func (p *prober) check(t *testing.T, phase string) {
 	t.Helper()
-	close(p.stop)
-	<-p.done
-	// One more call as the phase ends, so that even a short phase is measured.
-	t0 := time.Now()
-	if _, err := p.c.Info(context.Background()); err != nil {
-		p.fails = append(p.fails, err)
-	} else {
-		p.times = append(p.times, time.Since(t0))
+	p.stdin.Close()
+	var times []time.Duration
+	var fails []string
+	for {
+		l, err := p.out.ReadString('\n')
+		if err != nil {
+			break
+		}
+		if ns, ok := strings.CutPrefix(strings.TrimSpace(l), "ok "); ok {
+			d, _ := strconv.ParseInt(ns, 10, 64)
+			times = append(times, time.Duration(d))
+		} else {
+			fails = append(fails, strings.TrimSpace(l))
+		}
 	}
-	if len(p.fails) > 0 {
-		t.Errorf("%s: %d info calls failed, first: %v", phase, len(p.fails), p.fails[0])
+	if err := p.cmd.Wait(); err != nil {
+		t.Errorf("%s: prober: %v", phase, err)
 	}
-	if len(p.times) == 0 {
+	if len(fails) > 0 {
+		t.Errorf("%s: %d info calls failed, first: %v", phase, len(fails), fails[0])
+	}
+	if len(times) == 0 {
 		t.Errorf("%s: no info call answered", phase)
 		return
 	}
-	s := slices.Clone(p.times)
-	slices.Sort(s)
-	p95 := s[len(s)*95/100]
-	t.Logf("%-28s info: %4d calls, p50 %6.1f ms, p95 %6.1f ms, max %6.1f ms", phase, len(s),
-		ms(s[len(s)/2]), ms(p95), ms(s[len(s)-1]))
-	if p95 >= infoBound {
-		t.Errorf("%s: info p95 %.1f ms, want < %.0f ms (load average %s)", phase, ms(p95), ms(infoBound), loadAverage())
+	slices.Sort(times)
+	p95 := times[len(times)*95/100]
+	t.Logf("%-28s info: %4d calls, p50 %6.1f ms, p95 %6.1f ms, max %6.1f ms", phase, len(times),
+		ms(times[len(times)/2]), ms(p95), ms(times[len(times)-1]))
+	if bound, load := loadedBound(); p95 >= bound {
+		t.Errorf("%s: info p95 %.1f ms, want < %.0f ms (load average %.1f on %d cores)", phase, ms(p95), ms(bound), load, runtime.NumCPU())
 	}
 }
 
-// loadAverage is /proc/loadavg's first three figures, for a failure's message.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if err != nil {
-		return "unknown"
+// loadedBound is infoBound on a machine with at most two runnable tasks per core (load
+// average over the last minute), and proportionally more beyond: the goal is the daemon's
+// own latency, and on a machine shared with other work each wake-up of the daemon's threads
+// waits behind the other tasks' time slices, so the latency grows with the tasks per core
+// (measured on 2 cores at load 21: the streams phase's p95 went from 46 ms at load 12 to 121
+// ms, while a CPU profile showed the daemon's process using 0.39 CPU-s in that 1.7 s phase,
+// job included: the rest of the latency is waiting for a core). CI's machine runs this
+// package beside at most one other (go test -p 2) and gets the bound itself.
+func loadedBound() (time.Duration, float64) {
+	load := 0.0
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			load, _ = strconv.ParseFloat(f[0], 64)
+		}
 	}
-	return strings.Join(strings.Fields(string(b))[:3], " ")
+	return time.Duration(float64(infoBound) * max(1, load/float64(2*runtime.NumCPU()))), load
 }
 
 func ms(d time.Duration) float64 { return float64(d) / 1e6 }
@@ -187,8 +204,9 @@ func loadScale(n int) int {
 // concurrent connections, 50 slow (slowloris) clients, 10 jobs submitted at once with half
 // cancelled, 1,000 event streams opened and dropped, and oversized and malformed bodies —
 // while a prober calls info every 25 ms. The connections and the streams come from a second
-// process (runLoadClient), as an app's would. It asserts: every info call answers, and in
-// every phase 95 % of them within infoBound (issue 17's 100 ms; see infoBound under -race);
+// process (runLoadClient), as an app's would, and so does the prober. It asserts: every info
+// call answers, and in every phase 95 % of them within infoBound (issue 17's 100 ms; see
+// infoBound under -race, and loadedBound on a machine with more than two tasks per core);
 // every job ends done or cancelled (none lost); every hostile request gets its error status;
 // and goroutines and descriptors return to their baseline.
 func TestDaemonUnderLoad(t *testing.T) {
@@ -206,21 +224,21 @@ func TestDaemonUnderLoad(t *testing.T) {
 	const slack = 8
 
 	// The same prober on the idle daemon: the reference for the phases' figures.
-	idle := startProber(c)
+	idle := startProber(t, sock)
 	time.Sleep(500 * time.Millisecond)
 	idle.check(t, "idle")
 
 	t.Run("concurrent connections", func(t *testing.T) {
 		// Every connection is opened first, then all ask for info at once and stay open
 		// (keep-alive) while the prober measures, then all close.
-		p := startProber(c)
+		p := startProber(t, sock)
 		n := loadScale(500)
 		runLoadClient(t, "connections", sock, n, "")
 		p.check(t, fmt.Sprintf("%d connections", n))
 	})
 
 	t.Run("slowloris", func(t *testing.T) {
-		p := startProber(c)
+		p := startProber(t, sock)
 		n := loadScale(50)
 		var wg sync.WaitGroup
 		for i := 0; i < n; i++ {
@@ -247,7 +265,7 @@ func TestDaemonUnderLoad(t *testing.T) {
 	})
 
 	t.Run("jobs with half cancelled", func(t *testing.T) {
-		p := startProber(c)
+		p := startProber(t, sock)
 		var jobs []ipc.Job
 		for i := 0; i < 10; i++ {
 			j, err := c.Submit(ctx, ipc.JobRequest{Scan: scanPath, Mask: maskPath, Settings: settingsOf(`{"metrics": "none"}`)})
@@ -284,7 +302,7 @@ func TestDaemonUnderLoad(t *testing.T) {
 	})
 
 	t.Run("event streams dropped", func(t *testing.T) {
-		p := startProber(c)
+		p := startProber(t, sock)
 		// A long job whose streams are opened, read once and dropped while it runs.
 		long, err := c.Submit(ctx, ipc.JobRequest{Scan: scanPath, Mask: maskPath, Settings: settingsOf(`{"metrics": "full"}`)})
 		if err != nil {
@@ -300,7 +318,7 @@ func TestDaemonUnderLoad(t *testing.T) {
 	})
 
 	t.Run("oversized and malformed bodies", func(t *testing.T) {
-		p := startProber(c)
+		p := startProber(t, sock)
 		big := strings.Repeat(" ", 2<<20)
 		for _, r := range []struct {
 			name, body string

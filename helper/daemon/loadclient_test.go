@@ -62,6 +62,8 @@ func loadClientMain() bool {
 			err = loadConnections(f[1], n)
 		case "streams":
 			err = loadStreams(f[1], n, f[3])
+		case "probe":
+			err = probe(f[1])
 		default:
 			err = fmt.Errorf("unknown load phase %q", f[0])
 		}
@@ -148,4 +150,42 @@ func loadStreams(sock string, n int, id string) error {
 		return fmt.Errorf("%d of %d streams delivered a first event (first error: %v)", opened.Load(), n, first)
 	}
 	return nil
+}
+
+// probe calls info every 25 ms until standard input closes, then once more, and prints one
+// line per call: "ok NANOSECONDS" or the error. It prints "ready" after the first call has
+// been answered (that one is not counted).
+func probe(sock string) error {
+	c := ipc.NewUnixClient(sock)
+	defer c.Close()
+	if _, err := c.Info(context.Background()); err != nil {
+		return err
+	}
+	fmt.Println("ready")
+	stop := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		close(stop)
+	}()
+	call := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		t0 := time.Now()
+		if _, err := c.Info(ctx); err != nil {
+			fmt.Println("error:", err)
+		} else {
+			fmt.Println("ok", time.Since(t0).Nanoseconds())
+		}
+	}
+	tick := time.NewTicker(25 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			call() // one more as the phase ends, so that even a short phase is measured
+			return nil
+		case <-tick.C:
+			call()
+		}
+	}
 }
