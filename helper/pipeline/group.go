@@ -9,6 +9,7 @@ import (
 	"github.com/hubscope/hubscope/helper/group"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // GroupConfig asks for the group-mean network of several subjects on one grid (Wang et al.
@@ -92,27 +93,11 @@ func loadGroup(ctx context.Context, cfg Config, rep progress.Reporter) (*group.C
 	return c, nil
 }
 
-// groupJSON is group.json: who was averaged, how, and what the mask rule did.
-type groupJSON struct {
-	Mean      string             `json:"mean"`
-	MaskRule  string             `json:"mask_rule"`
-	Subjects  []groupSubjectJSON `json:"subjects"`
-	Nodes     int                `json:"nodes"`
-	Volumes   int                `json:"volumes_per_subject"`
-	MaskNotes []string           `json:"mask_notes"`
-}
-
-type groupSubjectJSON struct {
-	Label  string `json:"label"`
-	Path   string `json:"path"`
-	Bytes  int64  `json:"bytes,omitempty"`
-	SHA256 string `json:"sha256,omitempty"`
-}
-
-func groupInfo(cfg Config, c *group.Cohort) groupJSON {
-	g := groupJSON{Mean: cfg.Group.Mean, MaskRule: cfg.Group.MaskRule, Nodes: c.Scan.N, Volumes: c.L, MaskNotes: c.Notes}
+// groupInfo is group.json.
+func groupInfo(cfg Config, c *group.Cohort) schema.Group {
+	g := schema.Group{Mean: cfg.Group.Mean, MaskRule: cfg.Group.MaskRule, Nodes: c.Scan.N, Volumes: c.L, MaskNotes: c.Notes}
 	for _, s := range c.Subjects {
-		js := groupSubjectJSON{Label: s.Label, Path: s.Path}
+		js := schema.GroupSubject{Label: s.Label, Path: s.Path}
 		for _, d := range c.Inputs {
 			if d.Path == s.Path {
 				js.Bytes, js.SHA256 = d.Bytes, d.SHA256

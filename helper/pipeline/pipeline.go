@@ -450,7 +450,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 		}
 	}
 	if coh != nil {
-		if err := w.WriteJSON("group.json", groupInfo(cfg, coh)); err != nil {
+		if err := w.WriteJSON(schema.GroupFile, groupInfo(cfg, coh)); err != nil {
 			return nil, err
 		}
 		fcrep.Notes = append(fcrep.Notes, coh.Notes...)
