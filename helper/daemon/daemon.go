@@ -121,7 +121,7 @@ type Daemon struct {
 	active atomic.Int64
 
 	views  *lru[*bundleView]
-	series *lru[*seedMatrix]
+	series *lru[*seedEntry]
 
 	atlasOnce sync.Once
 	atlas     *atlasData
@@ -171,7 +171,7 @@ func New(opt Options) (*Daemon, error) {
 	}
 	d := &Daemon{opt: opt, dir: dir, uploads: filepath.Join(dir, "uploads"), log: lg,
 		jobs: map[string]*job{}, running: map[string]int{}, idle: time.Now(),
-		views: newLRU[*bundleView](8), series: newLRU[*seedMatrix](3)}
+		views: newLRU[*bundleView](8), series: newLRU[*seedEntry](3)}
 	if err := os.MkdirAll(d.uploads, 0o700); err != nil {
 		return nil, fmt.Errorf("results directory %s: %w", dir, err)
 	}

@@ -60,3 +60,22 @@ func (c *lru[V]) load(key string, fn func() (V, error)) (V, error) {
 	c.put(key, v)
 	return v, nil
 }
+
+// entry returns the value under key, or puts mk() there first, in one step (so that two
+// callers share one value: seedEntry loads once however many ask).
+func (c *lru[V]) entry(key string, mk func() V) V {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if v, ok := c.items[key]; ok {
+		c.touch(key)
+		return v
+	}
+	if len(c.keys) >= c.cap {
+		delete(c.items, c.keys[0])
+		c.keys = c.keys[1:]
+	}
+	v := mk()
+	c.items[key] = v
+	c.touch(key)
+	return v
+}

@@ -264,6 +264,7 @@ func (d *Daemon) Summary(ctx context.Context, id string) (ipc.Summary, error) {
 	if s.Files, err = listFiles(v.dir); err != nil {
 		return s, err
 	}
+	d.prefetchSeeds(id, v, s.Files)
 	s.Volumes = v.volumeNames()
 	s.ScanToMNI = v.scanToMNI
 	if v.atlasGrid != nil {
