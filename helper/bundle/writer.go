@@ -18,6 +18,7 @@ import (
 	"github.com/hubscope/hubscope/helper/internal/diskfault"
 	"github.com/hubscope/hubscope/helper/network"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // EdgeListMax is the largest network whose edges are also written as edges.tsv; beyond it the
@@ -356,7 +357,7 @@ func (w *Writer) WriteNetwork(nw *network.Network) error {
 	if err := w.WriteFile("network.npz", func(out io.Writer) error { return writeNPZ(out, stored, w.CompressNetwork) }); err != nil {
 		return err
 	}
-	if err := w.WriteJSON("network.json", side); err != nil {
+	if err := w.WriteJSON(schema.NetworkSidecarFile, side); err != nil {
 		return err
 	}
 	if nw.Edges() > EdgeListMax {
@@ -512,14 +513,9 @@ func syncDir(p string) error {
 	return diskfault.SyncPath(p)
 }
 
-// NetworkSidecar is network.json: which part of the symmetric matrix network.npz holds.
-type NetworkSidecar struct {
-	Matrix        string `json:"matrix"` // "upper" (strict upper triangle) or "symmetric"
-	Shape         [2]int `json:"shape"`
-	Edges         int64  `json:"edges"`          // undirected edges
-	StoredEntries int64  `json:"stored_entries"` // non-zeros in the file: edges, or twice them
-	Note          string `json:"note"`
-}
+// NetworkSidecar is network.json (schema.NetworkSidecar): which part of the symmetric matrix
+// network.npz holds.
+type NetworkSidecar = schema.NetworkSidecar
 
 // symmetricCSR is the full symmetric matrix of a strict-upper-triangle network: row i holds
 // its neighbours j < i (from the columns of earlier rows, in increasing i) then j > i, so
