@@ -26,6 +26,7 @@ TARGETS="
 ./ipc FuzzNames
 ./helper/dicom FuzzReadHeader
 ./helper/dicom FuzzZip
+./helper/atlas FuzzReadNames
 "
 
 start=$SECONDS
