@@ -74,9 +74,9 @@ func Load(ctx context.Context, path string, opt Options, rep progress.Reporter) 
 	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".npy":
-		return loadNpy(ctx, path, rep)
+		return loadMatrix(ctx, path, true, rep)
 	case ".csv", ".tsv", ".txt":
-		return loadText(ctx, path, rep)
+		return loadMatrix(ctx, path, false, rep)
 	}
 	return loadNIfTI(ctx, path, opt, rep)
 }

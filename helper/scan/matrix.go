@@ -14,35 +14,9 @@ import (
 // becomes a Scan with an identity affine, no TR, its file's digest, and its constant or
 // non-finite rows dropped (with their labels) as voxels' are.
 
-// loadText reads a CSV/TSV/whitespace matrix.
-func loadText(ctx context.Context, path string, rep progress.Reporter) (*Scan, error) {
-	f, err := openInput(path)
-	if err != nil {
-		return nil, err // *fs.PathError: "open PATH: …"
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err // *fs.PathError: "open PATH: …"
-	}
-	rep.Start("load", st.Size())
-	hr := newHashingReader(f)
-	cr := &countingReader{r: hr, rep: rep}
-	m, err := timeseries.ReadText(ctx, cr)
-	if err != nil {
-		return nil, matrixError(ctx, path, err)
-	}
-	d, err := hr.finish(path)
-	if err != nil {
-		return nil, err
-	}
-	s := &Scan{Data: m.Data, N: m.Rows, L: m.Cols, Source: path, TRSource: matrixTR, Labels: m.Labels, BytesRead: cr.n, Passes: 1, Inputs: []FileDigest{d}}
-	s.Affine = identityAffine()
-	return finishMatrix(s, rep)
-}
-
-// loadNpy reads a 2D .npy array (rows = regions, columns = time).
-func loadNpy(ctx context.Context, path string, rep progress.Reporter) (*Scan, error) {
+// loadMatrix reads a CSV/TSV/whitespace matrix, or a 2D .npy array when npy is set (rows =
+// regions, columns = time).
+func loadMatrix(ctx context.Context, path string, npy bool, rep progress.Reporter) (*Scan, error) {
 	f, err := openInput(path)
 	if err != nil {
 		return nil, err // *fs.PathError: "open PATH: …"
@@ -53,15 +27,27 @@ func loadNpy(ctx context.Context, path string, rep progress.Reporter) (*Scan, er
 		return nil, err // *fs.PathError: "open PATH: …"
 	}
 	hr := newHashingReader(f)
-	m, err := timeseries.ReadNPY(ctx, hr, st.Size(), rep)
+	var m *timeseries.Matrix
+	var read int64
+	if npy {
+		m, err = timeseries.ReadNPY(ctx, hr, st.Size(), rep)
+		if err == nil {
+			read = m.DataBytes
+		}
+	} else {
+		rep.Start("load", st.Size())
+		cr := &countingReader{r: hr, rep: rep}
+		m, err = timeseries.ReadText(ctx, cr)
+		read = cr.n
+	}
 	if err != nil {
 		return nil, matrixError(ctx, path, err)
 	}
-	d, err := hr.finish(path) // trailing bytes after the array are hashed too
+	d, err := hr.finish(path) // trailing bytes after the data are hashed too
 	if err != nil {
 		return nil, err
 	}
-	s := &Scan{Data: m.Data, N: m.Rows, L: m.Cols, Source: path, TRSource: matrixTR, BytesRead: m.DataBytes, Passes: 1, Inputs: []FileDigest{d}}
+	s := &Scan{Data: m.Data, N: m.Rows, L: m.Cols, Source: path, TRSource: matrixTR, Labels: m.Labels, BytesRead: read, Passes: 1, Inputs: []FileDigest{d}}
 	s.Affine = identityAffine()
 	return finishMatrix(s, rep)
 }
