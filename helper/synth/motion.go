@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/realign"
 	"github.com/hubscope/hubscope/helper/scan"
@@ -86,7 +85,7 @@ func WriteMoving(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Pa
 	}
 	vs := math.Sqrt(affine[0][0]*affine[0][0] + affine[1][0]*affine[1][0] + affine[2][0]*affine[2][0])
 	pm, pa := padMask(mask, affine, motionPad(vs, m))
-	g, err := newGenerator(pm, pa, p)
+	g, w, err := create(pm, pa, p, out)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -96,10 +95,6 @@ func WriteMoving(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Pa
 	tex := texture(d, p.Seed)
 	traj := MotionTrajectory(p.Length, m, p.Seed)
 	c := grid.Center()
-	w, err := nifti.Create(out, nifti.NewHeader([]int{d[0], d[1], d[2], p.Length}, p.DataType, pa, p.TR))
-	if err != nil {
-		return nil, nil, err
-	}
 	vals := make([]float64, len(g.nodes))
 	head := make([]float32, grid.Len())
 	err = writeVolumes(ctx, w, out, p.Length, grid.Len(), rep, func(t int, vol []float32) {

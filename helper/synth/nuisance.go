@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
 )
@@ -187,17 +186,13 @@ func WriteNuisance(ctx context.Context, mask scan.Mask, affine [4][4]float64, p 
 	if err := checkOut(out); err != nil {
 		return nil, err
 	}
-	g, err := newGenerator(mask, affine, p)
+	g, w, err := create(mask, affine, p, out)
 	if err != nil {
 		return nil, err
 	}
 	nm, err := newNuisanceModel(len(g.nodes), p, nu)
 	if err != nil {
-		return nil, err
-	}
-	d := mask.Dims
-	w, err := nifti.Create(out, nifti.NewHeader([]int{d[0], d[1], d[2], p.Length}, p.DataType, affine, p.TR))
-	if err != nil {
+		w.Abort()
 		return nil, err
 	}
 	vals := make([]float64, len(g.nodes))

@@ -41,12 +41,7 @@ func Write(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Params, 
 	if err := checkOut(out); err != nil {
 		return nil, err
 	}
-	g, err := newGenerator(mask, affine, p)
-	if err != nil {
-		return nil, err
-	}
-	d := mask.Dims
-	w, err := nifti.Create(out, nifti.NewHeader([]int{d[0], d[1], d[2], p.Length}, p.DataType, affine, p.TR))
+	g, w, err := create(mask, affine, p, out)
 	if err != nil {
 		return nil, err
 	}
@@ -76,6 +71,21 @@ func checkOut(out string) error {
 		return fmt.Errorf("synth: output %s: name must end in .nii or .nii.gz", out)
 	}
 	return nil
+}
+
+// create plants the phantom's signals in mask's voxels and opens the 4D image out on mask's
+// grid for writing.
+func create(mask scan.Mask, affine [4][4]float64, p Params, out string) (*generator, *nifti.Writer, error) {
+	g, err := newGenerator(mask, affine, p)
+	if err != nil {
+		return nil, nil, err
+	}
+	d := mask.Dims
+	w, err := nifti.Create(out, nifti.NewHeader([]int{d[0], d[1], d[2], p.Length}, p.DataType, affine, p.TR))
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, w, nil
 }
 
 // writeVolumes writes n volumes of size voxels into w, volume t filled by fill (the buffer is
