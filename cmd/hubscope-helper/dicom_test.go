@@ -12,18 +12,11 @@ import (
 	"github.com/hubscope/hubscope/helper/dicom/dicomtest"
 )
 
-// dicomData is the real scanner DICOM, with dcm2niix to convert it (dicomtest.Data, Tool).
-func dicomData(t *testing.T) string {
-	t.Helper()
-	dicomtest.Tool(t, dicom.FindTool)
-	return dicomtest.Data(t)
-}
-
 // TestRunDICOMTooShort: run on each shipped DICOM folder, and on a zip of one, converts and
 // stops with the too-few-volumes line (the pipeline's real minimum for run's settings): exit 1,
 // one line, no bundle, no temporary folder.
 func TestRunDICOMTooShort(t *testing.T) {
-	data := dicomData(t)
+	data := dicomtest.Converted(t, dicom.FindTool)
 	zipped := filepath.Join(t.TempDir(), "export.zip")
 	f, _ := os.Create(zipped)
 	zw := zip.NewWriter(f)
@@ -63,7 +56,7 @@ func TestRunDICOMTooShort(t *testing.T) {
 }
 
 func TestSeriesCommand(t *testing.T) {
-	data := dicomData(t)
+	data := dicomtest.Converted(t, dicom.FindTool)
 	var stdout, stderr bytes.Buffer
 	if code := realMain(t.Context(), []string{"series", filepath.Join(data, "sag_int_36sl")}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())

@@ -20,8 +20,7 @@ import (
 // skipped without the data or dcm2niix (failed under HUBSCOPE_STRICT).
 func dicomFixture(t *testing.T) (folder, mask string) {
 	t.Helper()
-	dicomtest.Tool(t, dicom.FindTool)
-	data := dicomtest.Data(t)
+	data := dicomtest.Converted(t, dicom.FindTool)
 	first, _ := filepath.Glob(filepath.Join(data, "ax_asc_35sl", "MR.*"))
 	folder = filepath.Join(t.TempDir(), "stc_test_exam") // the test DICOM's PatientName
 	os.Mkdir(folder, 0o755)

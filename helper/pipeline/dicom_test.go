@@ -16,20 +16,13 @@ import (
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
-// dicomData is the real scanner DICOM, with dcm2niix to convert it (dicomtest.Data, Tool).
-func dicomData(t *testing.T) string {
-	t.Helper()
-	dicomtest.Tool(t, dicom.FindTool)
-	return dicomtest.Data(t)
-}
-
 // TestDICOMRunsToBundle: a DICOM series long enough for a network (made from the real
 // Siemens mosaic: 12 volumes, new instance UIDs, numbers, times and per-voxel noise) goes
 // from the folder to a complete bundle holding the converted NIfTI and its sidecar in
 // input/, with the conversion in provenance.json, and no file of the bundle or of the
 // temporary folder holds the patient's or institution's identity.
 func TestDICOMRunsToBundle(t *testing.T) {
-	data := dicomData(t)
+	data := dicomtest.Converted(t, dicom.FindTool)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp) // the conversion's private folder lands here: it must be gone after
 	src := t.TempDir()
@@ -147,7 +140,7 @@ func TestDICOMRunsToBundle(t *testing.T) {
 // TestDICOMTooShort: the shipped 2-volume series converts and stops with the too-few-volumes
 // line, leaving neither a bundle nor a temporary folder.
 func TestDICOMTooShort(t *testing.T) {
-	data := dicomData(t)
+	data := dicomtest.Converted(t, dicom.FindTool)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	out := filepath.Join(t.TempDir(), "bundle")

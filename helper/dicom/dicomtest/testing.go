@@ -34,6 +34,14 @@ func Tool[T any](t testing.TB, find func(context.Context) (T, error)) T {
 	return tool
 }
 
+// Converted is Data for a test that converts the data too: it also needs dcm2niix (find:
+// dicom.FindTool).
+func Converted[T any](t testing.TB, find func(context.Context) (T, error)) string {
+	t.Helper()
+	Tool(t, find)
+	return Data(t)
+}
+
 func need(t testing.TB, format string, args ...any) {
 	t.Helper()
 	if pyref.Strict() {
