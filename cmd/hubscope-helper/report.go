@@ -38,7 +38,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	d, err := daemon.New(daemon.Options{ResultsDir: tmp, Backend: "cpu"})
+	d, err := daemon.New(daemon.Options{ResultsDir: tmp, Backend: "cpu", NoSeedPrefetch: true})
 	if err != nil {
 		return err
 	}

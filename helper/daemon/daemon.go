@@ -58,6 +58,9 @@ type Options struct {
 	Verbose bool
 	// Log receives one line per job event worth keeping (nil = no log).
 	Log *log.Logger
+	// NoSeedPrefetch keeps a job's summary from reading its series for seed maps ahead (a
+	// daemon that serves one report, not an app whose user will click).
+	NoSeedPrefetch bool
 	// EventInterval is the progress event period while a job runs (0 = 200 ms, inside the
 	// protocol's 250 ms promise with room for scheduling delays).
 	EventInterval time.Duration

@@ -67,20 +67,26 @@ func (m *seedMatrix) correlate(seed int, r []float32) {
 // seedEntry is one job's normalised series, loaded once however many ask at the same time (a
 // seed click while the prefetch still reads).
 type seedEntry struct {
-	once sync.Once
-	m    *seedMatrix
-	err  error
+	once  sync.Once
+	ready chan struct{} // closed once loaded (or failed)
+	m     *seedMatrix
+	err   error
 }
+
+func newSeedEntry() *seedEntry { return &seedEntry{ready: make(chan struct{})} }
 
 // seedMatrix returns the job's normalised series, reading series.npy on first use.
 func (d *Daemon) seedMatrix(id string, v *bundleView) (*seedMatrix, error) {
-	e := d.series.entry(id, func() *seedEntry { return &seedEntry{} })
+	e := d.series.entry(id, newSeedEntry)
 	e.load(v)
 	return e.m, e.err
 }
 
 func (e *seedEntry) load(v *bundleView) {
-	e.once.Do(func() { e.m, e.err = loadSeedMatrix(filepath.Join(v.dir, bundle.SeriesFile)) })
+	e.once.Do(func() {
+		e.m, e.err = loadSeedMatrix(filepath.Join(v.dir, bundle.SeriesFile))
+		close(e.ready)
+	})
 }
 
 // prefetchSeeds reads a job's series for seed maps in the background when its summary is
@@ -89,9 +95,12 @@ func (e *seedEntry) load(v *bundleView) {
 // (110–260 ms, see BENCHMARKS.md), which the 100 ms for a seed map after a click
 // would not allow.
 func (d *Daemon) prefetchSeeds(id string, v *bundleView, files []ipc.FileInfo) {
+	if d.opt.NoSeedPrefetch {
+		return
+	}
 	for _, f := range files {
 		if f.Name == bundle.SeriesFile {
-			e := d.series.entry(id, func() *seedEntry { return &seedEntry{} })
+			e := d.series.entry(id, newSeedEntry)
 			go e.load(v)
 			return
 		}

@@ -109,10 +109,8 @@ func TestSeedPrefetch(t *testing.T) {
 	d := newDaemon(t, results)
 	d.Summary(context.Background(), id) // the fake bundle has no hub table: only the prefetch matters
 	e := d.series.entry(id, func() *seedEntry { t.Fatal("the summary started no prefetch"); return nil })
-	done := make(chan struct{})
-	go func() { e.once.Do(func() {}); close(done) }()
 	select {
-	case <-done:
+	case <-e.ready:
 	case <-time.After(30 * time.Second):
 		t.Fatal("the prefetch did not finish in 30 s")
 	}
@@ -124,7 +122,7 @@ func TestSeedPrefetch(t *testing.T) {
 	if _, err := d.SeedMap(context.Background(), id, [3]int{int(p[0]), int(p[1]), int(p[2])}); err != nil {
 		t.Fatal(err)
 	}
-	if got := d.series.entry(id, func() *seedEntry { return &seedEntry{} }); got != e {
+	if got := d.series.entry(id, newSeedEntry); got != e {
 		t.Error("the seed map loaded the series again")
 	}
 }
