@@ -10,6 +10,7 @@ import (
 
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 	"github.com/hubscope/hubscope/helper/progress"
+	"github.com/hubscope/hubscope/internal/shareddata"
 )
 
 // roiFixture writes nipy's functional run (a real 17×21×3 EPI, 20 volumes), a mask of its
@@ -165,4 +166,49 @@ func TestRegionNetworkMatchesNilearn(t *testing.T) {
 	if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "needs an atlas") {
 		t.Errorf("--nodes regions without an atlas: %v", err)
 	}
+}
+
+// haxbyFixture writes one axial slice of Haxby et al.'s EPI, a mask of its brighter voxels and
+// a block atlas on a grid 2.5 times coarser in-plane and shifted by a fraction of a voxel (so
+// that it is resampled by nearest neighbour), one label per 2×2 atlas voxels.
+const haxbyFixture = `
+import sys, numpy as np, nibabel as nib
+src, out = sys.argv[1], sys.argv[2]
+img = nib.load(src)
+data = np.asarray(img.dataobj, dtype=np.float32)
+nib.save(nib.Nifti1Image(data, img.affine), out + "/scan.nii.gz")
+mean = data.mean(axis=3)
+nib.save(nib.Nifti1Image((mean > np.percentile(mean, 40)).astype(np.uint8), img.affine), out + "/mask.nii.gz")
+aff = img.affine.copy()
+aff[:3, 3] += img.affine[:3, :3] @ np.array([0.7, 0.4, 0.0])
+aff[:3, 0] *= 2.5
+aff[:3, 1] *= 2.5
+lab = np.zeros((16, 8, 1), np.int16)
+for i in range(16):
+    for j in range(8):
+        lab[i, j, 0] = 1 + (i // 2) + 8 * (j // 2)
+nib.save(nib.Nifti1Image(lab, aff), out + "/atlas.nii.gz")
+`
+
+// TestRegionSeriesMatchNilearnHaxby is roiCheck on a second real scan: one axial slice of
+// Haxby et al.'s EPI (40×20×1 voxels of 3.1×3.75×3.75 mm, 1,452 volumes, scanner space), with
+// haxbyFixture's block atlas resampled onto it.
+func TestRegionSeriesMatchNilearnHaxby(t *testing.T) {
+	nilearn := pyref.Nilearn(t)
+	pyref.Require(t, "nibabel")
+	src := shareddata.Path(t, "haxby2001_slice_bold.nii.gz")
+	dir := t.TempDir()
+	pyref.Run(t, haxbyFixture, src, dir)
+	cfg := rawDefaults()
+	cfg.Scan, cfg.Mask, cfg.Atlas, cfg.Nodes = filepath.Join(dir, "scan.nii.gz"), filepath.Join(dir, "mask.nii.gz"), filepath.Join(dir, "atlas.nii.gz"), NodesRegions
+	cfg.Out, cfg.Backend, cfg.KeepSeries, cfg.Density = filepath.Join(t.TempDir(), "b"), "cpu", true, 0.2
+	res, err := Run(context.Background(), cfg, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(pyref.Run(t, roiCheck, nilearn, dir, res.Dir))
+	if !strings.HasPrefix(out, "ok") {
+		t.Fatal(out)
+	}
+	t.Log(strings.TrimSpace(out))
 }
