@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
@@ -112,15 +113,16 @@ func shellQuote(s string) string {
 // ParseInvocation reads provenance.json's parameters (the run's options and settings, as the
 // helper wrote them): the scan, mask, norm and results folder, and the settings keys.
 func ParseInvocation(provenance []byte) (Invocation, error) {
-	var p struct {
-		Parameters map[string]json.RawMessage `json:"parameters"`
-	}
+	// schema.Provenance's Parameters is the writer's own options struct; read it as raw
+	// values by key (Unmarshal fills the map the interface points to).
+	params := map[string]json.RawMessage{}
+	p := schema.Provenance{Parameters: &params}
 	if err := json.Unmarshal(provenance, &p); err != nil {
 		return Invocation{}, fmt.Errorf("provenance.json: %w", err)
 	}
 	var in Invocation
 	str := func(key string, dst *string) error {
-		if b, ok := p.Parameters[key]; ok {
+		if b, ok := params[key]; ok {
 			if err := json.Unmarshal(b, dst); err != nil {
 				return fmt.Errorf("provenance.json: parameters.%s: %w", key, err)
 			}
@@ -138,7 +140,7 @@ func ParseInvocation(provenance []byte) (Invocation, error) {
 	known := map[string]json.RawMessage{}
 	def := settings.Defaults()
 	for _, f := range def.Fields() {
-		if b, ok := p.Parameters[f.Key]; ok {
+		if b, ok := params[f.Key]; ok {
 			known[f.Key] = b
 		}
 	}
