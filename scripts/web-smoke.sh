@@ -28,7 +28,8 @@ trap cleanup EXIT
 go build -o "$T/hubscope-helper" ./cmd/hubscope-helper
 go build -o "$T/websmoke" ./internal/smoke/websmoke
 
-# The demo phantom (2.4 MB at 6 mm, with its confounds table, uploaded beside it; the analysis
+# The demo phantom (2.4 MB at 6 mm, with its truth modules map as the mask and its confounds
+# table, both uploaded beside it; the analysis
 # takes about 20 s on 2 cores), a file that is
 # not NIfTI, a .nii.gz that holds no image, and a .nii.gz one byte over the helper's upload
 # limit, which is set just above the phantom's size so that the limit is the helper's, not the
@@ -53,6 +54,6 @@ done
 
 "$T/websmoke" --url "$url" --helper-log "$T/helper.log" --out "$shots" \
   --not-nifti "$T/notes.txt" --too-large "$T/too-large.nii.gz" --corrupt "$T/corrupt.nii.gz" --scan "$T/phantom.nii.gz" \
-  --confounds "$T/phantom_desc-confounds_timeseries.tsv" \
+  --mask "$T/phantom_truth_modules.nii.gz" --confounds "$T/phantom_desc-confounds_timeseries.tsv" \
   || { echo "--- helper log"; tail -30 "$T/helper.log"; exit 1; }
 echo "web-smoke: OK (screenshots and the page's console in $shots)"

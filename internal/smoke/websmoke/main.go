@@ -41,6 +41,7 @@ const (
 	uploadPanel  = "#hubscope-upload-panel"
 	// The confounds table's input and the line saying what the browser cannot do.
 	uploadConfounds = "#hubscope-upload-confounds"
+	uploadMask      = "#hubscope-upload-mask"
 	browserLimits   = "hubscope-browser-limits"
 )
 
@@ -57,6 +58,7 @@ func main() {
 	helperLog := flag.String("helper-log", "", "the helper's log file; the app has connected once the helper logged its GET /v1/jobs over the web transport")
 	scan := flag.String("scan", "", "a NIfTI scan to upload through the page and analyse to the end")
 	confounds := flag.String("confounds", "", "with --scan: a confounds table (.tsv) to upload beside the scan; the job must use it")
+	mask := flag.String("mask", "", "with --scan: a brain mask (.nii.gz) to upload beside the scan; the job must use it")
 	notNIfTI := flag.String("not-nifti", "", "a file the page must refuse as not NIfTI")
 	tooLarge := flag.String("too-large", "", "a .nii.gz over the helper's --max-upload that the page must refuse as too large (dropped on the page)")
 	corrupt := flag.String("corrupt", "", "a .nii.gz that is not a NIfTI image inside, which the helper must refuse")
@@ -70,7 +72,7 @@ func main() {
 	s := &smoke{url: *pageURL, browser: *browser, helperLog: *helperLog, out: *out}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	err := s.run(ctx, files{scan: *scan, confounds: *confounds, notNIfTI: *notNIfTI, tooLarge: *tooLarge, corrupt: *corrupt})
+	err := s.run(ctx, files{scan: *scan, mask: *mask, confounds: *confounds, notNIfTI: *notNIfTI, tooLarge: *tooLarge, corrupt: *corrupt})
 	if werr := s.writeConsole(); werr != nil && err == nil {
 		err = werr
 	}
@@ -82,7 +84,7 @@ func main() {
 }
 
 // files are what the page is given; "" = that check is skipped.
-type files struct{ scan, confounds, notNIfTI, tooLarge, corrupt string }
+type files struct{ scan, mask, confounds, notNIfTI, tooLarge, corrupt string }
 
 type smoke struct {
 	url, browser, helperLog, out string
@@ -216,8 +218,14 @@ func (s *smoke) run(ctx context.Context, f files) error {
 		}
 	}
 	if f.scan != "" {
+		if f.mask != "" {
+			// A mask beside the scan: uploaded first, sent with the scan.
+			if err := s.uploadVia(bctx, uploadMask, f.mask, false, "goes with the next scan"); err != nil {
+				return err
+			}
+		}
 		if f.confounds != "" {
-			// The confounds table beside the scan: uploaded first, sent with the scan.
+			// The confounds table likewise.
 			if err := s.uploadVia(bctx, uploadConfounds, f.confounds, false, "goes with the next scan"); err != nil {
 				return err
 			}
@@ -228,8 +236,8 @@ func (s *smoke) run(ctx context.Context, f files) error {
 		if err := s.waitJob(ctx, filepath.Base(f.scan)); err != nil {
 			return err
 		}
-		if f.confounds != "" {
-			if err := s.checkConfounds(ctx, filepath.Base(f.scan)); err != nil {
+		if f.confounds != "" || f.mask != "" {
+			if err := s.checkCompanions(ctx, filepath.Base(f.scan), f.mask != "", f.confounds != ""); err != nil {
 				return err
 			}
 		}
