@@ -624,7 +624,13 @@ func (b *backend) complete(s *slot, op fc.Op, sink func(*fc.BlockResult) error) 
 		if need > uint64(b.maxEdgeCapacity()) && blk.I1-blk.I0 >= 2 {
 			return b.split(s, op, sink)
 		}
-		if err := s.ensureEdges(int(need), true); err != nil {
+		err := s.ensureEdges(int(need), true)
+		if errors.Is(err, cu.OutOfMemory) {
+			// Without the slack, exactly the block's edges: the 4,096-edge pad alone would
+			// keep a block that fits from ever fitting, however small its halves get.
+			err = s.ensureEdges(int(count), true)
+		}
+		if err != nil {
 			if !errors.Is(err, cu.OutOfMemory) || blk.I1-blk.I0 < 2 {
 				return fmt.Errorf("cuda backend: %s has %d surviving edges: %w", blockString(blk), count, err)
 			}
