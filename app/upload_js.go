@@ -321,12 +321,16 @@ func (b *browserUpload) sendOne(file js.Value) {
 	}
 	b.say(fmt.Sprintf("Uploaded %s (%s in %.0f s); starting the analysis…", name, byteSize(up.Size), time.Since(start).Seconds()))
 	req := ipc.JobRequest{ScanUpload: up.ID, MaskUpload: b.maskID, ConfoundsUpload: b.confoundsID, Name: name, Settings: &set}
-	with := ""
+	var parts []string
 	if b.maskName != "" {
-		with += " with the mask " + b.maskName
+		parts = append(parts, "the mask "+b.maskName)
 	}
 	if b.confoundsName != "" {
-		with += " with the confounds " + b.confoundsName
+		parts = append(parts, "the confounds "+b.confoundsName)
+	}
+	with := ""
+	if len(parts) > 0 {
+		with = " with " + strings.Join(parts, " and ")
 	}
 	// An upload is used by one job: the next scan gets the mask and table chosen after this.
 	b.maskID, b.maskName, b.confoundsID, b.confoundsName = "", "", "", ""
