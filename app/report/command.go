@@ -2,6 +2,7 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -110,6 +111,10 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
+// ErrNotARun is ParseInvocation's answer for a bundle that `run` did not write (a group
+// network, say): its parameters name no scan, and there is no run command to print.
+var ErrNotARun = errors.New("provenance.json: the parameters name no scan (not the bundle of a run)")
+
 // ParseInvocation reads provenance.json's parameters (the run's options and settings, as the
 // helper wrote them): the scan, mask, norm and results folder, and the settings keys.
 func ParseInvocation(provenance []byte) (Invocation, error) {
@@ -135,7 +140,7 @@ func ParseInvocation(provenance []byte) (Invocation, error) {
 		}
 	}
 	if in.Scan == "" {
-		return Invocation{}, fmt.Errorf("provenance.json: parameters name no scan")
+		return Invocation{}, ErrNotARun
 	}
 	known := map[string]json.RawMessage{}
 	def := settings.Defaults()

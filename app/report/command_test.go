@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"strings"
 	"testing"
 
@@ -26,8 +27,8 @@ func TestInvocationCommand(t *testing.T) {
 	if in.Settings.Measure != settings.Spearman || in.Settings.Mode != settings.ModeR || !in.Settings.GlobalSignal {
 		t.Errorf("settings read back: %+v", in.Settings)
 	}
-	if _, err := ParseInvocation([]byte(`{"parameters": {"out": "x"}}`)); err == nil {
-		t.Error("provenance without a scan was accepted")
+	if _, err := ParseInvocation([]byte(`{"parameters": {"out": "x"}}`)); !errors.Is(err, ErrNotARun) {
+		t.Errorf("provenance without a scan: %v, want ErrNotARun", err)
 	}
 }
 

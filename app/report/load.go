@@ -2,6 +2,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -27,14 +28,18 @@ func FromService(ctx context.Context, svc ipc.Service, s ipc.Summary) (Report, e
 		return r, err
 	} else if b != nil {
 		in, err := ParseInvocation(b)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrNotARun):
+			// A group or cohort bundle: the report has no run command to print.
+		case err != nil:
 			return r, fmt.Errorf("report for %s: %w", s.Job.Name, err)
+		default:
+			if s.Bundle != "" {
+				// Where the bundle is now (a helper writes it under a temporary name first).
+				in.Out = s.Bundle
+			}
+			r.Command, r.Mask = in.Command(), in.Mask
 		}
-		if s.Bundle != "" {
-			// Where the bundle is now (a helper writes it under a temporary name first).
-			in.Out = s.Bundle
-		}
-		r.Command, r.Mask = in.Command(), in.Mask
 	}
 	if b, err := readListed(ctx, svc, s, QCFile); err != nil {
 		return r, err
