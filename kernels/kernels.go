@@ -1,6 +1,6 @@
 // Package kernels holds HubScope's CUDA kernels: the CUDA C sources (*.cu, one job each,
-// sharing common.cuh and the tile products sgemm_tile.cuh, tf32x3_tile.cuh, popc_tile.cuh and bmma_tile.cuh, and group_tile.cuh for the
-// group mean) and the fatbin
+// sharing common.cuh and the tile products sgemm_tile.cuh, tf32x3_tile.cuh, popc_tile.cuh and bmma_tile.cuh, group_tile.cuh for the
+// group mean, and graph_common.cuh for the graph analytics) and the fatbin
 // nvcc compiled from them, embedded so that the helper built with -tags cuda needs only the
 // NVIDIA driver at run time (the CUDA backend loads it with cuModuleLoadData).
 //
@@ -62,4 +62,7 @@ const (
 	KrylovCombine   = "krylov_combine"
 	KrylovStore     = "krylov_store"
 	ModularityApply = "modularity_apply"
+	LocalEfficiency = "local_efficiency"
+	EigenMax        = "eigen_max"
+	EigenScale      = "eigen_scale"
 )

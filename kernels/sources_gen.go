@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "5520e103cfaa5c15b8b79ff0e1749b73081ecc5d4c80093871a75d005f955dcc"
+const SourceSHA256 = "da5c632db482fdb1e13c44e505e87c730debcb0da602bea9bdb93d0bcf5ca293"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "683e9ff86c64fd028ce502480940657905c40c161e0db2f553f15cce51baa8ae"
+const FatbinSHA256 = "89fee91842efa1b82a2bfd232a1178b9a58babe04da5e142f5f72043cbeed9d8"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"

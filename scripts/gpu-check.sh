@@ -54,7 +54,7 @@ run_tests() {
     nvidia-smi > "$OUT/nvidia-smi.txt" 2>&1
     head -15 "$OUT/nvidia-smi.txt"
     timeout 300 "$T" -test.v -test.timeout 290s \
-        -test.run 'TestAvailable|TestConformance|TestConformanceTF32x3|TestManyTilesAgainstReference|TestAgainstScipy|TestSinkErrorAndReuse|TestRealScans|TestBadSeries|TestSplitBlocks|TestKendallUnitsAgree|TestCorrelationUnitsAgree|TestRowEmission|TestRowPathBuild|TestRowSelection|TestGroup|TestInjectedOutOfMemory' \
+        -test.run 'TestAvailable|TestConformance|TestConformanceTF32x3|TestManyTilesAgainstReference|TestAgainstScipy|TestSinkErrorAndReuse|TestRealScans|TestBadSeries|TestSplitBlocks|TestKendallUnitsAgree|TestCorrelationUnitsAgree|TestRowEmission|TestRowPathBuild|TestRowSelection|TestGroup|TestInjectedOutOfMemory|TestGraphAccelerator' \
         > "$OUT/tests.log" 2>&1
     echo "tests exit $?"
     # CPU and CUDA backends on the same scans: the same bundles up to the tolerance

@@ -293,6 +293,17 @@ func (s *localScratch[I]) neighbourhoodLists(g *Graph, adj []I, i int) {
 type EigenvectorOptions struct {
 	MaxIter   int     // default 10000
 	Tolerance float64 // max-norm change between iterates of the max-normalised vector; default 1e-13
+	// Accelerator runs the power iteration when it is a PowerIterator (nil: CPU).
+	Accelerator Accelerator
+}
+
+// PowerIterator is implemented by an Accelerator that runs EigenvectorCentrality's power
+// iteration x ← (A+I)x / max_i((A+I)x)_i from x0 (max-normalised) until the max-norm change
+// between iterates is below tol or maxIter iterations were made, with the host's arithmetic
+// (the same iterates bit for bit). It returns the last iterate, its normaliser m (λ + 1), the
+// last change and whether it converged.
+type PowerIterator interface {
+	PowerIterate(ctx context.Context, g *Graph, x0 []float64, maxIter int, tol float64) (x []float64, m, change float64, converged bool, err error)
 }
 
 // EigenvectorCentrality returns the leading eigenvector x of the adjacency matrix A, scaled so
@@ -324,16 +335,34 @@ func EigenvectorCentrality(ctx context.Context, g *Graph, opt EigenvectorOptions
 		}
 		return x, 0, nil
 	}
-	y := make([]float64, n)
 	for i := range x {
 		x[i] = float64(g.Degree(i))
 	}
 	scaleMax(x)
+	var pi PowerIterator = CPU{}
+	if p, ok := opt.Accelerator.(PowerIterator); ok {
+		pi = p
+	}
+	x, m, change, converged, err := pi.PowerIterate(ctx, g, x, opt.MaxIter, opt.Tolerance)
+	if err != nil {
+		return nil, 0, err
+	}
+	if !converged {
+		return x, m - 1, eigenvectorNotConverged(opt, change)
+	}
+	return x, m - 1, nil
+}
+
+// PowerIterate is EigenvectorCentrality's power iteration on the host (PowerIterator).
+func (CPU) PowerIterate(ctx context.Context, g *Graph, x0 []float64, maxIter int, tol float64) ([]float64, float64, float64, bool, error) {
+	n := g.N
+	x := append([]float64(nil), x0...)
+	y := make([]float64, n)
 	var m, lastChange float64
-	for it := 0; it < opt.MaxIter; it++ {
+	for it := 0; it < maxIter; it++ {
 		if it%64 == 0 {
 			if err := ctx.Err(); err != nil {
-				return nil, 0, err
+				return nil, 0, 0, false, err
 			}
 		}
 		for i := 0; i < n; i++ {
@@ -351,11 +380,15 @@ func EigenvectorCentrality(ctx context.Context, g *Graph, opt EigenvectorOptions
 		}
 		x, y = y, x
 		lastChange = change
-		if change < opt.Tolerance {
-			return x, m - 1, nil
+		if change < tol {
+			return x, m, change, true, nil
 		}
 	}
-	return x, m - 1, fmt.Errorf("%w: %d power iterations left a change of %.3g (tolerance %g); the two leading eigenvalues are too close to separate", ErrNotConverged, opt.MaxIter, lastChange, opt.Tolerance)
+	return x, m, lastChange, false, nil
+}
+
+func eigenvectorNotConverged(opt EigenvectorOptions, change float64) error {
+	return fmt.Errorf("%w: %d power iterations left a change of %.3g (tolerance %g); the two leading eigenvalues are too close to separate", ErrNotConverged, opt.MaxIter, change, opt.Tolerance)
 }
 
 // ErrNotConverged is wrapped by iterative measures that stopped at their iteration limit; they

@@ -48,8 +48,12 @@ func SmallWorld(ctx context.Context, g *Graph, opt SmallWorldOptions, rep progre
 }
 
 // measured carries C_p and L_p of the graph when the caller already has them (GlobalMeasures),
-// so the costly all-pairs sweep is not run twice.
-type measured struct{ cp, lp float64 }
+// so the costly all-pairs sweep is not run twice. lp may still be computing: smallWorld asks
+// for it only once the random networks are done.
+type measured struct {
+	cp float64
+	lp func() (float64, error)
+}
 
 func smallWorld(ctx context.Context, g *Graph, opt SmallWorldOptions, rep progress.Reporter, known *measured) (SmallWorldResult, error) {
 	rep = progress.OrDiscard(rep)
@@ -81,10 +85,10 @@ func smallWorld(ctx context.Context, g *Graph, opt SmallWorldOptions, rep progre
 		if err != nil {
 			return res, err
 		}
-		known = &measured{cp, ps.CharacteristicPathLength}
+		known = &measured{cp, func() (float64, error) { return ps.CharacteristicPathLength, nil }}
 	}
 	cp := known.cp
-	res.ClusteringCoefficient, res.CharacteristicPathLength = cp, known.lp
+	res.ClusteringCoefficient = cp
 
 	res.RandomClustering = make([]float64, k)
 	res.RandomPathLength = make([]float64, k)
@@ -123,6 +127,9 @@ func smallWorld(ctx context.Context, g *Graph, opt SmallWorldOptions, rep progre
 		return nil
 	})
 	if err != nil {
+		return res, err
+	}
+	if res.CharacteristicPathLength, err = known.lp(); err != nil {
 		return res, err
 	}
 	res.MinSwapsFrac = 1

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"sync"
 
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/ipc/schema"
@@ -79,18 +80,33 @@ func GlobalMeasures(ctx context.Context, g *Graph, opt GlobalOptions, rep progre
 	}
 	rep.Add(int64(g.N))
 
+	// With an Accelerator the exact searches run alongside the random networks (both mostly
+	// on the device; the random networks' host work overlaps); on the CPU they come first.
 	var ps PathStats
-	var err error
+	var psErr error
+	var searching sync.WaitGroup
+	searching.Add(1)
+	search := func() {
+		defer searching.Done()
+		if opt.Accelerator == nil {
+			ps, psErr = ShortestPaths(ctx, g, rep)
+		} else {
+			ps, psErr = opt.Accelerator.ShortestPaths(ctx, g)
+		}
+	}
 	if opt.Accelerator == nil {
-		ps, err = ShortestPaths(ctx, g, rep)
+		search()
+		if psErr != nil {
+			return s, psErr
+		}
 	} else {
-		ps, err = opt.Accelerator.ShortestPaths(ctx, g)
+		go search()
+		defer searching.Wait()
 	}
-	if err != nil {
-		return s, err
+	paths := func() (float64, error) {
+		searching.Wait()
+		return ps.CharacteristicPathLength, psErr
 	}
-	s.CharacteristicPathLength, s.GlobalEfficiency = ps.CharacteristicPathLength, ps.GlobalEfficiency
-	s.ConnectedPairs, s.Diameter = ps.ConnectedPairs, ps.Diameter
 
 	if opt.LocalEfficiency && g.N > 0 {
 		le, err := LocalEfficienciesWith(ctx, opt.Accelerator, g, rep)
@@ -103,19 +119,37 @@ func GlobalMeasures(ctx context.Context, g *Graph, opt GlobalOptions, rep progre
 	if r, ok := DegreeAssortativity(g); ok {
 		s.Assortativity = &r
 	}
+	// The degree fits need only the degrees: they run alongside the random networks.
+	var dd DegreeDistribution
+	var ddErr error
+	var fitting sync.WaitGroup
+	fitting.Add(1)
+	go func() {
+		defer fitting.Done()
+		if opt.DegreeDistribution {
+			dd, ddErr = FitDegreeDistribution(deg, opt.PowerLaw)
+		}
+	}()
+	defer fitting.Wait()
 	if opt.SmallWorld != nil {
 		swo := *opt.SmallWorld
 		if swo.Accelerator == nil {
 			swo.Accelerator = opt.Accelerator
 		}
-		sw, err := smallWorld(ctx, g, swo, rep, &measured{cp, ps.CharacteristicPathLength})
+		sw, err := smallWorld(ctx, g, swo, rep, &measured{cp, paths})
 		if err != nil {
 			return s, err
 		}
 		s.SmallWorld = &sw
 	}
+	if _, err := paths(); err != nil {
+		return s, err
+	}
+	s.CharacteristicPathLength, s.GlobalEfficiency = ps.CharacteristicPathLength, ps.GlobalEfficiency
+	s.ConnectedPairs, s.Diameter = ps.ConnectedPairs, ps.Diameter
+	fitting.Wait()
 	if opt.DegreeDistribution {
-		dd, err := FitDegreeDistribution(deg, opt.PowerLaw)
+		err := ddErr
 		var fe *FitError
 		if errors.As(err, &fe) {
 			// Too few distinct degrees for a fit is a property of the graph, not a failure.
@@ -192,7 +226,8 @@ type NodalOptions struct {
 	Betweenness     bool // O(N·E)
 	Eigenvector     bool
 	// Accelerator counts the triangles behind the clustering coefficients and, when it is a
-	// LocalEfficiencyAccelerator, computes the local efficiencies (nil: CPU).
+	// LocalEfficiencyAccelerator or a PowerIterator, computes the local efficiencies or runs
+	// the eigenvector centrality's power iteration (nil: CPU).
 	Accelerator Accelerator
 }
 
@@ -235,7 +270,7 @@ func NodalMeasures(ctx context.Context, g *Graph, opt NodalOptions, rep progress
 		}
 	}
 	if opt.Eigenvector {
-		nd.EigenvectorCentrality, _, err = EigenvectorCentrality(ctx, g, EigenvectorOptions{})
+		nd.EigenvectorCentrality, _, err = EigenvectorCentrality(ctx, g, EigenvectorOptions{Accelerator: opt.Accelerator})
 		switch {
 		case errors.Is(err, ErrNotConverged):
 			// The last iterate still ranks nodes usefully; say how far it is from converged.

@@ -127,6 +127,25 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		m.why("global.degree_distribution", "the network has no edges: every degree is 0")
 		return m, maps, nil
 	}
+	// The global measures and the random-network baselines need only the graph. With a device
+	// accelerator they start first and run alongside everything else: their rewiring and
+	// searches on the device, their Leiden and the degree fits on host cores. On the CPU alone
+	// they follow the modules, whose maps are staged first, and reuse the nodal clustering.
+	var nd graph.Nodal
+	var global func() (graph.Global, []float64, error)
+	if full {
+		if cfg.Random > 0 && g.Edges() < 2 {
+			m.why("global.small_world", fmt.Sprintf("a degree-preserving random network needs at least 2 edges to swap; this network has %d", g.Edges()))
+		}
+		global = func() (graph.Global, []float64, error) { return globalMeasures(ctx, cfg, g, nd, acc, rep) }
+		if acc != nil {
+			var stop func()
+			global, stop = background(ctx, func(ctx context.Context) (graph.Global, []float64, error) {
+				return globalMeasures(ctx, cfg, g, graph.Nodal{}, acc, rep)
+			})
+			defer stop()
+		}
+	}
 	rep.Start("nodal measures", 0)
 	// Local efficiency, by far the costliest nodal measure, is not part of this first group: the
 	// clustering and eigenvector maps are staged without waiting for it (docs/algorithms.md,
@@ -161,31 +180,46 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		leffErr  error
 		leffDone chan struct{}
 	)
-	if full && acc == nil {
+	if full {
 		// The modules (one core), the exact paths and the random networks (all cores) and the
 		// local efficiency (all cores) keep both cores of a desktop busy together; run alone,
-		// the one-core stages would leave one idle.
+		// the one-core stages would leave one idle. With a device it runs there meanwhile.
 		lctx, cancel := context.WithCancel(ctx)
 		leffDone = make(chan struct{})
 		defer func() { cancel(); <-leffDone }() // never outlives the run, also on errors
 		go func() {
 			defer close(leffDone)
-			if leff, leffErr = graph.LocalEfficiencies(lctx, g, nil); leffErr == nil {
+			if leff, leffErr = graph.LocalEfficienciesWith(lctx, acc, g, nil); leffErr == nil {
 				leffErr = stageNow([]nodeMap{{"efficiency", f64to32(leff), nifti.Float32}})
 			}
 			if leffErr == nil {
 				rep.Note("local efficiency: map staged (computed beside the modules and the global measures)")
 			}
 		}()
-	} else if full {
-		if leff, err = graph.LocalEfficienciesWith(ctx, acc, g, rep); err != nil {
-			return nil, nil, err
-		}
-		maps = append(maps, nodeMap{"efficiency", f64to32(leff), nifti.Float32})
 	}
 
 	// Modules: Leiden is the default finder (higher Q); the leading-eigenvector method of the
-	// papers also runs in full mode so that both Q values can be compared.
+	// papers also runs in full mode so that both Q values can be compared. With a device
+	// accelerator the two run at once (Leiden on the host, the eigenvector solves on the device).
+	var leadingEigenvector func() (*community.Modules, []float64, error)
+	if full {
+		leo := community.LeadingEigenvectorOptions{Seed: cfg.Seed}
+		if kd, ok := acc.(community.KrylovDevice); ok {
+			leo.Krylov = kd // the Lanczos solves of large groups on the device
+		}
+		leadingEigenvector = func() (*community.Modules, []float64, error) {
+			le, err := community.LeadingEigenvectorModules(ctx, g, leo, rep)
+			return le, nil, err
+		}
+		if acc != nil {
+			var stop func()
+			leadingEigenvector, stop = background(ctx, func(ctx context.Context) (*community.Modules, []float64, error) {
+				le, err := community.LeadingEigenvectorModules(ctx, g, leo, rep)
+				return le, nil, err
+			})
+			defer stop()
+		}
+	}
 	leiden, err := community.LeidenModules(ctx, g, leidenOptions(cfg), rep)
 	if err != nil {
 		return nil, nil, err
@@ -196,7 +230,11 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 	for v, c := range leiden.Membership {
 		labels[v] = float32(c + 1) // 1 = largest module; 0 stays background
 	}
-	maps = append(maps, nodeMap{"modules", labels, nifti.Int16})
+	labelType := nifti.Int16
+	if len(leiden.Sizes) > math.MaxInt16 {
+		labelType = nifti.Int32 // more modules (single nodes, mostly) than int16 can number
+	}
+	maps = append(maps, nodeMap{"modules", labels, labelType})
 	pc, err := community.ParticipationCoefficient(g, leiden.Membership, false)
 	if err != nil {
 		return nil, nil, err
@@ -208,11 +246,7 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 	maps = append(maps, nodeMap{"participation", f64to32(pc), nifti.Float32},
 		nodeMap{"within_module_z", f64to32(wz), nifti.Float32})
 	if full {
-		leo := community.LeadingEigenvectorOptions{Seed: cfg.Seed}
-		if kd, ok := acc.(community.KrylovDevice); ok {
-			leo.Krylov = kd // the Lanczos solves of large groups on the device
-		}
-		le, err := community.LeadingEigenvectorModules(ctx, g, leo, rep)
+		le, _, err := leadingEigenvector()
 		if err != nil {
 			return nil, nil, err
 		}
@@ -237,26 +271,7 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		m.GlobalBasic = b
 		return m, maps, nil
 	}
-	gopt := graph.GlobalOptions{DegreeDistribution: true, Clustering: nd.Clustering, WeightedClustering: nd.WeightedClustering,
-		Accelerator: acc}
-	var randomQ []float64
-	if cfg.Random > 0 && g.Edges() < 2 {
-		m.why("global.small_world", fmt.Sprintf("a degree-preserving random network needs at least 2 edges to swap; this network has %d", g.Edges()))
-	} else if cfg.Random > 0 {
-		randomQ = make([]float64, cfg.Random)
-		gopt.SmallWorld = &graph.SmallWorldOptions{Random: cfg.Random, Seed: cfg.Seed, PathSources: pathSources(cfg),
-			SwapsPerEdge: cfg.SwapsPerEdge,
-			// Q of each random network, for modularity's z-score (Leiden with the same seed).
-			PerRandom: func(k int, r *graph.Graph) error {
-				mod, err := community.LeidenModules(ctx, r, leidenOptions(cfg), nil)
-				if err != nil {
-					return err
-				}
-				randomQ[k] = mod.Q
-				return nil
-			}}
-	}
-	gl, err := graph.GlobalMeasures(ctx, g, gopt, rep)
+	gl, randomQ, err := global()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -286,6 +301,53 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		}
 	}
 	return m, maps, nil
+}
+
+// background starts f on its own goroutine: wait returns its results once it has ended;
+// stop cancels it and waits (defer stop, so that f has ended whenever the caller returns).
+func background[A, B any](ctx context.Context, f func(context.Context) (A, B, error)) (wait func() (A, B, error), stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	var a A
+	var b B
+	var err error
+	go func() {
+		defer close(done)
+		a, b, err = f(ctx)
+	}()
+	wait = func() (A, B, error) {
+		<-done
+		return a, b, err
+	}
+	stop = func() {
+		cancel()
+		<-done
+	}
+	return wait, stop
+}
+
+// globalMeasures computes the global measures of the full metrics: C_p, L_p, E_glob, the
+// degree fits and, when asked, the random networks with each one's Leiden Q (for
+// modularity's z-score, with the same Leiden set-up as the network's).
+func globalMeasures(ctx context.Context, cfg Config, g *graph.Graph, nd graph.Nodal, acc graph.Accelerator, rep progress.Reporter) (graph.Global, []float64, error) {
+	gopt := graph.GlobalOptions{DegreeDistribution: true, Clustering: nd.Clustering, WeightedClustering: nd.WeightedClustering,
+		Accelerator: acc}
+	var randomQ []float64
+	if cfg.Random > 0 && g.Edges() >= 2 {
+		randomQ = make([]float64, cfg.Random)
+		gopt.SmallWorld = &graph.SmallWorldOptions{Random: cfg.Random, Seed: cfg.Seed, PathSources: pathSources(cfg),
+			SwapsPerEdge: cfg.SwapsPerEdge,
+			PerRandom: func(k int, r *graph.Graph) error {
+				mod, err := community.LeidenModules(ctx, r, leidenOptions(cfg), nil)
+				if err != nil {
+					return err
+				}
+				randomQ[k] = mod.Q
+				return nil
+			}}
+	}
+	gl, err := graph.GlobalMeasures(ctx, g, gopt, rep)
+	return gl, randomQ, err
 }
 
 // pathSources is the random networks' BFS sample: graph's default, or every node (-1) with

@@ -187,6 +187,17 @@ func (b *backend) do(f func() error) error {
 	return b.w.do(f)
 }
 
+// doUrgent is do through the worker's urgent queue (worker.doUrgent).
+func (b *backend) doUrgent(f func() error) error {
+	if b.w == nil {
+		return errWorkerClosed
+	}
+	if b.inSink.Load() {
+		return errors.New("cuda backend: called from inside a Run sink, which runs on the device thread; call it after Run returns")
+	}
+	return b.w.doUrgent(f)
+}
+
 // guard marks the time sink runs (see inSink).
 func (b *backend) guard(sink func(*fc.BlockResult) error) func(*fc.BlockResult) error {
 	return func(r *fc.BlockResult) error {

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/graph"
@@ -122,7 +123,8 @@ func testGraphs(t *testing.T) map[string]*graph.Graph {
 }
 
 // TestGraphAcceleratorExact: on the same graph the device gives the CPU's numbers — every
-// node's triangles, the adjacency products bit for bit, the exact path statistics (L_p, E_glob,
+// node's triangles, the adjacency products, the local efficiencies and eigenvector centrality
+// (vector and λ) bit for bit, the exact path statistics (L_p, E_glob,
 // distance counts, diameter) and the sampled estimate from the same sample (L_p and its SE
 // identical, E_glob within rounding of the per-source inverse sums).
 func TestGraphAcceleratorExact(t *testing.T) {
@@ -155,6 +157,27 @@ func TestGraphAcceleratorExact(t *testing.T) {
 			}
 			if !slices.Equal(yg, yc) {
 				t.Errorf("products differ from the CPU's")
+			}
+			lg, err := acc.(graph.LocalEfficiencyAccelerator).LocalEfficiencies(ctx, g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lc, err := graph.LocalEfficiencies(ctx, g, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(lg, lc) {
+				for i := range lg {
+					if lg[i] != lc[i] {
+						t.Errorf("local efficiency of node %d (degree %d): %.17g on the GPU, %.17g on the CPU", i, g.Degree(i), lg[i], lc[i])
+						break
+					}
+				}
+			}
+			eg, lg1, errG := graph.EigenvectorCentrality(ctx, g, graph.EigenvectorOptions{Accelerator: acc})
+			ec, lc1, errC := graph.EigenvectorCentrality(ctx, g, graph.EigenvectorOptions{})
+			if (errG == nil) != (errC == nil) || lg1 != lc1 || !slices.Equal(eg, ec) {
+				t.Errorf("eigenvector centrality: λ %v (%v) on the GPU, %v (%v) on the CPU, vectors equal %v", lg1, errG, lc1, errC, slices.Equal(eg, ec))
 			}
 			pg, err := acc.ShortestPaths(ctx, g)
 			if err != nil {
@@ -351,5 +374,47 @@ func TestGraphAcceleratorLeadingEigenvector(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestGraphAcceleratorFallsBack: a graph without room on the device is measured on the CPU —
+// the same numbers as the CPU's (the random network the CPU's own for the seed) — and one
+// note says so.
+func TestGraphAcceleratorFallsBack(t *testing.T) {
+	acc, notes := newGraphAccel(t)
+	acc.(*graphAccel).roomLimit = 1 // no byte to spare
+	ctx := context.Background()
+	g := modular(t, 2000, 10, 12, 0.05, 3, 6)
+	tg, err := acc.Triangles(ctx, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc, _ := graph.Triangles(ctx, g)
+	pg, err := acc.ShortestPaths(ctx, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, _ := graph.ShortestPaths(ctx, g, nil)
+	lg, err := acc.(graph.LocalEfficiencyAccelerator).LocalEfficiencies(ctx, g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc, _ := graph.LocalEfficiencies(ctx, g, nil)
+	eg, _, err := graph.EigenvectorCentrality(ctx, g, graph.EigenvectorOptions{Accelerator: acc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec, _, _ := graph.EigenvectorCentrality(ctx, g, graph.EigenvectorOptions{})
+	opt := graph.RewireOptions{SwapsPerEdge: 2, Seed: 4, Stream: 1}
+	rg, _, err := acc.Rewire(ctx, g, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc, _, _ := graph.CPU{}.Rewire(ctx, g, opt)
+	if !slices.Equal(tg, tc) || !reflect.DeepEqual(pg, pc) || !slices.Equal(lg, lc) || !slices.Equal(eg, ec) || !slices.Equal(rg.Adj, rc.Adj) {
+		t.Error("the CPU fallback differs from the CPU's own results")
+	}
+	if len(*notes) != 1 || !strings.Contains((*notes)[0], "does not fit in the GPU's free memory") {
+		t.Errorf("notes %q, want one saying the network does not fit", *notes)
 	}
 }

@@ -36,6 +36,7 @@ type graphFunctions struct {
 	csrProducts, triangleCounts, msbfsSources, msbfsLevel, msbfsFold   cu.Function
 	rewireTable, rewirePropose, rewireAccept, csrScatter, csrSortRows  cu.Function
 	krylovDots, krylovSum, krylovCombine, krylovStore, modularityApply cu.Function
+	localEfficiency, eigenMax, eigenScale                              cu.Function
 }
 
 // devGraph is a graph's CSR on the device.
@@ -68,6 +69,12 @@ type graphAccel struct {
 	noted  map[string]bool
 	loaded bool
 	fn     graphFunctions
+	// rewiring and searching hold the rewiring's and the searches' buffers across several
+	// device calls (one per round or batch), so that other work — the leading-eigenvector
+	// products of the modules running meanwhile — gets the device between them.
+	rewiring, searching sync.Mutex
+	// roomLimit, when positive, stands for the device's free memory (tests of the fallback).
+	roomLimit int64
 	// Everything below is touched on the device thread only.
 	graphs map[*graph.Graph]*devGraph
 	// The rewiring's buffers, sized for the largest network so far.
@@ -105,7 +112,7 @@ func (a *graphAccel) note(key, msg string) {
 
 // fallback reports that op ran on the CPU because the device had no room for g.
 func (a *graphAccel) fallback(op string, g *graph.Graph, err error) {
-	a.note("room", fmt.Sprintf("graph analytics: the network (%d nodes, %d edges) does not fit in the GPU's free memory (%v); %s and what follows run on the CPU", g.N, g.Edges(), err, op))
+	a.note("room", fmt.Sprintf("graph analytics: the network (%d nodes, %d edges) does not fit in the GPU's free memory (%v); %s and whatever else does not fit run on the CPU", g.N, g.Edges(), err, op))
 }
 
 func (a *graphAccel) load() error {
@@ -131,6 +138,9 @@ func (a *graphAccel) load() error {
 		{kernels.KrylovCombine, &a.fn.krylovCombine},
 		{kernels.KrylovStore, &a.fn.krylovStore},
 		{kernels.ModularityApply, &a.fn.modularityApply},
+		{kernels.LocalEfficiency, &a.fn.localEfficiency},
+		{kernels.EigenMax, &a.fn.eigenMax},
+		{kernels.EigenScale, &a.fn.eigenScale},
 	} {
 		fn, err := a.b.mod.Function(k.name)
 		if err != nil {
@@ -159,11 +169,15 @@ func (a *graphAccel) free() {
 	a.loaded = false
 }
 
-// room fails with errNoRoom unless bytes more fit in free device memory, with 256 MiB to spare.
-func room(bytes int64) error {
+// room fails with errNoRoom unless bytes more fit in free device memory, with 256 MiB to spare
+// (or, when a test set roomLimit, in that many bytes).
+func (a *graphAccel) room(bytes int64) error {
 	free, _, err := cu.MemInfo()
 	if err != nil {
 		return fmt.Errorf("cuda backend: free device memory: %w", err)
+	}
+	if a.roomLimit > 0 {
+		free = a.roomLimit
 	}
 	if bytes+256<<20 > free {
 		return fmt.Errorf("%w: %.2f GiB needed, %.2f GiB free", errNoRoom, float64(bytes)/(1<<30), float64(free)/(1<<30))
@@ -216,7 +230,7 @@ func (a *graphAccel) device(g *graph.Graph) (*devGraph, error) {
 	if g.N >= 1<<31-1 || int64(len(g.Adj)) >= 1<<32 {
 		return nil, fmt.Errorf("%w: %d nodes, %d adjacency entries exceed the kernels' 32-bit indices", errNoRoom, g.N, len(g.Adj))
 	}
-	if err := room(8*int64(g.N+1) + 4*int64(len(g.Adj))); err != nil {
+	if err := a.room(8*int64(g.N+1) + 4*int64(len(g.Adj))); err != nil {
 		return nil, err
 	}
 	d := &devGraph{n: g.N, ownOff: true}
@@ -267,7 +281,7 @@ func (a *graphAccel) Products(ctx context.Context, g *graph.Graph, x, y []float6
 		if err != nil {
 			return err
 		}
-		if err := room(16 * int64(g.N)); err != nil {
+		if err := a.room(16 * int64(g.N)); err != nil {
 			return err
 		}
 		xy, err := alloc("product vectors", 16*g.N)
@@ -307,7 +321,7 @@ func (a *graphAccel) Triangles(ctx context.Context, g *graph.Graph) ([]int64, er
 		if err != nil {
 			return err
 		}
-		if err := room(8 * int64(g.N)); err != nil {
+		if err := a.room(8 * int64(g.N)); err != nil {
 			return err
 		}
 		dt, err := alloc("triangle counts", 8*g.N)
@@ -346,7 +360,7 @@ func (a *graphAccel) bfsState(n, w, sources int) error {
 	if n > a.bfsNodes || w > a.bfsWords {
 		nn, ww := max(n, a.bfsNodes), max(w, a.bfsWords)
 		bytes := 3 * 8 * int64(nn) * int64(ww)
-		if err := room(bytes); err != nil {
+		if err := a.room(bytes); err != nil {
 			return err
 		}
 		for _, p := range []*cu.DevicePtr{&a.seen, &a.visit, &a.next} {
@@ -459,12 +473,15 @@ func (a *graphAccel) sweep(ctx context.Context, d *devGraph, lo, s int, hist *[]
 // as graph.ShortestPaths, turned into PathStats by the same code.
 func (a *graphAccel) ShortestPaths(ctx context.Context, g *graph.Graph) (graph.PathStats, error) {
 	var hist []int64
+	const batch = 1024
+	a.searching.Lock()
+	defer a.searching.Unlock()
+	var d *devGraph
 	err := a.b.do(func() error {
-		d, err := a.device(g)
-		if err != nil {
+		var err error
+		if d, err = a.device(g); err != nil {
 			return err
 		}
-		const batch = 1024
 		if err := a.bfsState(g.N, bfsWordsFor(min(batch, g.N)), g.N); err != nil {
 			return err
 		}
@@ -472,16 +489,11 @@ func (a *graphAccel) ShortestPaths(ctx context.Context, g *graph.Graph) (graph.P
 		for i := range iota {
 			iota[i] = int32(i)
 		}
-		if err := upload(a.srcList, iota, "BFS sources"); err != nil {
-			return err
-		}
-		for lo := 0; lo < g.N; lo += batch {
-			if err := a.sweep(ctx, d, lo, min(batch, g.N-lo), &hist, false); err != nil {
-				return err
-			}
-		}
-		return nil
+		return upload(a.srcList, iota, "BFS sources")
 	})
+	for lo := 0; lo < g.N && err == nil; lo += batch {
+		err = a.b.do(func() error { return a.sweep(ctx, d, lo, min(batch, g.N-lo), &hist, false) })
+	}
 	if errors.Is(err, errNoRoom) {
 		a.fallback("shortest paths", g, err)
 		return graph.ShortestPaths(ctx, g, nil)
@@ -506,23 +518,26 @@ func (a *graphAccel) SampledShortestPaths(ctx context.Context, g *graph.Graph, s
 // sourceSums runs MS-BFS from every listed source and returns each one's sums.
 func (a *graphAccel) sourceSums(ctx context.Context, g *graph.Graph, list []int32) ([]graph.SourceSums, error) {
 	out := make([]graph.SourceSums, len(list))
+	const batch = 1024
+	a.searching.Lock()
+	defer a.searching.Unlock()
+	var d *devGraph
 	err := a.b.do(func() error {
-		d, err := a.device(g)
-		if err != nil {
+		var err error
+		if d, err = a.device(g); err != nil {
 			return err
 		}
-		const batch = 1024
 		if err := a.bfsState(g.N, bfsWordsFor(min(batch, len(list))), len(list)); err != nil {
 			return err
 		}
-		if err := upload(a.srcList, list, "BFS sources"); err != nil {
-			return err
-		}
-		var hist []int64
-		reached := make([]uint64, batch)
-		dist := make([]uint64, batch)
-		inv := make([]float64, batch)
-		for lo := 0; lo < len(list); lo += batch {
+		return upload(a.srcList, list, "BFS sources")
+	})
+	var hist []int64
+	reached := make([]uint64, batch)
+	dist := make([]uint64, batch)
+	inv := make([]float64, batch)
+	for lo := 0; lo < len(list) && err == nil; lo += batch {
+		err = a.b.do(func() error {
 			s := min(batch, len(list)-lo)
 			if err := a.sweep(ctx, d, lo, s, &hist, true); err != nil {
 				return err
@@ -539,9 +554,9 @@ func (a *graphAccel) sourceSums(ctx context.Context, g *graph.Graph, list []int3
 			for k := 0; k < s; k++ {
 				out[lo+k] = graph.SourceSums{Reached: int64(reached[k]), Dist: int64(dist[k]), Inv: inv[k]}
 			}
-		}
-		return nil
-	})
+			return nil
+		})
+	}
 	return out, err
 }
 
@@ -581,9 +596,12 @@ func (a *graphAccel) Rewire(ctx context.Context, g *graph.Graph, opt graph.Rewir
 		return graph.CPU{}.Rewire(ctx, g, opt)
 	}
 	r := &graph.Graph{N: g.N, Offsets: append([]int64(nil), g.Offsets...), Adj: make([]int32, len(g.Adj))}
+	a.rewiring.Lock()
+	defer a.rewiring.Unlock()
+	var d *devGraph
 	err := a.b.do(func() error {
-		d, err := a.device(g)
-		if err != nil {
+		var err error
+		if d, err = a.device(g); err != nil {
 			return err
 		}
 		if d.maxDeg > maxSortedDegree {
@@ -601,15 +619,20 @@ func (a *graphAccel) Rewire(ctx context.Context, g *graph.Graph, opt graph.Rewir
 		if err := cu.MemsetD32(a.counter, 0, 2); err != nil {
 			return fmt.Errorf("cuda backend: clearing the swap counter: %w", err)
 		}
-		mask := a.tableSlots - 1
-		half := (bits.Len64(uint64(m-1)) + 1) / 2
-		acc := make([]uint64, 1)
-		key := splitmix(opt.Seed ^ splitmix(opt.Stream^0x6a09e667f3bcc909))
-		for round := uint64(0); st.Swaps < want && st.Attempts < maxAttempts; round++ {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			pairs := min(m/2, want-st.Swaps, maxAttempts-st.Attempts)
+		return nil
+	})
+	mask := a.tableSlots - 1
+	half := (bits.Len64(uint64(m-1)) + 1) / 2
+	acc := make([]uint64, 1)
+	key := splitmix(opt.Seed ^ splitmix(opt.Stream^0x6a09e667f3bcc909))
+	// One device call per round, so that other work gets the device between rounds.
+	for round := uint64(0); err == nil && st.Swaps < want && st.Attempts < maxAttempts; round++ {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		pairs := min(m/2, want-st.Swaps, maxAttempts-st.Attempts)
+		rk := splitmix(key + round*0x9e3779b97f4a7c15)
+		err = a.b.do(func() error {
 			if err := cu.MemsetD32(a.keys, 0xffffffff, 2*a.tableSlots); err != nil {
 				return fmt.Errorf("cuda backend: clearing the edge table: %w", err)
 			}
@@ -620,7 +643,6 @@ func (a *graphAccel) Rewire(ctx context.Context, g *graph.Graph, opt graph.Rewir
 				ptr(a.wu), ptr(a.wv), uint64(m), ptr(a.keys), ptr(a.vals), uint64(mask)); err != nil {
 				return err
 			}
-			rk := splitmix(key + round*0x9e3779b97f4a7c15)
 			if err := launch(kernels.RewirePropose, a.fn.rewirePropose, ceilDiv(int(pairs), 256), 1, 256, 0, cu.Stream{},
 				ptr(a.wu), ptr(a.wv), uint64(m), uint64(pairs), ptr(a.keys), ptr(a.vals), uint64(mask), i64(half), rk, ptr(a.scratch)); err != nil {
 				return err
@@ -629,37 +651,39 @@ func (a *graphAccel) Rewire(ctx context.Context, g *graph.Graph, opt graph.Rewir
 				ptr(a.wu), ptr(a.wv), uint64(pairs), ptr(a.vals), ptr(a.scratch), ptr(a.counter)); err != nil {
 				return err
 			}
-			if err := download(acc, a.counter, "swap count"); err != nil {
+			return download(acc, a.counter, "swap count")
+		})
+		st.Attempts += pairs
+		st.Swaps = int64(acc[0])
+	}
+	if err == nil {
+		err = a.b.do(func() error {
+			// The network's CSR: the offsets are g's (every degree kept), rows filled and sorted.
+			adj, err := alloc("random network adjacency", 4*len(g.Adj))
+			if err != nil {
 				return err
 			}
-			st.Attempts += pairs
-			st.Swaps = int64(acc[0])
-		}
-		// The network's CSR: the offsets are g's (every degree kept), rows filled and sorted.
-		adj, err := alloc("random network adjacency", 4*len(g.Adj))
-		if err != nil {
-			return err
-		}
-		if err := cu.MemcpyDtoD(a.cursor, d.off, 8*int64(g.N)); err != nil {
-			cu.MemFree(adj)
-			return fmt.Errorf("cuda backend: copying offsets: %w", err)
-		}
-		err = launch(kernels.CSRScatter, a.fn.csrScatter, ceilDiv(int(m), 256), 1, 256, 0, cu.Stream{},
-			ptr(a.wu), ptr(a.wv), uint64(m), ptr(a.cursor), ptr(adj))
-		if err == nil {
-			err = launch(kernels.CSRSortRows, a.fn.csrSortRows, min(g.N, 16384), 1, 512, 0, cu.Stream{},
-				ptr(d.off), ptr(adj), i64(g.N))
-		}
-		if err == nil {
-			err = download(r.Adj, adj, "random network adjacency")
-		}
-		if err != nil {
-			cu.MemFree(adj)
-			return err
-		}
-		a.graphs[r] = &devGraph{n: g.N, off: d.off, adj: adj, maxDeg: d.maxDeg}
-		return nil
-	})
+			if err := cu.MemcpyDtoD(a.cursor, d.off, 8*int64(g.N)); err != nil {
+				cu.MemFree(adj)
+				return fmt.Errorf("cuda backend: copying offsets: %w", err)
+			}
+			err = launch(kernels.CSRScatter, a.fn.csrScatter, ceilDiv(int(m), 256), 1, 256, 0, cu.Stream{},
+				ptr(a.wu), ptr(a.wv), uint64(m), ptr(a.cursor), ptr(adj))
+			if err == nil {
+				err = launch(kernels.CSRSortRows, a.fn.csrSortRows, min(g.N, 16384), 1, 512, 0, cu.Stream{},
+					ptr(d.off), ptr(adj), i64(g.N))
+			}
+			if err == nil {
+				err = download(r.Adj, adj, "random network adjacency")
+			}
+			if err != nil {
+				cu.MemFree(adj)
+				return err
+			}
+			a.graphs[r] = &devGraph{n: g.N, off: d.off, adj: adj, maxDeg: d.maxDeg}
+			return nil
+		})
+	}
 	if errors.Is(err, errNoRoom) {
 		a.fallback("rewiring", g, err)
 		return graph.CPU{}.Rewire(ctx, g, opt)
@@ -676,7 +700,7 @@ func (a *graphAccel) Rewire(ctx context.Context, g *graph.Graph, opt graph.Rewir
 func (a *graphAccel) rewireState(g *graph.Graph, d *devGraph) error {
 	m := g.Edges()
 	if d.eu == 0 {
-		if err := room(8 * m); err != nil {
+		if err := a.room(8 * m); err != nil {
 			return err
 		}
 		eu := make([]uint32, 0, m)
@@ -706,7 +730,7 @@ func (a *graphAccel) rewireState(g *graph.Graph, d *devGraph) error {
 	if m > a.rwEdges {
 		slots := int64(1) << bits.Len64(uint64(4*m-1))
 		need := 8*m + 12*slots + 16*(m/2+1) + 4*int64(len(g.Adj))
-		if err := room(need); err != nil {
+		if err := a.room(need); err != nil {
 			return err
 		}
 		for _, q := range []struct {

@@ -21,7 +21,7 @@ func (a *graphAccel) BindGroup(op community.GroupOperator, capacity int) (commun
 	if n == 0 || capacity < 2 || len(op.Offsets) != n+1 || len(op.RowSum) != n {
 		return nil, fmt.Errorf("cuda backend: a group of %d nodes with %d offsets and capacity %d", n, len(op.Offsets), capacity)
 	}
-	k := &deviceKrylov{a: a, n: n, capacity: capacity, chunks: ceilDiv(n, 2048), twoM: op.TwoM}
+	k := &deviceKrylov{a: a, n: n, capacity: capacity, chunks: ceilDiv(n, 2048), twoM: op.TwoM, apply: -1}
 	err := a.b.do(func() error {
 		if err := a.load(); err != nil {
 			return err
@@ -29,7 +29,7 @@ func (a *graphAccel) BindGroup(op community.GroupOperator, capacity int) (commun
 		nnz := len(op.Adj)
 		keep := 12
 		need := int64(8*(n+1)+4*nnz+8*len(op.Weights)+16*n) + 8*int64(n)*int64(capacity+1+keep) + 8*int64(capacity*(k.chunks+2+keep)+4)
-		if err := room(need); err != nil {
+		if err := a.room(need); err != nil {
 			return err
 		}
 		var err error
@@ -74,6 +74,11 @@ func (a *graphAccel) BindGroup(op community.GroupOperator, capacity int) (commun
 
 // deviceKrylov is a community.KrylovBasis on the device: vector i of the basis at basis + i·n.
 type deviceKrylov struct {
+	// Apply and Store only record what to do (apply, stores); the next call that needs the
+	// device does it first, so a Lanczos step is one device call.
+	apply  int // slot to multiply by B^(G) next, −1 none
+	stores []pendingStore
+
 	a                                 *graphAccel
 	n, capacity, chunks               int
 	twoM                              float64
@@ -82,7 +87,38 @@ type deviceKrylov struct {
 	partial, coef, out, cbuf, scalars cu.DevicePtr
 }
 
+type pendingStore struct {
+	slot int
+	div  float64
+}
+
 func (d *deviceKrylov) slot(i int) cu.DevicePtr { return d.basis + cu.DevicePtr(8*d.n*i) }
+
+// do runs f on the device thread after the recorded stores and product, through the urgent
+// queue (the Lanczos iteration waits on every step).
+func (d *deviceKrylov) do(f func() error) error {
+	return d.a.b.doUrgent(func() error {
+		for _, st := range d.stores {
+			if err := d.store(d.slot(st.slot), st.div); err != nil {
+				return err
+			}
+		}
+		d.stores = d.stores[:0]
+		if d.apply >= 0 {
+			j := d.apply
+			d.apply = -1
+			x := d.slot(j)
+			if err := d.dots(d.k, 1, x, d.scalars, 0); err != nil {
+				return err
+			}
+			if err := launch(kernels.ModularityApply, d.a.fn.modularityApply, ceilDiv(d.n, 256), 1, 256, 0, cu.Stream{},
+				ptr(d.off), ptr(d.adj), ptr(d.wts), ptr(d.k), ptr(d.rowSum), ptr(d.scalars), f64(d.twoM), ptr(x), ptr(d.w), i64(d.n)); err != nil {
+				return err
+			}
+		}
+		return f()
+	})
+}
 
 // dots sets out[0 … count) = v_iᵀ x for the count vectors from vs (adding them to coef unless
 // coef is 0).
@@ -128,23 +164,18 @@ func (d *deviceKrylov) gramSchmidt(j int, accumulate bool) (float64, error) {
 }
 
 func (d *deviceKrylov) Start(x []float64) error {
-	return d.a.b.do(func() error { return upload(d.basis, x, "Lanczos start vector") })
+	return d.do(func() error { return upload(d.basis, x, "Lanczos start vector") })
 }
 
+// Apply records the product w = B^(G) v_j, done by the next call (Orthogonalize).
 func (d *deviceKrylov) Apply(j int) error {
-	return d.a.b.do(func() error {
-		x := d.slot(j)
-		if err := d.dots(d.k, 1, x, d.scalars, 0); err != nil {
-			return err
-		}
-		return launch(kernels.ModularityApply, d.a.fn.modularityApply, ceilDiv(d.n, 256), 1, 256, 0, cu.Stream{},
-			ptr(d.off), ptr(d.adj), ptr(d.wts), ptr(d.k), ptr(d.rowSum), ptr(d.scalars), f64(d.twoM), ptr(x), ptr(d.w), i64(d.n))
-	})
+	d.apply = j
+	return nil
 }
 
 func (d *deviceKrylov) Orthogonalize(j int, coef []float64) (float64, error) {
 	var nrm float64
-	err := d.a.b.do(func() error {
+	err := d.do(func() error {
 		if err := cu.MemsetD32(d.coef, 0, int64(2*(j+1))); err != nil {
 			return fmt.Errorf("cuda backend: clearing Lanczos coefficients: %w", err)
 		}
@@ -166,7 +197,7 @@ func (d *deviceKrylov) Orthogonalize(j int, coef []float64) (float64, error) {
 
 func (d *deviceKrylov) Fresh(x []float64, j int) (float64, error) {
 	var nrm float64
-	err := d.a.b.do(func() error {
+	err := d.do(func() error {
 		if err := upload(d.w, x, "Lanczos direction"); err != nil {
 			return err
 		}
@@ -187,8 +218,10 @@ func (d *deviceKrylov) store(dst cu.DevicePtr, div float64) error {
 		ptr(d.w), i64(d.n), f64(div), ptr(dst))
 }
 
+// Store records v_slot = w / div, done by the next call (before anything else touches w).
 func (d *deviceKrylov) Store(slot int, div float64) error {
-	return d.a.b.do(func() error { return d.store(d.slot(slot), div) })
+	d.stores = append(d.stores, pendingStore{slot, div})
+	return nil
 }
 
 func (d *deviceKrylov) Restart(c [][]float64) error {
@@ -196,7 +229,7 @@ func (d *deviceKrylov) Restart(c [][]float64) error {
 	if keep > 12 {
 		return fmt.Errorf("cuda backend: a restart keeping %d vectors (at most 12)", keep)
 	}
-	return d.a.b.do(func() error {
+	return d.do(func() error {
 		m := len(c[0])
 		flat := make([]float64, 0, keep*m)
 		for _, r := range c {
@@ -223,7 +256,7 @@ func (d *deviceKrylov) Restart(c [][]float64) error {
 
 func (d *deviceKrylov) Combination(c []float64) ([]float64, error) {
 	x := make([]float64, d.n)
-	err := d.a.b.do(func() error {
+	err := d.do(func() error {
 		if err := upload(d.cbuf, c, "Ritz coefficients"); err != nil {
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 // touches the device.
 type worker struct {
 	jobs     chan func()
+	urgent   chan func() // taken before jobs whenever both wait (doUrgent)
 	finished chan struct{}
 	once     sync.Once
 }
@@ -25,7 +26,7 @@ var errWorkerClosed = errors.New("cuda backend: used after Close")
 
 // startWorker creates the context for device ordinal on a new locked goroutine.
 func startWorker(ordinal int) (*worker, error) {
-	w := &worker{jobs: make(chan func()), finished: make(chan struct{})}
+	w := &worker{jobs: make(chan func()), urgent: make(chan func()), finished: make(chan struct{})}
 	ready := make(chan error, 1)
 	go w.loop(ordinal, ready)
 	if err := <-ready; err != nil {
@@ -50,7 +51,22 @@ func (w *worker) loop(ordinal int, ready chan<- error) {
 		return
 	}
 	ready <- nil
-	for job := range w.jobs {
+	for {
+		var job func()
+		var ok bool
+		select { // an urgent closure waiting goes first
+		case job = <-w.urgent:
+			ok = true
+		default:
+			select {
+			case job = <-w.urgent:
+				ok = true
+			case job, ok = <-w.jobs:
+			}
+		}
+		if !ok {
+			break
+		}
 		job()
 	}
 	_ = ctx.Destroy()
@@ -58,7 +74,15 @@ func (w *worker) loop(ordinal int, ready chan<- error) {
 
 // do runs f on the context's thread and returns its error; a panic inside f comes back as an
 // error rather than crossing the package boundary.
-func (w *worker) do(f func() error) (err error) {
+func (w *worker) do(f func() error) error { return w.run(w.jobs, f) }
+
+// doUrgent is do for short closures that a caller waits on many times in a row (the Lanczos
+// steps of the leading-eigenvector modules): the worker takes them before the closures
+// waiting in do, so long work queued meanwhile (random networks) delays each by at most the
+// closure running.
+func (w *worker) doUrgent(f func() error) error { return w.run(w.urgent, f) }
+
+func (w *worker) run(queue chan func(), f func() error) (err error) {
 	done := make(chan error, 1)
 	job := func() {
 		defer func() {
@@ -73,7 +97,7 @@ func (w *worker) do(f func() error) (err error) {
 			err = errWorkerClosed
 		}
 	}()
-	w.jobs <- job
+	queue <- job
 	return <-done
 }
 
@@ -82,5 +106,6 @@ func (w *worker) stop() {
 	w.once.Do(func() {
 		close(w.jobs)
 		<-w.finished
+		close(w.urgent)
 	})
 }
