@@ -305,6 +305,10 @@ func (r *Result) write3DPNG(w io.Writer) error {
 // saveDialog asks where to save what (a file named name, filtered to ext), writes it with
 // write and says in ExportStatus what happened.
 func (r *Result) saveDialog(what, name, ext string, write func(io.Writer) error) {
+	if cannotSave != "" {
+		r.ExportStatus.SetText(cannotSave)
+		return
+	}
 	if r.win == nil {
 		return
 	}

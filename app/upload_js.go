@@ -36,8 +36,8 @@ const (
 
 // BrowserLimits says, on the page, what the browser app cannot do that the desktop app does.
 const BrowserLimits = "In the browser HubScope cannot watch a folder, open a DICOM folder (upload it as a .zip) or " +
-	"save files through a dialog (Fyne's web driver has none): the Export tab's Save buttons do nothing here, and the " +
-	"results, report included (hubscope-helper report BUNDLE), are in the helper's results folder."
+	"save files (Fyne's web driver has no save dialog): the results, and the PDF report that " +
+	"\"hubscope-helper report BUNDLE\" writes, are in the helper's results folder."
 
 // Roles of the files sent beside a scan.
 const (
