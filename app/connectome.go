@@ -29,9 +29,13 @@ import (
 type Connectome struct {
 	// Spheres replace the scene's hub spheres (region networks); nil keeps them.
 	Spheres []render.Sphere
-	pos     []mgl32.Vec3
-	links   []link // strongest |w| first
-	max     float64
+	// Listed is the number of links the bundle lists when it keeps only the strongest
+	// (hub_links.tsv holds at most the 2,000 strongest links among the hubs), 0 when it
+	// lists them all.
+	Listed int
+	pos    []mgl32.Vec3
+	links  []link // strongest |w| first
+	max    float64
 }
 
 type link struct {
@@ -92,6 +96,9 @@ func LoadConnectome(ctx context.Context, svc ipc.Service, s ipc.Summary, hubSphe
 			}
 			c.links = append(c.links, link{a, b, w})
 			c.max = max(c.max, math.Abs(w))
+		}
+		if len(c.links) >= hubLinksMax {
+			c.Listed = len(c.links)
 		}
 	case has["network.edge"] && has["network.node"]:
 		rows, err := read("network.node")
@@ -187,6 +194,10 @@ func (c *Connectome) Edges(k int) ([]render.Edge, float64) {
 	return out, from
 }
 
+// hubLinksMax is the most links hub_links.tsv holds (the bundle keeps the strongest 2,000
+// links among the hubs; helper/bundle's doc).
+const hubLinksMax = 2000
+
 // defaultLinks is how many links the view draws at first: enough to see the hub network's
 // backbone, few enough that it stays readable (BrainNet and nilearn users threshold alike).
 const defaultLinks = 200
@@ -213,7 +224,11 @@ func ConnectomeBar(v *view3d.View, c *Connectome) (*widget.Slider, fyne.CanvasOb
 			label.SetText(fmt.Sprintf("Links: none of %d drawn", c.Links()))
 			return
 		}
-		label.SetText(fmt.Sprintf("Links: the strongest %d of %d (weight ≥ %.3g)", k, c.Links(), from))
+		if c.Listed > 0 {
+			label.SetText(fmt.Sprintf("Links: the strongest %d (weights from %.3g up) of the %d strongest among the hubs", k, from, c.Listed))
+			return
+		}
+		label.SetText(fmt.Sprintf("Links: the strongest %d of %d (weights from %.3g up)", k, c.Links(), from))
 	}
 	start := 100.0
 	if n := c.Links(); n > defaultLinks {

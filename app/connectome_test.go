@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 	"github.com/go-gl/mathgl/mgl32"
 
 	"github.com/hubscope/hubscope/app/view3d"
@@ -119,6 +121,19 @@ func TestConnectomeView(t *testing.T) {
 		t.Errorf("negative link coloured %v", e.Color)
 	}
 
+	// A full hub_links.tsv (2,000 links) lists only the strongest: the label says so.
+	var full strings.Builder
+	full.WriteString("hub_a\thub_b\tnode_a\tnode_b\tweight\n")
+	for i := 0; i < 2000; i++ {
+		full.WriteString("0\t1\t10\t20\t0.5\n")
+	}
+	fs := bundleFiles{files: map[string]string{"hub_links.tsv": full.String()}}
+	if c, err := LoadConnectome(ctx, fs, fs.summary(), hubs); err != nil || c.Listed != 2000 {
+		t.Errorf("2,000 links: listed %v, %v", c, err)
+	} else if _, bar := ConnectomeBar(view3d.New(&render.Scene{Spheres: hubs}), c); !strings.Contains(labelText(bar), "of the 2000 strongest among the hubs") {
+		t.Errorf("label %q", labelText(bar))
+	}
+
 	// Nothing to draw, and a damaged matrix.
 	if c, err := LoadConnectome(ctx, bundleFiles{}, ipc.Summary{}, hubs); c != nil || err != nil {
 		t.Errorf("no connectome files: %v, %v", c, err)
@@ -135,4 +150,19 @@ func TestConnectomeView(t *testing.T) {
 	if _, err := LoadConnectome(ctx, short, short.summary(), nil); err == nil || !strings.Contains(err.Error(), "1 rows for 2 nodes") {
 		t.Errorf("network.edge of another size: %v", err)
 	}
+}
+
+// labelText is the text of the first label in a container tree.
+func labelText(o fyne.CanvasObject) string {
+	switch w := o.(type) {
+	case *widget.Label:
+		return w.Text
+	case *fyne.Container:
+		for _, c := range w.Objects {
+			if t := labelText(c); t != "" {
+				return t
+			}
+		}
+	}
+	return ""
 }
