@@ -29,7 +29,8 @@ func TestHelp(t *testing.T) {
 	if len(commands) < 5 {
 		t.Fatalf("the top-level help lists %v", commands)
 	}
-	flagLine := regexp.MustCompile(`^  --[a-z][a-z0-9-]*( [A-Z][A-Z0-9_,]*)?$`)
+	// An argument may show its own syntax (run --index AXIS=I).
+	flagLine := regexp.MustCompile(`^  --[a-z][a-z0-9-]*( [A-Z][A-Z0-9_,=]*)?$`)
 	for _, name := range commands {
 		for _, h := range []string{"-h", "--help"} {
 			out.Reset()
