@@ -115,7 +115,8 @@ func BundleFigures(ctx context.Context, svc ipc.Service, s ipc.Summary, m *Metri
 		bgName = "mask"
 	}
 	cut := m.Hubs.Cutoff
-	sl, err := hubSlices(bg, deg, s.Hubs[0].Voxel, cut, fmt.Sprintf("degree (links); hubs: degree > %.1f; background: %s", cut, bgName))
+	words := map[string]string{"template": "MNI152 T1 template", "mean": "mean EPI", "mask": "brain mask"}[bgName]
+	sl, err := hubSlices(bg, deg, s.Hubs[0].Voxel, cut, fmt.Sprintf("degree (links); hubs: degree > %.1f; background: %s", cut, words))
 	if err != nil {
 		return nil, fmt.Errorf("slice figure of %s: %w", s.Job.Name, err)
 	}
@@ -240,7 +241,7 @@ func hubSlices(bg, ov *ipc.Volume, at [3]int, cut float64, caption string) (*ima
 				}
 				c := grey(g)
 				if o := float64(ov.Data[f]); o > cut {
-					c = hotColour(0.25 + 0.75*(o-cut)/(top-cut))
+					c = hubColour((o - cut) / (top - cut))
 				}
 				img.SetRGBA(x0+px, yoff+py, c)
 			}
@@ -263,7 +264,7 @@ func hubSlices(bg, ov *ipc.Volume, at [3]int, cut float64, caption string) (*ima
 	bw := min(img.Bounds().Dx()-120, 300)
 	bx, by := 60, planeH+8
 	for x := range bw {
-		c := hotColour(0.25 + 0.75*float64(x)/float64(bw-1))
+		c := hubColour(float64(x) / float64(bw-1))
 		for y := range 10 {
 			img.SetRGBA(bx+x, by+y, c)
 		}
@@ -286,6 +287,11 @@ func grey(t float64) color.RGBA {
 	g := uint8(math.Round(255 * math.Max(0, math.Min(1, t))))
 	return color.RGBA{g, g, g, 255}
 }
+
+// hubColour is the colour of a hub whose degree lies the share f of the way from the hub
+// rule's cut-off to the maximum: the red-to-yellow part of the hot map (t from 0.28 to 0.66),
+// leaving out its dark start and its white end, which would vanish in the grey anatomy.
+func hubColour(f float64) color.RGBA { return hotColour(0.28 + 0.38*math.Max(0, math.Min(1, f))) }
 
 // hotColour is the hot colour map (black–red–yellow–white) at t in [0, 1], as the app's
 // slices draw positive maps.
