@@ -49,8 +49,24 @@ func BenchmarkFrame800x600Hubs2000(b *testing.B) { benchFrame(b, 2000) }
 // one 3D frame in ≤ 33 ms at 5,000 hubs.
 func BenchmarkFrame800x600Hubs5000(b *testing.B) { benchFrame(b, 5000) }
 
-func benchFrame(b *testing.B, hubs int) {
+// BenchmarkFrame800x600Hubs2000Links2000 is the 2,000-hub frame with the connectome view's
+// densest drawing: 2,000 links between random pairs of hubs (hub_links.tsv's size), 1 to 5
+// pixels wide.
+func BenchmarkFrame800x600Hubs2000Links2000(b *testing.B) { benchFrameLinks(b, 2000, 2000) }
+
+// BenchmarkFrame800x600Hubs2000Links200 is the same with the view's first drawing, 200 links.
+func BenchmarkFrame800x600Hubs2000Links200(b *testing.B) { benchFrameLinks(b, 2000, 200) }
+
+func benchFrame(b *testing.B, hubs int) { benchFrameLinks(b, hubs, 0) }
+
+func benchFrameLinks(b *testing.B, hubs, links int) {
 	s := &Scene{Surface: mniBrainSurface(b), Spheres: hubSpheres(b, hubs)}
+	rng := rand.New(rand.NewPCG(3, 5))
+	for i := 0; i < links; i++ {
+		p, q := s.Spheres[rng.IntN(hubs)], s.Spheres[rng.IntN(hubs)]
+		w := rng.Float64()
+		s.Edges = append(s.Edges, Edge{A: p.Center, B: q.Center, Width: EdgeWidth(w, 1), Color: EdgeColor(w, 1)})
+	}
 	for _, mode := range []struct {
 		name  string
 		glass bool
