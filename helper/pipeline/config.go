@@ -92,12 +92,19 @@ var nodalIrrelevant = map[string]bool{"backend": true, "atlas": true, "atlas_nam
 	"dfc_window": true, "dfc_step": true, "dfc_rank": true, "dfc_networks": true, "dfc_max_censored": true}
 
 // NodalSettings is BundleSettings without the keys that leave the nodal maps unchanged: what a
-// normative comparison holds a run to.
-func NodalSettings(settings map[string]any) map[string]any {
+// normative comparison holds a run to. Realignment and registration left unset are off (their
+// default), so a cohort analysed from the command line (unset) and a patient from the app
+// (off) agree.
+func NodalSettings(set map[string]any) map[string]any {
 	out := map[string]any{}
-	for k, v := range settings {
+	for k, v := range set {
 		if !nodalIrrelevant[k] {
 			out[k] = v
+		}
+	}
+	for _, k := range []string{"realign", "register"} {
+		if v, ok := out[k]; !ok || v == nil || v == "" {
+			out[k] = settings.RealignOff
 		}
 	}
 	return out
