@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -61,6 +62,25 @@ func TestReportNormAndQC(t *testing.T) {
 		if !strings.Contains(h.String(), strings.ReplaceAll(want, "'", "&#39;")) {
 			t.Errorf("the HTML page lacks %q", want)
 		}
+	}
+	// A patient far from a small cohort has hundreds of clusters: the ten largest are listed
+	// and the PDF keeps to its three pages.
+	many := `{"z_cut": 2, "nodes_compared": 8000, "hubs_lost": 1, "hubs_gained": 400, "cohort_hubs": 700, "clusters": [`
+	for i := range 300 {
+		if i > 0 {
+			many += ","
+		}
+		many += fmt.Sprintf(`{"sign": 1, "voxels": %d, "peak_z": 3, "peak_mm": [0, 0, 0]}`, i+1)
+	}
+	if r.Norm, err = ParseNorm([]byte(many + "]}")); err != nil {
+		t.Fatal(err)
+	}
+	p.Reset()
+	if err := WritePDF(&p, r); err != nil {
+		t.Fatalf("300 clusters: %v", err)
+	}
+	if text, _ := pdftest.Read(t, p.Bytes()); !strings.Contains(text, "The 10 largest clusters are listed; norm_clusters.tsv holds all 300.") {
+		t.Error("the PDF does not say that it lists the 10 largest clusters")
 	}
 	if _, err := ParseNorm([]byte(`{"z_cut": 0}`)); err == nil {
 		t.Error("a norm.json without a cut was accepted")

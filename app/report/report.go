@@ -2,12 +2,14 @@ package report
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/base64"
 	"fmt"
 	"html/template"
 	"image/png"
 	"io"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/hubscope/hubscope/ipc"
@@ -151,10 +153,20 @@ func build(r Report) (page, error) {
 	}
 	if r.Norm != nil {
 		p.Norm, p.NormClusters = r.Norm.Lines(), r.Norm.Clusters
+		if n := len(r.Norm.Clusters); n > MaxNormClusters {
+			// A scan far from its cohort has hundreds of clusters: the largest fit the pages.
+			p.NormClusters = slices.Clone(r.Norm.Clusters)
+			slices.SortStableFunc(p.NormClusters, func(a, b NormCluster) int { return cmp.Compare(b.Voxels, a.Voxels) })
+			p.NormClusters = p.NormClusters[:MaxNormClusters]
+			p.Norm = append(p.Norm, fmt.Sprintf("The %d largest clusters are listed; norm_clusters.tsv holds all %d.", MaxNormClusters, n))
+		}
 	}
 	p.Command = r.Command
 	return p, nil
 }
+
+// MaxNormClusters is how many clusters of the norm comparison the report lists.
+const MaxNormClusters = 10
 
 var pageTemplate = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f1":  func(v float64) string { return fmt.Sprintf("%.1f", v) },
