@@ -51,6 +51,10 @@ func (n *NormChoice) Set(path string) {
 	n.show(path)
 }
 
+// Use chooses the normative folder for this session only (hubscope --norm), leaving the
+// preferences as they are.
+func (n *NormChoice) Use(path string) { n.show(path) }
+
 func (n *NormChoice) show(path string) {
 	n.Path = path
 	if path == "" {
@@ -80,6 +84,13 @@ func (n *NormChoice) dialog() {
 
 func (n *NormChoice) content() fyne.CanvasObject {
 	return container.NewBorder(nil, nil, nil, container.NewHBox(n.Choose, n.Clear), n.Label)
+}
+
+// SetSweep sets the threshold sweep (hubscope --sweep): the form's binding at once, so the
+// next Settings has it (an entry's text reaches its binding later).
+func (f *SettingsForm) SetSweep(spec string) {
+	f.sweep.Set(spec)
+	f.validate()
 }
 
 // sweepSyntax is the form of a threshold sweep the helper takes (package sweep): a kind and a

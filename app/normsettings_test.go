@@ -31,6 +31,10 @@ func TestSweepAndNormSettings(t *testing.T) {
 			t.Errorf("sweep %q as the helper reads it: %+v, %v", in, back.Network, err)
 		}
 	}
+	f.SetSweep("r=0.2,0.3") // hubscope --sweep: in the next request at once
+	if s, err := f.Settings(); err != nil || s.Sweep != "r=0.2,0.3" {
+		t.Errorf("SetSweep: %q, %v", s.Sweep, err)
+	}
 	f.Sweep.SetText("r from 0.3 to 0.6")
 	if !strings.Contains(f.Problem.Text, "A threshold sweep is written r=LO:HI:STEP") {
 		t.Errorf("bad sweep: %q", f.Problem.Text)

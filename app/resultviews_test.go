@@ -83,7 +83,7 @@ func (h normHelper) OpenFile(ctx context.Context, id, name string) (io.ReadClose
 }
 
 // A job compared with a normative cohort gets a Norm tab: the counts in words, the cluster,
-// the hub lost and the hub gained as rows with their z, MNI position and atlas region; a tapped
+// the hub lost, the hub gained and the cluster as rows with their z, MNI position and atlas region; a tapped
 // row puts the crosshair there over the degree z-map (|z| ≥ 2) in the Slices tab.
 func TestNormTab(t *testing.T) {
 	test.NewTempApp(t)
@@ -119,7 +119,7 @@ func TestNormTab(t *testing.T) {
 	}
 	hub := slicestest.Hubs[0]
 	region := slicestest.AtlasLabels[slicestest.Region(hub)]
-	if rows[0].Kind != normview.KindClusterBelow || rows[1].Kind != normview.KindLost || rows[1].Voxel != hub || rows[1].Z != -3 || rows[1].Region != region || rows[2].Kind != normview.KindGained || rows[2].Z != 2.5 {
+	if rows[2].Kind != normview.KindClusterBelow || rows[0].Kind != normview.KindLost || rows[0].Voxel != hub || rows[0].Z != -3 || rows[0].Region != region || rows[1].Kind != normview.KindGained || rows[1].Z != 2.5 {
 		t.Fatalf("rows %+v", rows)
 	}
 	if want := "Hubs lost: 1 of the cohort's 40 hubs have a degree z below −2."; !bytes.Contains([]byte(summary), []byte(want)) {
@@ -143,7 +143,7 @@ func TestNormTab(t *testing.T) {
 	c := make(changes, 16)
 	fyne.DoAndWait(func() {
 		r.OnSlicesChanged = func(what string, err error) { c <- [2]any{what, err} }
-		r.Norm.Table.OnSelect(2) // the hub gained
+		r.Norm.Table.OnSelect(1) // the hub gained
 	})
 	if err := c.next(t, ChangedOverlay); err != nil {
 		t.Fatal(err)

@@ -4,7 +4,9 @@
 # screenshots of the 3D tab and then of the Slices tab, and check that the 3D view shows hub
 # spheres in module colours, that the hub table lists atlas regions, and that the slice viewer
 # (its saved snapshot and on screen) shows the hub at its crosshair in its module's colour
-# (internal/smoke/smokecheck).
+# (internal/smoke/smokecheck); then of the Quality tab (the phantom has a confounds table: FD
+# and DVARS traces), and of a second app's Norm tab for a phantom patient against a normative
+# cohort of phantom controls (a hub lost lies in the planted lesion).
 # Usage: scripts/gui-smoke.sh [SHOTS_DIR]   (SHOTS_DIR: copy the screenshots there, e.g. docs/gui)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +20,16 @@ HELPER_PID=""
 cleanup() { [ -n "$HELPER_PID" ] && kill "$HELPER_PID" 2>/dev/null; wait 2>/dev/null || true; if [ -n "${GUI_SMOKE_KEEP:-}" ]; then echo "gui-smoke: kept $T"; else rm -rf "$T"; fi; }
 trap cleanup EXIT
 
-bin/hubscope-helper synth --voxel-mm 6 --out "$T/phantom.nii.gz" >/dev/null
+# The phantom carries head motion and an fMRIPrep confounds table (a BIDS name finds it), so
+# the default cleaning (auto → fMRIPrep's simple) has an FD trace for the Quality tab.
+SCAN=sub-01_task-rest_desc-preproc_bold.nii.gz
+bin/hubscope-helper synth --voxel-mm 6 --nuisance 2 --out "$T/$SCAN" >/dev/null
+# A normative cohort of 4 phantom controls analysed with the app's default settings, and a
+# patient who lost the planted hubs of one module (truth/lesion.tsv).
+bin/hubscope-helper synth --subjects 4 --lesion --voxel-mm 6 --length 120 --out "$T/cohort" >/dev/null
+bin/hubscope-helper cohort "$T/cohort" --out "$T/deriv" --metrics none >/dev/null
+bin/hubscope-helper norm build "$T/deriv" --out "$T/norm" --group-column diagnosis --group control >/dev/null
+PATIENT=$(ls "$T"/cohort/sub-patient01/func/*_bold.nii.gz)
 bin/hubscope-helper serve --socket "$T/helper.sock" --results "$T/results" >"$T/helper.log" 2>&1 &
 HELPER_PID=$!
 
@@ -26,7 +37,7 @@ HELPER_PID=$!
 # then the root window's screenshot.
 xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
   set -u
-  bin/hubscope --helper bin/hubscope-helper --socket "$1/helper.sock" --open "$1/phantom.nii.gz" --smoke-dump "$1/dump" >"$1/app.log" 2>&1 &
+  bin/hubscope --helper bin/hubscope-helper --socket "$1/helper.sock" --open "$1/$2" --smoke-dump "$1/dump" >"$1/app.log" 2>&1 &
   app=$!
   for _ in $(seq 1 600); do
     [ -f "$1/dump/done" ] && break
@@ -42,10 +53,24 @@ xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
   done
   [ -f "$1/dump/slices-done" ] || { echo "gui-smoke: the Slices tab was not shown in 60 s"; tail -20 "$1/app.log"; kill $app; exit 1; }
   import -window root "$1/root-slices.png"
+  touch "$1/dump/show-quality"
+  waitfor() { for _ in $(seq 1 240); do [ -f "$1" ] && return 0; sleep 0.5; done; echo "gui-smoke: no $1 in 120 s"; return 1; }
+  waitfor "$1/dump/quality-done" || { tail -20 "$1/app.log"; kill $app; exit 1; }
+  import -window root "$1/root-quality.png"
   kill $app; wait $app 2>/dev/null || true
-' _ "$T" || { echo "--- helper log"; tail -20 "$T/helper.log"; exit 1; }
+  # The patient against the normative cohort (Norm tab), in a second app on the same helper.
+  bin/hubscope --helper bin/hubscope-helper --socket "$1/helper.sock" --norm "$1/norm" --open "$3" --smoke-dump "$1/dump-norm" >"$1/app-norm.log" 2>&1 &
+  app=$!
+  waitfor "$1/dump-norm/done" || { tail -20 "$1/app-norm.log"; kill $app; exit 1; }
+  touch "$1/dump-norm/show-slices" "$1/dump-norm/show-norm"
+  waitfor "$1/dump-norm/norm-done" || { tail -20 "$1/app-norm.log"; kill $app; exit 1; }
+  import -window root "$1/root-norm.png"
+  kill $app; wait $app 2>/dev/null || true
+' _ "$T" "$SCAN" "$PATIENT" || { echo "--- helper log"; tail -20 "$T/helper.log"; exit 1; }
 
 go run ./internal/smoke/smokecheck "$T/dump" "$T/root.png" "$T/root-slices.png"
+go run ./internal/smoke/smokecheck tab "$T/dump" Quality "$T/root-quality.png"
+go run ./internal/smoke/smokecheck tab "$T/dump-norm" Norm "$T/root-norm.png" "$T/cohort/truth/lesion.tsv"
 # The app's PDF report renders and holds its sections and figures (poppler-utils).
 pdftoppm -r 30 -png "$T/dump/report.pdf" "$T/report-page" || { echo "gui-smoke: report.pdf does not render"; exit 1; }
 pdftotext -layout "$T/dump/report.pdf" "$T/report.txt"
@@ -56,6 +81,8 @@ if [ $# -ge 1 ]; then
   mkdir -p "$1"
   cp "$T/root.png" "$1/main-window.png"
   cp "$T/root-slices.png" "$1/slices-window.png"
+  cp "$T/root-quality.png" "$1/quality-window.png"
+  cp "$T/root-norm.png" "$1/norm-window.png"
   cp "$T/dump/view3d.png" "$1/3d-view.png"
   cp "$T/dump/slices.png" "$1/slices.png"
   cp "$T/dump/report.html" "$1/report-example.html"

@@ -83,8 +83,8 @@ func apply(a [4][4]float64, x [3]float64) [3]float64 {
 	return y
 }
 
-// Rows builds the table: clusters (largest first), then hubs lost (most negative z first),
-// then hubs gained (largest z first), at most MaxRows hub rows. atlas may be nil.
+// Rows builds the table: hubs lost (most negative z first), then hubs gained (largest z first),
+// at most MaxRows of them, then the clusters (largest first). atlas may be nil.
 func Rows(s ipc.Summary, rep *Report, lost, gained, z, atlas *ipc.Volume) []Row {
 	region := func(v [3]int) string {
 		if atlas == nil || s.Atlas == nil {
@@ -154,7 +154,7 @@ func Rows(s ipc.Summary, rep *Report, lost, gained, z, atlas *ipc.Volume) []Row 
 	if len(hubs) > MaxRows {
 		hubs = hubs[:MaxRows]
 	}
-	return append(rows, hubs...)
+	return append(hubs, rows...)
 }
 
 func kindOrder(k string) int {

@@ -21,8 +21,8 @@ func volume(name string, dims [3]int, aff [4][4]float64, f func(v [3]int) float3
 	return vol
 }
 
-// Rows: clusters first (largest first), hubs lost by most negative z, hubs gained by largest
-// z; MNI positions through the registration; regions from the atlas volume; hub rows capped.
+// Rows: hubs lost by most negative z, hubs gained by largest z, then clusters (largest
+// first); MNI positions through the registration; regions from the atlas volume; hub rows capped.
 func TestRows(t *testing.T) {
 	dims := [3]int{10, 10, 10}
 	aff := [4][4]float64{{2, 0, 0, -10}, {0, 2, 0, -10}, {0, 0, 2, -10}, {0, 0, 0, 1}}
@@ -60,17 +60,17 @@ func TestRows(t *testing.T) {
 	for _, r := range rows {
 		kinds = append(kinds, r.Kind)
 	}
-	want := []string{KindClusterAbove, KindClusterBelow, KindLost, KindLost, KindGained}
+	want := []string{KindLost, KindLost, KindGained, KindClusterAbove, KindClusterBelow}
 	if strings.Join(kinds, ",") != strings.Join(want, ",") {
 		t.Fatalf("rows %v, want %v", kinds, want)
 	}
-	if r := rows[2]; r.Voxel != [3]int{2, 2, 2} || r.Z != -4 || r.Region != "Precuneus_L" || r.MNI != [3]float64{94, -6, -6} || !r.InMNI {
+	if r := rows[0]; r.Voxel != [3]int{2, 2, 2} || r.Z != -4 || r.Region != "Precuneus_L" || r.MNI != [3]float64{94, -6, -6} || !r.InMNI {
 		t.Fatalf("first hub lost %+v", r)
 	}
-	if r := rows[4]; r.Voxel != gainedAt || r.Z != 3 || r.Region != "outside the atlas" {
+	if r := rows[2]; r.Voxel != gainedAt || r.Z != 3 || r.Region != "outside the atlas" {
 		t.Fatalf("hub gained %+v", r)
 	}
-	if c := rows[3].Cells(); strings.Join(c, "|") != "hub lost|-2.50|92|-8|-8|Precuneus_L|1" {
+	if c := rows[1].Cells(); strings.Join(c, "|") != "hub lost|-2.50|92|-8|-8|Precuneus_L|1" {
 		t.Fatalf("cells %q", c)
 	}
 	// Without an atlas or a registration: scan coordinates, no region.

@@ -23,6 +23,8 @@ func main() {
 	socket := flag.String("socket", "", "the helper's Unix socket (default: "+ipc.DefaultSocketPath()+")")
 	open := flag.String("open", "", "analyse this scan (.nii or .nii.gz) with the default settings as soon as the helper answers")
 	watchDir := flag.String("watch", "", "watch this folder: new scans there are analysed once they have finished copying")
+	sweep := flag.String("sweep", "", "analyse with this threshold sweep (r=LO:HI:STEP, density=LO:HI:STEP or a list), as the Advanced settings' Threshold sweep")
+	norm := flag.String("norm", "", "compare every scan analysed in this session with this normative folder (built by hubscope-helper norm build), instead of the one chosen in the settings")
 	smoke := flag.String("smoke-dump", "", "once the first result is shown, write a screenshot of the window, the 3D view's place in it, the hub table (TSV), the slices and the report to this folder; then show the Slices tab when the file show-slices appears there (for scripts/gui-smoke.sh)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: hubscope [flags]\n\nHubScope %s: voxel-wise functional brain networks, hubs and modules.\n\n", schema.Version)
@@ -44,6 +46,17 @@ func main() {
 		}
 		*open = abs
 	}
+	if *norm != "" {
+		abs, err := filepath.Abs(*norm)
+		if err == nil {
+			_, err = os.Stat(filepath.Join(abs, "norm.json"))
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "hubscope: --norm %s: not a normative folder (%v)\n", *norm, err)
+			os.Exit(2)
+		}
+		*norm = abs
+	}
 	cfg := config{connect: func(ctx context.Context) (ipc.Service, error) {
 		path, fallback, err := helperPaths(*helper)
 		if err != nil {
@@ -59,6 +72,16 @@ func main() {
 	cfg.started = func(u *app.UI, w fyne.Window) {
 		if dmp != nil {
 			dmp.SetWindow(w)
+		}
+		if *norm != "" {
+			u.Settings.Norm.Use(*norm)
+		}
+		if *sweep != "" {
+			u.Settings.SetSweep(*sweep)
+			if _, err := u.Settings.Settings(); err != nil {
+				fmt.Fprintf(os.Stderr, "hubscope: --sweep %s: %v\n", *sweep, err)
+				os.Exit(2)
+			}
 		}
 		if *open != "" {
 			u.OpenScans(*open)

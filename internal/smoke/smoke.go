@@ -32,3 +32,24 @@ type SlicesInfo struct {
 	// Module of the hub at the crosshair (0: the crosshair is on no hub).
 	Module int `json:"module"`
 }
+
+// TabInfo is <tab>.json, written once a result's Quality, Norm or Sweep tab is shown (the
+// script asks with show-<tab>): the tab's place in the window and what it shows.
+type TabInfo struct {
+	Tab   string `json:"tab"`
+	Place Rect   `json:"place"`
+	// Quality: whether the FD trace is shown, and the DVARS trace's points.
+	FDShown     bool `json:"fd_shown,omitempty"`
+	DVARSPoints int  `json:"dvars_points,omitempty"`
+	// Norm: the table's rows as shown.
+	Rows []NormRow `json:"rows,omitempty"`
+	// Sweep: each curve drawn and its points.
+	Curves map[string]int `json:"curves,omitempty"`
+}
+
+// NormRow is one row of the Norm tab's table.
+type NormRow struct {
+	Kind  string  `json:"kind"`
+	Voxel [3]int  `json:"voxel"`
+	Z     float64 `json:"z"`
+}

@@ -10,8 +10,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -84,7 +86,111 @@ func (d *Dump) Result(r *app.Result) {
 				os.Exit(1)
 			}
 		})
+		d.showTabs(r)
 	}()
+}
+
+// resultTabs are the tabs the script may ask for after the Slices tab, in order, with what
+// tells that they have loaded.
+func resultTabs(r *app.Result) []struct {
+	name   string
+	loaded <-chan struct{}
+} {
+	var out []struct {
+		name   string
+		loaded <-chan struct{}
+	}
+	add := func(name string, loaded <-chan struct{}) {
+		out = append(out, struct {
+			name   string
+			loaded <-chan struct{}
+		}{name, loaded})
+	}
+	if r.Quality != nil {
+		add(app.TabQuality, r.Quality.Loaded())
+	}
+	if r.Norm != nil {
+		add(app.TabNorm, r.Norm.Loaded())
+	}
+	if r.Sweep != nil {
+		add(app.TabSweep, r.Sweep.Loaded())
+	}
+	return out
+}
+
+// showTabs shows, in order, each of the result's Quality, Norm and Sweep tabs that the script
+// asks for (the file show-<tab>, in lower case; a tab is skipped once a later one is asked
+// for), and writes <tab>.json and <tab>-done once it is on screen.
+func (d *Dump) showTabs(r *app.Result) {
+	tabs := resultTabs(r)
+	asked := func(name string) bool {
+		_, err := os.Stat(filepath.Join(d.dir, "show-"+strings.ToLower(name)))
+		return err == nil
+	}
+	for i, t := range tabs {
+		wanted := false
+		for range 1200 {
+			if wanted = asked(t.name); wanted {
+				break
+			}
+			later := false
+			for _, u := range tabs[i+1:] {
+				later = later || asked(u.name)
+			}
+			if later {
+				break
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		if !wanted {
+			continue
+		}
+		<-t.loaded
+		fyne.Do(func() { r.SelectTab(t.name) })
+		time.Sleep(2 * time.Second) // laid out and drawn
+		fyne.Do(func() {
+			if err := d.writeTab(r, t.name); err != nil {
+				fmt.Fprintln(os.Stderr, "hubscope: --smoke-dump:", err)
+				os.Exit(1)
+			}
+		})
+	}
+}
+
+// writeTab writes <tab>.json and <tab>-done.
+func (d *Dump) writeTab(r *app.Result, name string) error {
+	info := smoke.TabInfo{Tab: name}
+	var o fyne.CanvasObject
+	switch name {
+	case app.TabQuality:
+		o = r.Quality
+		info.FDShown = r.Quality.FD.Image != nil
+		_, y := r.Quality.DVARS.Data()
+		info.DVARSPoints = len(y)
+	case app.TabNorm:
+		o = r.Norm
+		for _, row := range r.Norm.Rows {
+			z := row.Z
+			if math.IsNaN(z) {
+				z = 0 // JSON has no NaN; a row without a z is not the smoke test's concern
+			}
+			info.Rows = append(info.Rows, smoke.NormRow{Kind: row.Kind, Voxel: row.Voxel, Z: z})
+		}
+	case app.TabSweep:
+		o = r.Sweep
+		info.Curves = map[string]int{}
+		for k, p := range r.Sweep.Plots {
+			_, y := p.Data()
+			info.Curves[k] = len(y)
+		}
+	}
+	info.Place = d.place(o, d.scale())
+	js, _ := json.MarshalIndent(info, "", "  ")
+	base := strings.ToLower(name)
+	if err := os.WriteFile(filepath.Join(d.dir, base+".json"), js, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(d.dir, base+"-done"), []byte("ok\n"), 0o644)
 }
 
 func (d *Dump) scale() float32 {

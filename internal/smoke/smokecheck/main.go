@@ -26,6 +26,14 @@ import (
 )
 
 func main() {
+	if len(os.Args) >= 5 && os.Args[1] == "tab" {
+		// smokecheck tab DIR TAB SCREENSHOT [LESION.tsv]
+		if err := checkTab(os.Args[2], os.Args[3], os.Args[4], os.Args[5:]); err != nil {
+			fmt.Fprintln(os.Stderr, "smokecheck: FAIL:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: smokecheck DIR [SCREENSHOT.png…]")
 		os.Exit(2)

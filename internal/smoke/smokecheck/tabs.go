@@ -1,0 +1,138 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"image"
+	"image/color"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/hubscope/hubscope/app/slices/lineplot"
+	"github.com/hubscope/hubscope/internal/smoke"
+)
+
+// checkTab checks a Quality, Norm or Sweep tab that the dump showed (DIR/<tab>.json) and the
+// window's screenshot taken then: the Quality tab shows the FD trace and the DVARS trace drawn
+// in its line colour; the Norm tab lists, among its hubs lost, a voxel of the planted lesion
+// (LESION.tsv: synth's truth/lesion.tsv, columns i, j, k); the Sweep tab draws its curves with
+// the chosen threshold marked.
+func checkTab(dir, tab, shotPath string, extra []string) error {
+	b, err := os.ReadFile(filepath.Join(dir, strings.ToLower(tab)+".json"))
+	if err != nil {
+		return err
+	}
+	var info smoke.TabInfo
+	if err := json.Unmarshal(b, &info); err != nil {
+		return fmt.Errorf("%s.json: %w", strings.ToLower(tab), err)
+	}
+	shot, err := readPNG(shotPath)
+	if err != nil {
+		return err
+	}
+	p := info.Place
+	area := image.Rect(p.X, p.Y, p.X+p.W, p.Y+p.H).Intersect(shot.Bounds())
+	if area.Dx() < 200 || area.Dy() < 100 {
+		return fmt.Errorf("the %s tab occupies %v of the %v screenshot", tab, area, shot.Bounds())
+	}
+	line, cursor := count(shot, area, lineplot.LineColor), count(shot, area, lineplot.CursorColor)
+	fmt.Printf("%s tab at %v: %d pixels of the plots' line colour, %d of their marker colour\n", tab, area, line, cursor)
+	switch strings.ToLower(tab) {
+	case "quality":
+		if !info.FDShown || info.DVARSPoints < 10 {
+			return fmt.Errorf("Quality tab: FD trace shown %v, %d DVARS points", info.FDShown, info.DVARSPoints)
+		}
+		if line < 30 {
+			return fmt.Errorf("Quality tab: the DVARS traces are not on screen (%d pixels of their colour)", line)
+		}
+	case "norm":
+		if len(extra) < 1 {
+			return fmt.Errorf("Norm tab: give the planted lesion's table")
+		}
+		lesion, err := readVoxels(extra[0])
+		if err != nil {
+			return err
+		}
+		lost, hit := 0, 0
+		for _, r := range info.Rows {
+			if r.Kind == "hub lost" {
+				lost++
+				if lesion[r.Voxel] {
+					hit++
+				}
+			}
+		}
+		fmt.Printf("Norm tab: %d rows, %d hubs lost, %d of them in the planted lesion (%d voxels)\n", len(info.Rows), lost, hit, len(lesion))
+		if hit == 0 {
+			return fmt.Errorf("Norm tab: no hub lost lies in the planted lesion")
+		}
+	case "sweep":
+		if len(info.Curves) < 3 {
+			return fmt.Errorf("Sweep tab: %d curves %v", len(info.Curves), info.Curves)
+		}
+		for k, n := range info.Curves {
+			if n < 2 {
+				return fmt.Errorf("Sweep tab: curve %s has %d points", k, n)
+			}
+		}
+		if line < 50 || cursor < 10 {
+			return fmt.Errorf("Sweep tab: the curves (%d pixels) or the chosen threshold (%d) are not on screen", line, cursor)
+		}
+	default:
+		return fmt.Errorf("unknown tab %q", tab)
+	}
+	return nil
+}
+
+// count counts area's pixels of colour c (within 8 per channel).
+func count(img image.Image, area image.Rectangle, c color.NRGBA) int {
+	n := 0
+	for y := area.Min.Y; y < area.Max.Y; y++ {
+		for x := area.Min.X; x < area.Max.X; x++ {
+			r, g, b, _ := img.At(x, y).RGBA()
+			if near(uint8(r>>8), c.R) && near(uint8(g>>8), c.G) && near(uint8(b>>8), c.B) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+func near(a, b uint8) bool { return a >= b-min(b, 8) && int(a) <= int(b)+8 }
+
+// readVoxels reads the i, j, k columns of a TSV table.
+func readVoxels(path string) (map[[3]int]bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := csv.NewReader(f)
+	r.Comma = '\t'
+	rows, err := r.ReadAll()
+	if err != nil || len(rows) < 2 {
+		return nil, fmt.Errorf("%s: %v (%d rows)", path, err, len(rows))
+	}
+	col := map[string]int{}
+	for i, h := range rows[0] {
+		col[h] = i
+	}
+	out := map[[3]int]bool{}
+	for _, row := range rows[1:] {
+		var v [3]int
+		for a, name := range []string{"i", "j", "k"} {
+			c, ok := col[name]
+			if !ok {
+				return nil, fmt.Errorf("%s: no column %s", path, name)
+			}
+			if v[a], err = strconv.Atoi(row[c]); err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+		}
+		out[v] = true
+	}
+	return out, nil
+}
