@@ -23,6 +23,12 @@ import (
 // uploadChunk is how much of a file one read takes from the browser (File.slice).
 const uploadChunk = 4 << 20
 
+// UploadPart is the size of the parts the browser app sends a file in (ipc.Client's
+// UploadPartSize): small enough that a part and its copy in the browser are a few MiB of the
+// page's memory, large enough that a gigabyte is a few hundred requests on loopback (well
+// under a second of overhead), and smaller than the test phantom, so web-smoke sends several.
+const UploadPart = 2 << 20
+
 // Element IDs of the upload controls, for the page's users and for scripts/web-smoke.sh.
 const (
 	UploadPanelID     = "hubscope-upload-panel"

@@ -29,7 +29,7 @@ func main() {
 			}
 			c := ipc.NewWebClient(u.Scheme+"://"+u.Host, "")
 			// Scans go in parts: the fetch transport cannot stream one request's body.
-			c.UploadPartSize = ipc.MaxUploadPart
+			c.UploadPartSize = app.UploadPart
 			return c, nil
 		},
 		started: func(u *app.UI, _ fyne.Window) { u.EnableBrowserUpload() },
