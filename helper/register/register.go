@@ -1,8 +1,9 @@
 // Package register puts a scan in MNI space: a 12-parameter affine registration of the scan's
 // mean EPI to the MNI152 brain template the helper embeds (assets/template), maximising the
 // mutual information of the two images' intensities (Maes et al. 1997; Viola & Wells 1997) over
-// the template's brain and the background around it, coarse to fine (8 mm, then 4 mm), in stages of growing freedom (rigid,
-// then per-axis scaling, then shears) as FSL's FLIRT and dipy's AffineRegistration do. The
+// the template's brain and the background around it, coarse to fine (8, 4, then 2 mm), in
+// stages of growing freedom (rigid, then per-axis scaling, then shears) as FSL's FLIRT and
+// dipy's AffineRegistration do. The
 // result maps scan world coordinates (mm) to MNI coordinates, so hubs get MNI positions and
 // atlas labels.
 package register
@@ -12,6 +13,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/hubscope/hubscope/assets"
 	"github.com/hubscope/hubscope/helper/nifti"
@@ -26,12 +29,17 @@ type Image struct {
 	Data   []float32
 }
 
-// Template reads the embedded MNI152 brain template (4 mm, ICBM 2009a; see
-// assets/template/LICENSE-MNI152-ICBM2009a.txt).
+// Template reads the embedded MNI152 brain template: the ICBM 2009a T1 brain on the 2 mm MNI
+// grid (the one the app shows behind its slices; see assets/template/LICENSE-MNI152-ICBM2009a.txt),
+// whose levels are 8, 4 and 2 mm (levelsFor).
 func Template() (Image, error) {
 	// Read in place: a copy in a temporary folder was left behind when the process was
 	// killed during the read.
-	h, data, err := nifti.ReadImageFS(assets.Template, assets.TemplateImage)
+	name := assets.DisplayTemplateImage
+	if raceBuild {
+		name = assets.TemplateImage
+	}
+	h, data, err := nifti.ReadImageFS(assets.Template, name)
 	if err != nil {
 		return Image{}, fmt.Errorf("embedded MNI template: %w", err)
 	}
@@ -79,8 +87,8 @@ func ToMNI(ctx context.Context, epi Image, tpl Image) (*Result, error) {
 		return nil, errors.New("register: an image is empty")
 	}
 	levels := []*level{}
-	for _, step := range []int{2, 1} {
-		lv, err := makeLevel(tpl, epi, step)
+	for _, ls := range levelsFor(tpl) {
+		lv, err := makeLevel(tpl, epi, ls)
 		if err != nil {
 			return nil, err
 		}
@@ -107,14 +115,21 @@ func ToMNI(ctx context.Context, epi Image, tpl Image) (*Result, error) {
 			}
 		}
 	}
-	stages := []struct {
-		lv   *level
-		free int
-	}{{levels[0], 6}, {levels[0], 9}, {levels[0], 12}, {levels[1], 12}}
+	type stage struct {
+		lv    *level
+		free  int
+		steps float64 // the compass search's first steps, relative to its defaults
+	}
+	stages := []stage{{levels[0], 6, 1}, {levels[0], 9, 1}, {levels[0], 12, 1}, {levels[1], 12, 1}}
+	if len(levels) > 2 {
+		// The 2 mm level refines the 4 mm optimum: short first steps (a quarter), so the search
+		// does not re-explore what the coarser levels settled at 8× the samples' cost.
+		stages = append(stages, stage{levels[2], 12, 0.25})
+	}
 	var best float64
 	for _, st := range stages {
 		var err error
-		if p, best, err = patternSearch(ctx, func(q [12]float64) float64 { return cost(st.lv, q) }, p, st.free); err != nil {
+		if p, best, err = patternSearch(ctx, func(q [12]float64) float64 { return cost(st.lv, q) }, p, st.free, st.steps); err != nil {
 			return nil, err
 		}
 	}
@@ -220,15 +235,34 @@ func centreOfMass(im Image) ([3]float64, bool) {
 }
 
 // makeLevel samples the template's brain every step voxels and smooths the scan for the level.
-func makeLevel(tpl, epi Image, step int) (*level, error) {
+// levelSpec is one resolution of the cost: the template sampled every sampleMM (every other
+// such sample, in a checkerboard, when half), both images smoothed by fwhm.
+type levelSpec struct {
+	sampleMM, fwhm float64
+	half           bool
+}
+
+// levelsFor: 8 and 4 mm samples with 8 and 4 mm smoothing, then, on a template of 2 mm or finer,
+// 2 mm samples at 4 mm smoothing (half of them: the same cost at a quarter of the full level's
+// price; docs/realign.md).
+func levelsFor(tpl Image) []levelSpec {
+	ls := []levelSpec{{8, 8, false}, {4, 4, false}}
+	if voxelSize(tpl.Affine)[0] <= 2.01 {
+		ls = append(ls, levelSpec{2, 4, true})
+	}
+	return ls
+}
+
+func makeLevel(tpl, epi Image, spec levelSpec) (*level, error) {
 	lv := &level{}
+	step := max(1, int(math.Round(spec.sampleMM/voxelSize(tpl.Affine)[0])))
 	// Both images are smoothed by the same kernel, FWHM 4 mm × step. Smoothing only the scan
 	// widened its brain's edge but not the template's and biased the zooms of a known affine by
 	// ~1 % (2.47 mm at the brain's corners; symmetric: 1.50 mm). The template's samples are its
 	// smoothed brain, the blurred rim around it (above 2 % of its maximum) and the background up
 	// to backgroundMarginMM beyond, so the edge's fall-off and the outline are in the histogram
 	// on both sides (docs/realign.md).
-	fwhm := 4 * float64(step)
+	fwhm := spec.fwhm
 	tdata := realign.Smooth(tpl.Data, tpl.Dims, voxelSize(tpl.Affine), fwhm)
 	var tmax float32
 	for _, v := range tdata {
@@ -239,7 +273,7 @@ func makeLevel(tpl, epi Image, step int) (*level, error) {
 		for j := 0; j < tpl.Dims[1]; j += step {
 			for i := 0; i < tpl.Dims[0]; i += step {
 				v := tdata[i+tpl.Dims[0]*(j+tpl.Dims[1]*k)]
-				if !near[i+tpl.Dims[0]*(j+tpl.Dims[1]*k)] {
+				if !near[i+tpl.Dims[0]*(j+tpl.Dims[1]*k)] || (spec.half && (i+j+k)/step%2 == 1) {
 					continue
 				}
 				lv.pts = append(lv.pts, realign.Apply(tpl.Affine, [3]float64{float64(i), float64(j), float64(k)}))
@@ -275,24 +309,50 @@ func makeLevel(tpl, epi Image, step int) (*level, error) {
 // over the template brain samples inside the scan's field of view. The scan's bin 0 is its
 // background (below lo/2: outside its brain mask), bins 1… its brain's intensities.
 func mutualInformation(lv *level, m realign.Affine, dims [3]int) float64 {
-	var joint [bins][bins]float64
-	n := 0.0
-	scale := float64(bins-2) / (lv.hi - lv.lo)
-	for q, x := range lv.pts {
-		y := realign.Apply(m, x)
-		v, ok := realign.TrilinearAt(lv.scan, dims, y[0], y[1], y[2])
-		if !ok {
-			continue
-		}
-		b := 0
-		if v > lv.lo/2 {
-			b = 1 + int(math.Max(0, math.Min(float64(bins-2), (v-lv.lo)*scale)))
-			if b > bins-1 {
-				b = bins - 1
+	// The joint histogram is counted in parallel over parts of the samples (the 2 mm level has
+	// ~10⁵ of them) and the parts' counts added: the same integers in any order.
+	parts := 1
+	if len(lv.pts) >= 20000 {
+		parts = min(runtime.GOMAXPROCS(0), 8)
+	}
+	hists := make([][bins][bins]float64, parts)
+	counts := make([]float64, parts)
+	var wg sync.WaitGroup
+	for w := range parts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			lo, hi := w*len(lv.pts)/parts, (w+1)*len(lv.pts)/parts
+			joint := &hists[w]
+			scale := float64(bins-2) / (lv.hi - lv.lo)
+			for q := lo; q < hi; q++ {
+				y := realign.Apply(m, lv.pts[q])
+				v, ok := realign.TrilinearAt(lv.scan, dims, y[0], y[1], y[2])
+				if !ok {
+					continue
+				}
+				b := 0
+				if v > lv.lo/2 {
+					b = 1 + int(math.Max(0, math.Min(float64(bins-2), (v-lv.lo)*scale)))
+					if b > bins-1 {
+						b = bins - 1
+					}
+				}
+				joint[lv.tbin[q]][b]++
+				counts[w]++
+			}
+		}()
+	}
+	wg.Wait()
+	joint := hists[0]
+	n := counts[0]
+	for w := 1; w < parts; w++ {
+		n += counts[w]
+		for i := range joint {
+			for j := range joint[i] {
+				joint[i][j] += hists[w][i][j]
 			}
 		}
-		joint[lv.tbin[q]][b]++
-		n++
 	}
 	if n < 0.25*float64(len(lv.pts)) {
 		return -1 // too little overlap: worse than any real alignment
@@ -334,8 +394,11 @@ func percentile(v []float64, p float64) float64 {
 // patternSearch minimises f over the first free parameters by compass search (Kolda, Lewis &
 // Torczon 2003): try ± each step, keep improvements, halve the steps when none helps, stop
 // when they are below the tolerances (0.05 mm, 0.0005 rad, 0.0005 zoom and shear).
-func patternSearch(ctx context.Context, f func([12]float64) float64, p [12]float64, free int) ([12]float64, float64, error) {
+func patternSearch(ctx context.Context, f func([12]float64) float64, p [12]float64, free int, scale float64) ([12]float64, float64, error) {
 	step := [12]float64{4, 4, 4, 0.08, 0.08, 0.08, 0.08, 0.08, 0.08, 0.04, 0.04, 0.04}
+	for k := range step {
+		step[k] *= scale
+	}
 	tol := [12]float64{0.05, 0.05, 0.05, 5e-4, 5e-4, 5e-4, 5e-4, 5e-4, 5e-4, 5e-4, 5e-4, 5e-4}
 	best := f(p)
 	for iter := 0; iter < 2000; iter++ {

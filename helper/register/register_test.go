@@ -99,8 +99,16 @@ func TestAgainstDipy(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
+	// dipy registers to the embedded 4 mm template: 9 CPU-s instead of 50 on the 2 mm one, and
+	// on the 2 mm one dipy's answer moves with small changes of the template (13.2 mm from ours
+	// with the app's display template, 1.7 mm with the same brain resampled by scipy; in both
+	// cases its outline overlap is no better than ours; docs/realign.md).
+	h4, d4, err := nifti.ReadImageFS(assets.Template, assets.TemplateImage)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tplPath := filepath.Join(tmp, "template.nii")
-	if err := nifti.WriteImage(tplPath, nifti.NewHeader([]int{tpl.Dims[0], tpl.Dims[1], tpl.Dims[2]}, nifti.Float32, tpl.Affine, 0), tpl.Data); err != nil {
+	if err := nifti.WriteImage(tplPath, nifti.NewHeader([]int{h4.Nx(), h4.Ny(), h4.Nz()}, nifti.Float32, h4.Affine(), 0), d4); err != nil {
 		t.Fatal(err)
 	}
 	// One scan keeps the check within CI's time (dipy takes ~40 s); fMRI_MB_asc_25 gave 10.9 mm
@@ -129,7 +137,7 @@ func TestAgainstDipy(t *testing.T) {
 		if dOurs < dDipy-0.005 {
 			t.Errorf("%s: our affine overlaps the scan's brain with the MNI brain less (Dice %.4f) than dipy's (%.4f)", name, dOurs, dDipy)
 		}
-		lv, err := makeLevel(tpl, epi, 1)
+		lv, err := makeLevel(tpl, epi, levelsFor(tpl)[1])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,10 +156,11 @@ func TestAgainstDipy(t *testing.T) {
 		}
 		t.Logf("%s: %v, MI %.3f, zooms %.3f %.3f %.3f, shear %.3f, plausible %v; brain corners differ from dipy's by up to %.1f mm\n ours MNI→scan %v\n dipy %v",
 			name, took.Round(time.Millisecond), res.MI, res.Zooms[0], res.Zooms[1], res.Zooms[2], res.Shear, res.Plausible, worst, ours, dm)
-		// The goal is 1 voxel of the 2 mm template (2 mm). Measured 3.6 mm from dipy on
-		// the 4 mm template here, 2.6 mm from dipy on the 2 mm template (docs/realign.md) — and
-		// dipy's two answers are 3.3 mm apart themselves, so the goal is not a property dipy
-		// has either. This bound catches a failed or stalled registration (69.8 mm was seen).
+		// The goal: 1 voxel of the 2 mm template (2 mm). Measured 1.7 mm against dipy on
+		// the 2 mm template (docs/realign.md); against dipy on the 4 mm template, as here, 3.8 mm
+		// (3.6 mm under the race detector, where ours uses the 4 mm template too: raceBuild) —
+		// and dipy's own answers on the two templates are 3.3 mm apart. This bound catches a
+		// failed or stalled registration (69.8 mm was seen).
 		if worst > 5 || !res.Plausible {
 			t.Errorf("%s: corners %.1f mm from dipy's (bound 5 mm), plausible %v %s", name, worst, res.Plausible, res.Problem)
 		}
@@ -240,7 +249,7 @@ func knownAffinePhantomMI(t *testing.T, origin [3]float64, dims [3]int) (float64
 		u, v := realign.Apply(ours, p), realign.Apply(truth, p)
 		worst = math.Max(worst, math.Sqrt((u[0]-v[0])*(u[0]-v[0])+(u[1]-v[1])*(u[1]-v[1])+(u[2]-v[2])*(u[2]-v[2])))
 	}
-	lv, err := makeLevel(tpl, Image{Dims: dims, Affine: a, Data: data}, 1)
+	lv, err := makeLevel(tpl, Image{Dims: dims, Affine: a, Data: data}, levelsFor(tpl)[1])
 	if err != nil {
 		t.Fatal(err)
 	}
