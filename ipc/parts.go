@@ -47,17 +47,16 @@ type UploadProgress struct {
 // partUpload is one upload in parts: the pipe its parts are written to, read by the Service's
 // Upload on its own goroutine.
 type partUpload struct {
-	send          sync.Mutex // one part at a time
-	name          string
-	size          int64
-	received      int64
-	pw            *io.PipeWriter
-	done          chan struct{} // closed when Upload returned
-	up            Upload
-	err           error
-	idle          *time.Timer // drops the upload when no part comes in time
-	cancel        context.CancelFunc
-	dropped, over bool
+	send     sync.Mutex // one part at a time
+	name     string
+	size     int64
+	received int64
+	pw       *io.PipeWriter
+	done     chan struct{} // closed when Upload returned
+	up       Upload
+	err      error
+	idle     *time.Timer // drops the upload when no part comes in time
+	cancel   context.CancelFunc
 }
 
 // parts is the handler's table of open uploads in parts.
