@@ -245,18 +245,19 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 	}
 	maps = append(maps, nodeMap{"participation", f64to32(pc), nifti.Float32},
 		nodeMap{"within_module_z", f64to32(wz), nifti.Float32})
+	if err := stageNow(maps); err != nil {
+		return nil, nil, err
+	}
+	maps = nil
 	if full {
+		// The leading-eigenvector modules only add a row to metrics.json's modules: the maps
+		// above need not wait for them.
 		le, _, err := leadingEigenvector()
 		if err != nil {
 			return nil, nil, err
 		}
 		m.Modules = append(m.Modules, moduleInfo(le))
 	}
-
-	if err := stageNow(maps); err != nil {
-		return nil, nil, err
-	}
-	maps = nil
 	if full && leffDone != nil {
 		rep.Note("network, hubs and nodal maps are staged in the bundle (local efficiency follows); the global measures and the random-network baselines follow")
 	} else if full {
