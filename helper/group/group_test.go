@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"strings"
@@ -430,4 +431,20 @@ func TestPhantomCohortAgainstNumpy(t *testing.T) {
 		subs = append(subs, Subject{Label: "sub-" + s, Path: synth.CohortScan(dir, s)})
 	}
 	checkNumpy(t, subs, filepath.Join(dir, "truth", "modules.nii.gz"))
+}
+
+// TestLeanGCNests: overlapping loads restore the collector's setting once, when the last ends.
+func TestLeanGCNests(t *testing.T) {
+	old := debug.SetGCPercent(77)
+	defer debug.SetGCPercent(old)
+	a := leanGC()
+	b := leanGC()
+	a()
+	if got := debug.SetGCPercent(10); got != 10 {
+		t.Errorf("one load still running: GC percent %d, want 10", got)
+	}
+	b()
+	if got := debug.SetGCPercent(77); got != 77 {
+		t.Errorf("after both loads: GC percent %d, want 77", got)
+	}
 }

@@ -94,7 +94,7 @@ func Load(ctx context.Context, subjects []Subject, opt Options, rep progress.Rep
 	// series (measured: peak RSS 2.4× the cohort's series). Collecting at 10 % growth keeps the
 	// peak near X plus the series being read; the buffers hold no pointers, so each collection
 	// is cheap.
-	defer debug.SetGCPercent(debug.SetGCPercent(10))
+	defer leanGC()()
 	svs, err := surveyAll(ctx, subjects, opt.MaskPath, rep)
 	if err != nil {
 		return nil, err
@@ -358,3 +358,28 @@ func Concatenate(x []float32, n, s, l int, m fc.Measure) error {
 	})
 	return nil
 }
+
+// leanGC sets the collector's target to 10 % growth while a cohort loads and returns the undo.
+// Loads may overlap (the daemon runs several jobs): the first to start sets it, the last to
+// finish restores the setting found, so an overlap cannot leave 10 % behind for good.
+func leanGC() func() {
+	gcMu.Lock()
+	defer gcMu.Unlock()
+	if gcLoads == 0 {
+		gcSaved = debug.SetGCPercent(10)
+	}
+	gcLoads++
+	return func() {
+		gcMu.Lock()
+		defer gcMu.Unlock()
+		if gcLoads--; gcLoads == 0 {
+			debug.SetGCPercent(gcSaved)
+		}
+	}
+}
+
+var (
+	gcMu    sync.Mutex
+	gcLoads int
+	gcSaved int
+)
