@@ -113,9 +113,11 @@ func TestKill9DuringRun(t *testing.T) {
 }
 
 // TestKill9LeavesNoTemp kills `group --mask-rule union` and `synth` (SIGKILL) at random
-// points, 6 times each (2 under -race): nothing is ever left in TMPDIR. Both once staged a
-// mask there (the union of the subjects' masks; the embedded MNI mask) and a kill in that
-// window left the folder; they now read the masks in memory.
+// points, 6 times each (2 under -race): nothing is ever left in TMPDIR, and a rerun leaves no
+// temporary file beside the outputs. Both once staged a mask in TMPDIR (the union of the
+// subjects' masks; the embedded MNI mask) and a kill in that window left the folder; they now
+// read the masks in memory. A killed synth left its .s.nii.gz.*.tmp beside the output for
+// good; the next writer of the file now removes it.
 func TestKill9LeavesNoTemp(t *testing.T) {
 	dir := t.TempDir()
 	var subs []string
@@ -157,6 +159,14 @@ func TestKill9LeavesNoTemp(t *testing.T) {
 			if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
 				t.Fatalf("%s killed after %v: left in TMPDIR %v", args[0], full, ents[0].Name())
 			}
+		}
+		// A finished rerun leaves no killed run's temporary file beside its outputs (they
+		// carry their writer's PID, and the next writer of the same file removes them).
+		if err := run().Wait(); err != nil {
+			t.Fatalf("%s rerun: %v", args[0], err)
+		}
+		if left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(left) != 0 {
+			t.Errorf("%s: beside the outputs after the rerun: %v", args[0], left)
 		}
 	}
 }

@@ -4,14 +4,14 @@ import (
 	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"github.com/hubscope/hubscope/ipc/schema"
 	"io"
 	"os"
 	"runtime"
 	"strings"
-	"syscall"
+
+	"github.com/hubscope/hubscope/helper/internal/owned"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // SHA256File returns the hex SHA-256 of a file's bytes, read as a stream (provenance.json's
@@ -101,20 +101,5 @@ func cpuModel(path string) string {
 	return fallback
 }
 
-// processAlive reports whether a process with this id runs on this host. Where it cannot
-// tell (Windows, which offers no signal 0), an existing handle counts as alive.
-func processAlive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	p, err := os.FindProcess(pid)
-	if err != nil {
-		return false
-	}
-	if runtime.GOOS == "windows" {
-		p.Release()
-		return true
-	}
-	err = p.Signal(syscall.Signal(0))
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
+// processAlive reports whether a process with this id runs on this host (owned.Alive).
+func processAlive(pid int) bool { return owned.Alive(pid) }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hubscope/hubscope/helper/internal/diskfault"
+	"github.com/hubscope/hubscope/helper/internal/owned"
 )
 
 // Writer writes a single-file NIfTI-1 image volume by volume.
@@ -178,7 +179,10 @@ func Create(path string, h Header) (*Writer, error) {
 	if dir == "" {
 		dir = "."
 	}
-	f, err := diskfault.CreateTemp(dir, "."+base+".*.tmp")
+	// The temporary name carries this process's ID: a file a killed writer left is removed
+	// by the next writer of the same path.
+	owned.Sweep(dir, base)
+	f, err := diskfault.CreateTemp(dir, owned.Pattern(base))
 	if err != nil {
 		return nil, &FileError{"create", path, err}
 	}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hubscope/hubscope/helper/internal/owned"
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
@@ -129,7 +130,8 @@ func writeTruth(g *generator, mask scan.Mask, affine [4][4]float64, modPath, hub
 // writeHubTable writes the hub table to a temporary name in the same directory and renames it
 // when complete, so that a half-written table never looks finished.
 func writeHubTable(g *generator, affine [4][4]float64, path string) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	owned.Sweep(filepath.Dir(path), filepath.Base(path)) // a killed run's leftover
+	f, err := os.CreateTemp(filepath.Dir(path), owned.Pattern(filepath.Base(path)))
 	if err != nil {
 		return fmt.Errorf("synth: hub table %s: %w", path, err)
 	}
