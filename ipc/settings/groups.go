@@ -153,7 +153,8 @@ func (g *Network) validate(s *Settings) error {
 	var r rule
 	switch g.Mode {
 	case ModeDensity:
-		r = rule{KeyDensity, g.Density, g.Density > 0 && g.Density <= 1, "%g: want a fraction in (0, 1], e.g. 0.01 for 1 %%"}
+		// With a sweep the density is the sweep's (Resolve clears the default's).
+		r = rule{KeyDensity, g.Density, g.Density > 0 && g.Density <= 1 || s.Sweep != "" && g.Density == 0, "%g: want a fraction in (0, 1], e.g. 0.01 for 1 %%"}
 	case ModeR:
 		r = rule{KeyR, g.R, g.R > -1 && g.R < 1, "threshold r = %g: want a value in (-1, 1)"}
 	case ModeAlpha:

@@ -135,6 +135,9 @@ func (s *Settings) Resolve(given map[string]bool) error {
 				return s.Errorf(KeySweep, "replaces the threshold: give the sweep or %s, not both", key)
 			}
 		}
+		// The defaults' threshold goes: the sweep sets it. Resolved settings (a job's, as the
+		// helper echoes them to clients) then decode again instead of giving both.
+		s.Density, s.R = 0, 0
 	}
 	if s.DFCWindow > 0 && s.DFCStep == 0 && !given[KeyDFCStep] {
 		s.DFCStep = 1
