@@ -183,9 +183,6 @@ func ConfoundsPath(out string) string {
 // that of the same phantom without nuisance.
 func WriteNuisance(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Params, nu Nuisance, out string, rep progress.Reporter) (*Truth, error) {
 	rep = progress.OrDiscard(rep)
-	if err := checkOut(out); err != nil {
-		return nil, err
-	}
 	g, w, err := create(mask, affine, p, out)
 	if err != nil {
 		return nil, err

@@ -39,9 +39,6 @@ func TruthPaths(out string) (modules, hubs string) {
 // before each volume, and on cancellation or any error no output file is left behind.
 func Write(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Params, out string, rep progress.Reporter) (*Truth, error) {
 	rep = progress.OrDiscard(rep)
-	if err := checkOut(out); err != nil {
-		return nil, err
-	}
 	g, w, err := create(mask, affine, p, out)
 	if err != nil {
 		return nil, err
@@ -74,9 +71,12 @@ func checkOut(out string) error {
 	return nil
 }
 
-// create plants the phantom's signals in mask's voxels and opens the 4D image out on mask's
-// grid for writing.
+// create checks the output's name, plants the phantom's signals in mask's voxels and opens the
+// 4D image out on mask's grid for writing.
 func create(mask scan.Mask, affine [4][4]float64, p Params, out string) (*generator, *nifti.Writer, error) {
+	if err := checkOut(out); err != nil {
+		return nil, nil, err
+	}
 	g, err := newGenerator(mask, affine, p)
 	if err != nil {
 		return nil, nil, err
