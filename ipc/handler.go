@@ -741,6 +741,13 @@ func (h *handler) submit(w http.ResponseWriter, r *http.Request, _ input) (any, 
 	if TransportFrom(r.Context()) == TransportWeb && (req.Scan != "" || req.Mask != "" || req.Norm != "") {
 		return nil, Errorf(CodeForbidden, "the web transport cannot name files on the helper's disk; upload the scan (POST %s/uploads) and submit its ID", Prefix)
 	}
+	if TransportFrom(r.Context()) == TransportWeb && req.Settings != nil {
+		for _, key := range []string{"atlas", "atlas_names"} {
+			if _, ok := req.Settings.DiskPaths()[key]; ok {
+				return nil, Errorf(CodeForbidden, "the web transport cannot name files on the helper's disk (settings' %s); use the embedded atlas, aal", key)
+			}
+		}
+	}
 	for _, f := range []struct{ kind, v string }{{"scan_upload", req.ScanUpload}, {"mask_upload", req.MaskUpload}} {
 		if f.v != "" {
 			if err := ValidSegment(f.kind, f.v); err != nil {

@@ -272,6 +272,16 @@ func TestWebRefusesPaths(t *testing.T) {
 		_, err := c.Submit(context.Background(), req)
 		wantError(t, "submit "+req.Scan+req.Mask, err, http.StatusForbidden, CodeForbidden)
 	}
+	// An atlas file (or its names) in the settings is a path too; the embedded "aal" is not.
+	for _, set := range []settings.Settings{
+		{Regions: settings.Regions{Nodes: settings.NodesRegions, Atlas: "/home/x/atlas.nii.gz"}},
+		{Regions: settings.Regions{Atlas: settings.AtlasAAL, AtlasNames: "/home/x/names.tsv"}},
+	} {
+		full := settings.Defaults()
+		full.Regions = set.Regions
+		_, err := c.Submit(context.Background(), JobRequest{ScanUpload: "u1", Settings: &full})
+		wantError(t, "submit atlas "+set.Atlas+set.AtlasNames, err, http.StatusForbidden, CodeForbidden)
+	}
 	if svc.called("Submit") {
 		t.Fatalf("the Service was called: %q", svc.Calls())
 	}

@@ -17,7 +17,6 @@ import (
 func analysisFlags(fs *flagSet, cfg *pipeline.Config, cmd string, stderr io.Writer) func() error {
 	cfg.Settings.AddFlags(fs.FlagSet)
 	fs.StringVar(&cfg.Mask, "mask", "", "brain mask `FILE` for every run (default: each run's automatic EPI mask)")
-	fs.StringVar(&cfg.Atlas, "atlas", "", "label image `FILE` naming the hubs' regions")
 	return func() error {
 		given := cfg.Settings.Given(fs.FlagSet)
 		if given["confounds"] {

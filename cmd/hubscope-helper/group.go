@@ -30,7 +30,6 @@ func cmdGroup(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// thresholds apply to the mean r̄; the mean of r is one product on the backend, the mean
 	// Fisher z runs on the CPU group engine).
 	cfg.Settings.AddFlags(fs.FlagSet)
-	fs.StringVar(&cfg.Atlas, "atlas", "", "label image `FILE` naming the hubs' regions in hubs.tsv")
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err

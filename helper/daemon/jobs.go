@@ -62,10 +62,31 @@ func (d *Daemon) Submit(ctx context.Context, req ipc.JobRequest) (ipc.Job, error
 	if web && set.Confounds != "" {
 		return ipc.Job{}, ipc.Errorf(ipc.CodeForbidden, "requests over the web transport cannot name files on the helper's disk (settings' confounds); upload the confounds table and give its upload ID as confounds_upload")
 	}
+	if web {
+		// An atlas (other than the embedded AAL) and its names are files on the helper's disk
+		// too; the browser app offers the embedded AAL only.
+		for _, key := range []string{"atlas", "atlas_names"} {
+			if _, ok := set.DiskPaths()[key]; ok {
+				return ipc.Job{}, ipc.Errorf(ipc.CodeForbidden, "requests over the web transport cannot name files on the helper's disk (settings' %s); use the embedded atlas, aal", key)
+			}
+		}
+	}
 	cfg, err := d.config(set)
 	if err != nil {
 		return ipc.Job{}, err
 	}
+	// An atlas file and its names are checked now, like the scan's path: absolute, readable.
+	if set.Atlas != "" && !set.IsAAL() {
+		if set.Atlas, err = checkPath("settings: atlas", set.Atlas); err != nil {
+			return ipc.Job{}, err
+		}
+	}
+	if set.AtlasNames != "" {
+		if set.AtlasNames, err = checkPath("settings: atlas_names", set.AtlasNames); err != nil {
+			return ipc.Job{}, err
+		}
+	}
+	cfg.Atlas, cfg.AtlasNames = set.Atlas, set.AtlasNames
 
 	now := time.Now().UTC()
 	id := newID(now)

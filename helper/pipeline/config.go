@@ -33,10 +33,12 @@ type Config struct {
 
 	settings.Settings
 
-	// Atlas, when set, names the region of each hub in hubs.tsv (a 3D label image on any grid,
-	// with an "index name" text file: AtlasNames, or MRIcron's aal.nii.txt beside aal.nii.gz).
-	Atlas      string `json:"atlas,omitempty"`
-	AtlasNames string `json:"atlas_names,omitempty"`
+	// The atlas (Settings.Regions.Atlas, AtlasNames), when set, names the region of each hub in
+	// hubs.tsv (a 3D label image on any grid, with an "index name" text file: AtlasNames, or
+	// MRIcron's aal.nii.txt beside aal.nii.gz). Settings.Regions.Nodes is what the network's
+	// nodes are: "" or "voxels" (the masked voxels), or "regions": the regions of the atlas,
+	// each the mean of its voxels' cleaned series (roi.go), as nilearn's NiftiLabelsMasker
+	// extracts them.
 
 	// KeepSeries adds the scan itself to the bundle for interactive views: series.npy (the
 	// cleaned N×L series, for seed maps and time-series plots) and mean.nii.gz (the temporal
@@ -52,11 +54,6 @@ type Config struct {
 	// SymmetricNPZ writes network.npz as the whole symmetric matrix instead of its strict upper
 	// triangle (network.json says which).
 	SymmetricNPZ bool `json:"symmetric_npz,omitempty"`
-
-	// Nodes is what the network's nodes are: "" or "voxels" (the masked voxels), or "regions":
-	// the regions of Atlas, each the mean of its voxels' cleaned series (roi.go), as nilearn's
-	// NiftiLabelsMasker extracts them.
-	Nodes string `json:"nodes,omitempty"`
 
 	// The cleaning of the series before correlation is Settings.Cleaning (--denoise and its
 	// explicit options; clean.go turns it into a CleanConfig). The cleaned series feed the
@@ -184,17 +181,9 @@ func (c *Config) Validate() error {
 		// Each subject is cleaned on its own (group.go); its table is found beside its image.
 		return fmt.Errorf("group: --confounds names one scan's table; each subject's confounds table is found beside its fMRIPrep image")
 	}
-	switch c.Nodes {
-	case "", NodesVoxels:
-	case NodesRegions:
-		if c.Atlas == "" {
-			return errors.New("--nodes regions needs an atlas: --atlas LABELS.nii.gz or --atlas aal")
-		}
-		if c.Group != nil {
-			return errors.New("--nodes regions: group networks are built from voxels; run each subject with --nodes regions instead")
-		}
-	default:
-		return fmt.Errorf("--nodes %q: want voxels or regions", c.Nodes)
+	// The nodes' kind and the atlas were checked by Settings.Validate.
+	if c.Nodes == NodesRegions && c.Group != nil {
+		return c.Settings.Errorf("nodes", "regions: group networks are built from voxels; run each subject with --nodes regions instead")
 	}
 	if _, _, err := parseExports(c.Export); err != nil {
 		return err

@@ -9,14 +9,15 @@ import (
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/ipc/settings"
 )
 
 // Network nodes (--nodes): the masked voxels, or the regions of --atlas.
 const (
-	NodesVoxels  = "voxels"
-	NodesRegions = "regions"
+	NodesVoxels  = settings.NodesVoxels
+	NodesRegions = settings.NodesRegions
 	// AtlasAAL names the embedded AAL atlas (assets.Atlas) as --atlas.
-	AtlasAAL = "aal"
+	AtlasAAL = settings.AtlasAAL
 )
 
 // loadAtlas reads --atlas: a label image file, or "aal" for the embedded AAL.

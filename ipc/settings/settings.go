@@ -22,6 +22,7 @@ import (
 type Settings struct {
 	Input
 	Network
+	Regions
 	ThresholdSweep
 	Graph
 	Compute
@@ -43,7 +44,7 @@ type group interface {
 // groups lists the groups in the order of the table, of the help text and of validation.
 // A new group is added here and embedded in Settings.
 func (s *Settings) groups() []group {
-	return []group{&s.Input, &s.Network, &s.ThresholdSweep, &s.Graph, &s.Compute, &s.Dynamic, &s.Motion, &s.Cleaning, &s.Output}
+	return []group{&s.Input, &s.Network, &s.Regions, &s.ThresholdSweep, &s.Graph, &s.Compute, &s.Dynamic, &s.Motion, &s.Cleaning, &s.Output}
 }
 
 // Field is one row of the settings table.
