@@ -43,14 +43,14 @@ func checkTab(dir, tab, shotPath string, extra []string) error {
 	switch strings.ToLower(tab) {
 	case "quality":
 		if !info.FDShown || info.DVARSPoints < 10 {
-			return fmt.Errorf("Quality tab: FD trace shown %v, %d DVARS points", info.FDShown, info.DVARSPoints)
+			return fmt.Errorf("the Quality tab: FD trace shown %v, %d DVARS points", info.FDShown, info.DVARSPoints)
 		}
 		if line < 30 {
-			return fmt.Errorf("Quality tab: the DVARS traces are not on screen (%d pixels of their colour)", line)
+			return fmt.Errorf("the Quality tab: the DVARS traces are not on screen (%d pixels of their colour)", line)
 		}
 	case "norm":
 		if len(extra) < 1 {
-			return fmt.Errorf("Norm tab: give the planted lesion's table")
+			return fmt.Errorf("the Norm tab: give the planted lesion's table")
 		}
 		lesion, err := readVoxels(extra[0])
 		if err != nil {
@@ -67,19 +67,19 @@ func checkTab(dir, tab, shotPath string, extra []string) error {
 		}
 		fmt.Printf("Norm tab: %d rows, %d hubs lost, %d of them in the planted lesion (%d voxels)\n", len(info.Rows), lost, hit, len(lesion))
 		if hit == 0 {
-			return fmt.Errorf("Norm tab: no hub lost lies in the planted lesion")
+			return fmt.Errorf("the Norm tab: no hub lost lies in the planted lesion")
 		}
 	case "sweep":
 		if len(info.Curves) < 3 {
-			return fmt.Errorf("Sweep tab: %d curves %v", len(info.Curves), info.Curves)
+			return fmt.Errorf("the Sweep tab: %d curves %v", len(info.Curves), info.Curves)
 		}
 		for k, n := range info.Curves {
 			if n < 2 {
-				return fmt.Errorf("Sweep tab: curve %s has %d points", k, n)
+				return fmt.Errorf("the Sweep tab: curve %s has %d points", k, n)
 			}
 		}
 		if line < 50 || cursor < 10 {
-			return fmt.Errorf("Sweep tab: the curves (%d pixels) or the chosen threshold (%d) are not on screen", line, cursor)
+			return fmt.Errorf("the Sweep tab: the curves (%d pixels) or the chosen threshold (%d) are not on screen", line, cursor)
 		}
 	default:
 		return fmt.Errorf("unknown tab %q", tab)
