@@ -207,7 +207,7 @@ func (h sweepHelper) OpenFile(ctx context.Context, id, name string) (io.ReadClos
 }
 
 // A sweep's result gets a Sweep tab: a curve per measured measure against the density, the
-// bundle's own threshold (the loosest, 1 %) marked on each, the AUCs in words; its button shows
+// bundle's own threshold (the loosest, 5 %) marked on each, the AUCs in words; its button shows
 // the hub-stability map in the Slices tab.
 func TestSweepTab(t *testing.T) {
 	test.NewTempApp(t)
@@ -248,10 +248,10 @@ func TestSweepTab(t *testing.T) {
 	if len(keys) != 4 || r.Sweep.Plots["characteristic_path_length"] != nil || r.Sweep.Plots["clustering_coefficient"] == nil {
 		t.Fatalf("plots %v", keys)
 	}
-	if !hasCursor || cursor != 0.01 || len(y) != 3 || y[0] != 20 || y[2] != 40 {
+	if !hasCursor || cursor != 0.05 || len(y) != 3 || y[0] != 20 || y[2] != 40 {
 		t.Fatalf("hub count curve %v, cursor %v at %g", y, hasCursor, cursor)
 	}
-	if !strings.Contains(text, "density = 0.01") || !strings.Contains(text, "hubs 1.25") {
+	if !strings.Contains(text, "density = 0.05") || !strings.Contains(text, "hubs 1.25") {
 		t.Fatalf("sweep in words: %q", text)
 	}
 	c := make(changes, 16)

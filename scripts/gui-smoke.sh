@@ -5,8 +5,9 @@
 # spheres in module colours, that the hub table lists atlas regions, and that the slice viewer
 # (its saved snapshot and on screen) shows the hub at its crosshair in its module's colour
 # (internal/smoke/smokecheck); then of the Quality tab (the phantom has a confounds table: FD
-# and DVARS traces), and of a second app's Norm tab for a phantom patient against a normative
-# cohort of phantom controls (a hub lost lies in the planted lesion).
+# and DVARS traces), of a second app's Norm tab for a phantom patient against a normative
+# cohort of phantom controls (a hub lost lies in the planted lesion), and of a third app's
+# Sweep tab (hubscope --sweep: the curves, the bundle's threshold marked).
 # Usage: scripts/gui-smoke.sh [SHOTS_DIR]   (SHOTS_DIR: copy the screenshots there, e.g. docs/gui)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,7 +59,8 @@ xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
   waitfor "$1/dump/quality-done" || { tail -20 "$1/app.log"; kill $app; exit 1; }
   import -window root "$1/root-quality.png"
   kill $app; wait $app 2>/dev/null || true
-  # The patient against the normative cohort (Norm tab), in a second app on the same helper.
+  # The patient against the normative cohort (Norm tab), then the phantom with a threshold
+  # sweep (Sweep tab): one app each, on the same helper.
   bin/hubscope --helper bin/hubscope-helper --socket "$1/helper.sock" --norm "$1/norm" --open "$3" --smoke-dump "$1/dump-norm" >"$1/app-norm.log" 2>&1 &
   app=$!
   waitfor "$1/dump-norm/done" || { tail -20 "$1/app-norm.log"; kill $app; exit 1; }
@@ -66,11 +68,19 @@ xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
   waitfor "$1/dump-norm/norm-done" || { tail -20 "$1/app-norm.log"; kill $app; exit 1; }
   import -window root "$1/root-norm.png"
   kill $app; wait $app 2>/dev/null || true
+  bin/hubscope --helper bin/hubscope-helper --socket "$1/helper.sock" --sweep "r=0.3:0.6:0.1" --open "$1/$2" --smoke-dump "$1/dump-sweep" >"$1/app-sweep.log" 2>&1 &
+  app=$!
+  waitfor "$1/dump-sweep/done" || { tail -20 "$1/app-sweep.log"; kill $app; exit 1; }
+  touch "$1/dump-sweep/show-slices" "$1/dump-sweep/show-sweep"
+  waitfor "$1/dump-sweep/sweep-done" || { tail -20 "$1/app-sweep.log"; kill $app; exit 1; }
+  import -window root "$1/root-sweep.png"
+  kill $app; wait $app 2>/dev/null || true
 ' _ "$T" "$SCAN" "$PATIENT" || { echo "--- helper log"; tail -20 "$T/helper.log"; exit 1; }
 
 go run ./internal/smoke/smokecheck "$T/dump" "$T/root.png" "$T/root-slices.png"
 go run ./internal/smoke/smokecheck tab "$T/dump" Quality "$T/root-quality.png"
 go run ./internal/smoke/smokecheck tab "$T/dump-norm" Norm "$T/root-norm.png" "$T/cohort/truth/lesion.tsv"
+go run ./internal/smoke/smokecheck tab "$T/dump-sweep" Sweep "$T/root-sweep.png"
 # The app's PDF report renders and holds its sections and figures (poppler-utils).
 pdftoppm -r 30 -png "$T/dump/report.pdf" "$T/report-page" || { echo "gui-smoke: report.pdf does not render"; exit 1; }
 pdftotext -layout "$T/dump/report.pdf" "$T/report.txt"
@@ -83,6 +93,7 @@ if [ $# -ge 1 ]; then
   cp "$T/root-slices.png" "$1/slices-window.png"
   cp "$T/root-quality.png" "$1/quality-window.png"
   cp "$T/root-norm.png" "$1/norm-window.png"
+  cp "$T/root-sweep.png" "$1/sweep-window.png"
   cp "$T/dump/view3d.png" "$1/3d-view.png"
   cp "$T/dump/slices.png" "$1/slices.png"
   cp "$T/dump/report.html" "$1/report-example.html"

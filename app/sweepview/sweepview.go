@@ -169,16 +169,7 @@ func NewTab(ctx context.Context, svc Service, s ipc.Summary, after <-chan struct
 	t.grid = container.NewGridWithColumns(3)
 	t.content = container.NewVBox(t.Summary, container.NewHBox(t.ShowStability), t.grid)
 	t.ExtendBaseWidget(t)
-	var chosen float64
-	var ok bool
-	var m schema.Metrics
-	if json.Unmarshal(s.Metrics, &m) == nil && (m.Network.Mode == "r" || m.Network.Mode == "density") {
-		chosen, ok = m.Network.Threshold, true
-		if m.Network.Mode == "density" && m.Network.Density > 0 {
-			chosen = m.Network.Density
-		}
-	}
-	go t.load(ctx, svc, s.Job.ID, after, chosen, ok)
+	go t.load(ctx, svc, s.Job.ID, after)
 	return t
 }
 
@@ -187,7 +178,21 @@ func (t *Tab) Loaded() <-chan struct{} { return t.loaded }
 
 func (t *Tab) CreateRenderer() fyne.WidgetRenderer { return widget.NewSimpleRenderer(t.content) }
 
-func (t *Tab) load(ctx context.Context, svc Service, job string, after <-chan struct{}, chosen float64, ok bool) {
+// Loosest is the sweep's loosest threshold, at which the bundle's own network was built
+// (settings: a sweep replaces the threshold): the smallest r, or the largest density.
+func (s *Sweep) Loosest() float64 {
+	x := s.x[0]
+	for _, v := range s.x {
+		if s.Spec.Kind == "density" {
+			x = max(x, v)
+		} else {
+			x = min(x, v)
+		}
+	}
+	return x
+}
+
+func (t *Tab) load(ctx context.Context, svc Service, job string, after <-chan struct{}) {
 	defer close(t.loaded)
 	select {
 	case <-after:
@@ -213,6 +218,7 @@ func (t *Tab) load(ctx context.Context, svc Service, job string, after <-chan st
 			return
 		}
 		t.Sweep = sw
+		chosen, ok := sw.Loosest(), true
 		t.Summary.SetText(strings.Join(sw.Lines(chosen, ok), "\n"))
 		for _, c := range Curves {
 			if !sw.Shown(c) {

@@ -42,6 +42,9 @@ func TestParse(t *testing.T) {
 	if !shown["clustering_coefficient"] || shown["characteristic_path_length"] || shown["global_efficiency"] || !shown["hubs"] {
 		t.Fatalf("curves shown %v", shown)
 	}
+	if s.Loosest() != 0.3 {
+		t.Fatalf("loosest r %g, want 0.3", s.Loosest())
+	}
 	text := strings.Join(s.Lines(0.3, true), "\n")
 	for _, want := range []string{"Thresholds (r): 0.3, 0.4, 0.5", "r = 0.3, the threshold of this bundle's own network", "hubs 12", "clustering_coefficient 0.05"} {
 		if !strings.Contains(text, want) {
