@@ -204,6 +204,7 @@ type UI struct {
 func New(ctx context.Context, opts Options) *UI {
 	u := &UI{opts: opts, ctx: ctx, Settings: NewSettingsForm()}
 	u.Settings.Norm.Window = opts.Window
+	u.Settings.Atlas.Window = opts.Window
 	u.openScan = u.OpenDialog
 	u.Status = widget.NewLabel("Drop resting-state scans (.nii or .nii.gz) on this window, or open one.")
 	u.Status.Wrapping = fyne.TextWrapWord

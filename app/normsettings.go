@@ -9,6 +9,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/dialog"
+	"fyne.io/fyne/v2/storage"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 )
@@ -105,4 +106,60 @@ func sweepProblem(s string) string {
 		return ""
 	}
 	return fmt.Sprintf("A threshold sweep is written r=LO:HI:STEP, density=LO:HI:STEP or a list such as r=0.3,0.4,0.5 (you typed %q).", s)
+}
+
+// AtlasChoice is the label image of a region network on the helper's disk (settings' atlas;
+// desktop only: the web transport refuses files): a 3D NIfTI of region numbers on the scan's
+// space, with its names beside it as MRIcron's .nii.txt, or numbered regions without.
+type AtlasChoice struct {
+	Path   string
+	Label  *widget.Label
+	Choose *widget.Button
+	// Window parents the file dialog.
+	Window fyne.Window
+	// changed is called after a choice.
+	changed func()
+}
+
+func newAtlasChoice(changed func()) *AtlasChoice {
+	a := &AtlasChoice{Label: widget.NewLabel("none"), changed: changed}
+	a.Label.Wrapping = fyne.TextWrapBreak
+	a.Choose = widget.NewButtonWithIcon("Choose…", theme.FileIcon(), a.dialog)
+	a.Choose.Disable() // until "Atlas regions (label image file)" is chosen
+	return a
+}
+
+// Set chooses the label image ("" for none).
+func (a *AtlasChoice) Set(path string) {
+	a.Path = path
+	if path == "" {
+		a.Label.SetText("none")
+	} else {
+		a.Label.SetText(filepath.Base(path) + " (" + filepath.Dir(path) + ")")
+	}
+	if a.changed != nil {
+		a.changed()
+	}
+}
+
+func (a *AtlasChoice) dialog() {
+	if a.Window == nil {
+		return
+	}
+	d := dialog.NewFileOpen(func(r fyne.URIReadCloser, err error) {
+		if err != nil {
+			dialog.ShowError(fmt.Errorf("atlas: %w", err), a.Window)
+			return
+		}
+		if r != nil {
+			r.Close()
+			a.Set(r.URI().Path())
+		}
+	}, a.Window)
+	d.SetFilter(storage.NewExtensionFileFilter([]string{".nii", ".gz"}))
+	d.Show()
+}
+
+func (a *AtlasChoice) content() fyne.CanvasObject {
+	return container.NewBorder(nil, nil, nil, a.Choose, a.Label)
 }

@@ -64,3 +64,40 @@ func TestSweepAndNormSettings(t *testing.T) {
 		t.Fatal("clearing kept the folder")
 	}
 }
+
+// TestNodeSettings: the settings panel's network nodes give the helper's nodes and atlas
+// settings; a label image file must be chosen before the file choice is valid.
+func TestNodeSettings(t *testing.T) {
+	test.NewTempApp(t)
+	f := NewSettingsForm()
+	test.NewTempWindow(t, f.Content())
+	if s, err := f.Settings(); err != nil || s.Nodes != "" || s.Atlas != "" {
+		t.Fatalf("default nodes %q, atlas %q, %v", s.Nodes, s.Atlas, err)
+	}
+	f.Nodes.SetSelected("Atlas regions (AAL)")
+	s, err := f.Settings()
+	if err != nil || s.Nodes != settings.NodesRegions || s.Atlas != settings.AtlasAAL || s.Validate() != nil {
+		t.Fatalf("AAL regions: nodes %q, atlas %q, %v", s.Nodes, s.Atlas, err)
+	}
+	if !strings.HasSuffix(f.Summary.Text, ", nodes: the AAL atlas's regions.") || !strings.Contains(f.NodesNote.Text, "NiftiLabelsMasker") {
+		t.Errorf("summary %q, note %q", f.Summary.Text, f.NodesNote.Text)
+	}
+	if f.Atlas.Choose.Disabled() != true {
+		t.Error("the atlas file button is enabled for the embedded AAL")
+	}
+	f.Nodes.SetSelected("Atlas regions (label image file)")
+	if _, err := f.Settings(); err == nil || !strings.Contains(f.Problem.Text, "Choose the atlas's label image") || f.Atlas.Choose.Disabled() {
+		t.Errorf("file without a file: %v, problem %q", err, f.Problem.Text)
+	}
+	f.Atlas.Set("/data/atlases/schaefer100.nii.gz")
+	if s, err := f.Settings(); err != nil || s.Atlas != "/data/atlases/schaefer100.nii.gz" || s.Nodes != settings.NodesRegions || f.Problem.Visible() {
+		t.Errorf("file atlas: %q, %v, problem %q", s.Atlas, err, f.Problem.Text)
+	}
+	if !strings.HasSuffix(f.Summary.Text, ", nodes: the regions of schaefer100.nii.gz.") {
+		t.Errorf("summary %q", f.Summary.Text)
+	}
+	f.Nodes.SetSelected("Voxels")
+	if s, err := f.Settings(); err != nil || s.Nodes != "" || s.Atlas != "" {
+		t.Errorf("back to voxels: nodes %q, atlas %q, %v", s.Nodes, s.Atlas, err)
+	}
+}

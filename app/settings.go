@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -23,6 +24,14 @@ var (
 	modeChoices    = []choice{{"Strongest links (density %)", "density"}, {"Correlation at least (r)", "r"}, {"Significant links (α)", "alpha"}, {"Strongest links per voxel (k)", "knn"}}
 	metricsChoices = []choice{{"Full (path lengths, small-world, modules)", "full"}, {"Basic (clustering, modules)", "basic"}, {"Degree and hubs only", "none"}}
 	corrChoices    = []choice{{"False discovery rate", "fdr"}, {"Bonferroni", "bonferroni"}}
+	// What the network's nodes are (settings.Regions): voxels, the embedded AAL's regions, or
+	// (desktop only: the browser names no files on the helper's disk) an atlas file's regions.
+	nodeChoices = []choice{{"Voxels", settings.NodesVoxels}, {"Atlas regions (AAL)", settings.AtlasAAL}, {"Atlas regions (label image file)", "file"}}
+	nodeNotes   = map[string]string{
+		settings.NodesVoxels: "Every brain voxel is a node: a voxel-wise network of thousands of nodes.",
+		settings.AtlasAAL:    "Each region's mean cleaned signal is a node (an ROI-to-ROI network, as nilearn's NiftiLabelsMasker); AAL needs a scan in MNI space.",
+		"file":               "Each region of your label image (on the scan's space) is a node, its mean cleaned signal (an ROI-to-ROI network).",
+	}
 	// The cleaning presets (settings.DenoiseStrategies).
 	cleaningChoices = []choice{{"Automatic", settings.DenoiseAuto}, {"Simple", settings.DenoiseSimple},
 		{"Scrubbing", settings.DenoiseScrubbing}, {"CompCor", settings.DenoiseCompcor}, {"None", settings.DenoiseNone}}
@@ -90,6 +99,11 @@ type SettingsForm struct {
 	Sweep *widget.Entry
 	// Norm is the normative folder every scan is compared with (none: not compared).
 	Norm *NormChoice
+	// Nodes chooses voxel or region (ROI-to-ROI) networks; NodesNote says what that means and
+	// Atlas is the label image file of the third choice (desktop only).
+	Nodes     *widget.Select
+	NodesNote *widget.Label
+	Atlas     *AtlasChoice
 	// Problem says what is wrong with the current settings ("" when they are valid).
 	Problem *widget.Label
 	// Summary describes the chosen analysis in one line.
@@ -136,12 +150,30 @@ func NewSettingsForm() *SettingsForm {
 	f.Sweep = widget.NewEntryWithData(f.sweep)
 	f.Sweep.SetPlaceHolder("off (e.g. r=0.3:0.6:0.05)")
 	f.Norm = newNormChoice()
+	f.Atlas = newAtlasChoice(changed)
+	f.NodesNote = widget.NewLabel("")
+	f.NodesNote.Wrapping = fyne.TextWrapWord
+	nodes := nodeChoices
+	if runtime.GOOS == "js" {
+		nodes = nodes[:2] // no atlas file over the web transport
+	}
+	f.Nodes = widget.NewSelect(labels(nodes), func(l string) {
+		v := valueOf(nodeChoices, l)
+		f.NodesNote.SetText(nodeNotes[v])
+		if v == "file" {
+			f.Atlas.Choose.Enable()
+		} else {
+			f.Atlas.Choose.Disable()
+		}
+		changed()
+	})
 	for _, b := range []binding.String{f.value, f.random, f.window, f.step, f.sweep} {
 		b.AddListener(binding.NewDataListener(changed))
 	}
 	f.Measure.SetSelected(measureChoices[0].Label)
 	f.Metrics.SetSelected(metricsChoices[0].Label)
 	f.Cleaning.SetSelected(cleaningChoices[0].Label)
+	f.Nodes.SetSelected(nodeChoices[0].Label)
 	f.Mode.SetSelected(modeChoices[0].Label)
 	return f
 }
@@ -188,6 +220,17 @@ func (f *SettingsForm) Settings() (settings.Settings, error) {
 	if f.Cleaning != nil {
 		s.Denoise = valueOf(cleaningChoices, f.Cleaning.Selected)
 		s.Realign, s.Register = onOff(f.Realign.Checked), onOff(f.Register.Checked)
+	}
+	if f.Nodes != nil {
+		switch v := valueOf(nodeChoices, f.Nodes.Selected); v {
+		case settings.AtlasAAL:
+			s.Nodes, s.Atlas = settings.NodesRegions, settings.AtlasAAL
+		case "file":
+			if f.Atlas.Path == "" {
+				return s, errors.New("Choose the atlas's label image (a .nii or .nii.gz of region numbers on the scan's space), or another kind of network nodes.")
+			}
+			s.Nodes, s.Atlas = settings.NodesRegions, f.Atlas.Path
+		}
 	}
 	val, _ := f.value.Get()
 	switch s.Mode {
@@ -316,6 +359,13 @@ func describe(s settings.Settings) string {
 	if s.Sweep != "" {
 		out += ", thresholds swept over " + s.Sweep
 	}
+	if s.Nodes == settings.NodesRegions {
+		if s.IsAAL() {
+			out += ", nodes: the AAL atlas's regions"
+		} else {
+			out += ", nodes: the regions of " + filepath.Base(s.Atlas)
+		}
+	}
 	return out + "."
 }
 
@@ -345,11 +395,15 @@ func (f *SettingsForm) Content() fyne.CanvasObject {
 		widget.NewLabel("Dynamic window (volumes)"), f.DFCWindow,
 		widget.NewLabel("Window step (volumes)"), f.DFCStep,
 		widget.NewLabel("Threshold sweep"), f.Sweep,
+		widget.NewLabel("Network nodes"), f.Nodes,
+		widget.NewLabel(""), f.NodesNote,
 	)
 	if runtime.GOOS != "js" {
 		// The browser names no folders on the helper's disk (the web transport refuses them).
 		form.Add(widget.NewLabel("Normative cohort"))
 		form.Add(f.Norm.content())
+		form.Add(widget.NewLabel("Atlas label image"))
+		form.Add(f.Atlas.content())
 	}
 	adv := widget.NewAccordion(widget.NewAccordionItem("Advanced settings", form))
 	return container.NewVBox(f.Summary, f.Problem, adv)
