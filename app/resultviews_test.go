@@ -122,7 +122,7 @@ func TestNormTab(t *testing.T) {
 	if rows[2].Kind != normview.KindClusterBelow || rows[0].Kind != normview.KindLost || rows[0].Voxel != hub || rows[0].Z != -3 || rows[0].Region != region || rows[1].Kind != normview.KindGained || rows[1].Z != 2.5 {
 		t.Fatalf("rows %+v", rows)
 	}
-	if want := "Hubs lost: 1 of the cohort's 40 hubs have a degree z below −2."; !bytes.Contains([]byte(summary), []byte(want)) {
+	if want := "Hubs lost: 1 of the cohort's 40 hubs have a degree z below -2."; !bytes.Contains([]byte(summary), []byte(want)) {
 		t.Fatalf("summary %q", summary)
 	}
 	// The 3D view draws the hub lost cyan and the hub gained magenta beside the hubs.

@@ -181,7 +181,7 @@ func NewSettingsForm() *SettingsForm {
 // modeChanged puts the new threshold mode's usual value in the entry.
 func (f *SettingsForm) modeChanged() {
 	def := map[string]string{"density": defaultDensityPercent, "r": defaultR, "alpha": defaultAlpha, "knn": defaultK}
-	lab := map[string]string{"density": "Density (%)", "r": "Correlation r ≥", "alpha": "Significance α", "knn": "Links per voxel k"}
+	lab := map[string]string{"density": "Density (%)", "r": "Correlation r at least", "alpha": "Significance α", "knn": "Links per voxel k"}
 	m := valueOf(modeChoices, f.Mode.Selected)
 	f.valueLabel.SetText(lab[m])
 	if m == "alpha" {
@@ -343,7 +343,7 @@ func describe(s settings.Settings) string {
 	case "density":
 		keep = fmt.Sprintf("the strongest %g %% of voxel pairs", 100*s.Density)
 	case "r":
-		keep = fmt.Sprintf("links with r ≥ %g", s.R)
+		keep = fmt.Sprintf("links with r of at least %g", s.R)
 	case "alpha":
 		keep = fmt.Sprintf("links significant at α = %g", s.Alpha)
 	case "knn":

@@ -14,6 +14,7 @@ import (
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/widget"
 
+	"github.com/hubscope/hubscope/app/sorttable"
 	"github.com/hubscope/hubscope/ipc"
 )
 
@@ -124,18 +125,19 @@ func NewHubTable(hubs []ipc.Hub) *HubTable {
 			}
 		})
 	h.Table.ShowHeaderColumn = false
-	h.Table.CreateHeader = func() fyne.CanvasObject { return widget.NewButton("Participation ▼", nil) }
+	h.Table.CreateHeader = func() fyne.CanvasObject { return sorttable.NewHeaderButton("Participation") }
 	h.Table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
 		b := o.(*widget.Button)
 		if id.Col < 0 {
 			return
 		}
 		b.SetText(h.HeaderText(id.Col))
+		b.SetIcon(sorttable.SortIcon(h.HeaderSort(id.Col)))
 		col := id.Col
 		b.OnTapped = func() { h.HeaderTapped(col) }
 	}
 	for i, c := range Columns {
-		h.Table.SetColumnWidth(i, c.Width)
+		h.Table.SetColumnWidth(i, c.Width+sorttable.HeaderIconRoom)
 	}
 	h.Table.OnSelected = func(id widget.TableCellID) {
 		if id.Row >= 0 && id.Row < len(h.shown) && h.OnSelect != nil {
@@ -150,16 +152,19 @@ func NewHubTable(hubs []ipc.Hub) *HubTable {
 	return h
 }
 
-// HeaderText is a column's header: its title with ▲/▼ on the sorted column.
-func (h *HubTable) HeaderText(col int) string {
-	t := Columns[col].Title
-	if col == h.col {
-		if h.desc {
-			return t + " ▼"
-		}
-		return t + " ▲"
+// HeaderText is a column's header title; HeaderSort says how the table is sorted by it (the
+// header's icon, sorttable.SortIcon).
+func (h *HubTable) HeaderText(col int) string { return Columns[col].Title }
+
+// HeaderSort is how the table is sorted by col: +1 ascending, -1 descending, 0 not by it.
+func (h *HubTable) HeaderSort(col int) int {
+	switch {
+	case col != h.col:
+		return 0
+	case h.desc:
+		return -1
 	}
-	return t
+	return 1
 }
 
 // HeaderTapped sorts by col; tapping the sorted column again reverses the order. Quantities

@@ -93,14 +93,14 @@ func TestHubTableSortAndFilter(t *testing.T) {
 	if got := column(h.Shown(), region); !slices.Equal(got, []string{"Frontal_Mid_L", "Precuneus_R", "Precuneus_L", "outside the atlas"}) {
 		t.Fatalf("initial order %v", got)
 	}
-	if h.Count.Text != "4 hubs" || h.HeaderText(ColRank) != "Rank ▲" {
+	if h.Count.Text != "4 hubs" || h.HeaderText(ColRank) != "Rank" || h.HeaderSort(ColRank) != 1 {
 		t.Errorf("count %q, rank header %q", h.Count.Text, h.HeaderText(ColRank))
 	}
 	h.HeaderTapped(ColStrength) // quantities: largest first
 	if got := column(h.Shown(), region); !slices.Equal(got, []string{"Precuneus_L", "Frontal_Mid_L", "Precuneus_R", "outside the atlas"}) {
 		t.Errorf("by strength %v", got)
 	}
-	if h.HeaderText(ColStrength) != "Strength ▼" || h.HeaderText(ColRank) != "Rank" {
+	if h.HeaderText(ColStrength) != "Strength" || h.HeaderSort(ColStrength) != -1 || h.HeaderSort(ColRank) != 0 {
 		t.Errorf("headers %q %q", h.HeaderText(ColStrength), h.HeaderText(ColRank))
 	}
 	h.HeaderTapped(ColStrength) // again: reversed

@@ -186,7 +186,7 @@ func (r Row) Cells() []string {
 func (rep *Report) Lines(hubRows int) []string {
 	out := []string{
 		fmt.Sprintf("%d nodes compared with the normative cohort (z of each nodal measure against the cohort's mean and SD).", rep.Compared),
-		fmt.Sprintf("Hubs lost: %d of the cohort's %d hubs have a degree z below −%g.", rep.LostCount, rep.CohortHubs, rep.ZCut),
+		fmt.Sprintf("Hubs lost: %d of the cohort's %d hubs have a degree z below -%g.", rep.LostCount, rep.CohortHubs, rep.ZCut),
 		fmt.Sprintf("Hubs gained: %d hubs of this scan are no cohort hub and have a degree z above %g.", rep.GainedCount, rep.ZCut),
 		fmt.Sprintf("Clusters of |z| > %g (degree): %d.", rep.ZCut, len(rep.Clusters)),
 	}

@@ -65,16 +65,16 @@ func (m *Metrics) GlobalMeasures() []Measure {
 		add("γ (normalised clustering)", f3(sw.Gamma), fmt.Sprintf("C_p / C_p of %d random networks; > 1: more clustered than chance", sw.RandomNetworks))
 		if sw.RandomPathLengthEstimated {
 			add("λ (normalised path length)", fmt.Sprintf("%.3f ± %.1g (estimate)", sw.Lambda, sw.LambdaSE),
-				fmt.Sprintf("L_p / L_p of the random networks, theirs estimated from %d sampled sources each (± one standard error); ≈ 1: as short as chance", sw.RandomPathSources))
+				fmt.Sprintf("L_p / L_p of the random networks, theirs estimated from %d sampled sources each (± one standard error); near 1: as short as chance", sw.RandomPathSources))
 		} else {
-			add("λ (normalised path length)", f3(sw.Lambda), "L_p / L_p of the random networks; ≈ 1: as short as chance")
+			add("λ (normalised path length)", f3(sw.Lambda), "L_p / L_p of the random networks; near 1: as short as chance")
 		}
 		add("σ (small-worldness)", fmt.Sprintf("%.3f ± %.3f", sw.Sigma, sw.SigmaSD), "γ / λ; > 1: small-world organisation")
 	}
 	if len(m.Modules) > 0 {
 		mod := m.Modules[0]
 		multi, single := moduleCounts(mod.Modules, mod.SingleNodes, mod.Sizes)
-		count := fmt.Sprintf("%d modules of ≥ 2 nodes", multi)
+		count := fmt.Sprintf("%d modules of at least 2 nodes", multi)
 		if single == 1 {
 			count += " (and 1 node on its own)"
 		} else if single > 1 {
@@ -101,7 +101,7 @@ func (m *Metrics) GlobalMeasures() []Measure {
 			add("Assortativity", f3(*g.Assortativity), "degree correlation of linked voxels")
 		}
 		if dd := g.DegreeDistribution; dd != nil {
-			add("Power-law exponent α", fmt.Sprintf("%.2f (degree ≥ %d)", dd.PowerLaw.Alpha, dd.PowerLaw.Xmin), "tail of the degree distribution (Clauset et al. 2009)")
+			add("Power-law exponent α", fmt.Sprintf("%.2f (degree >= %d)", dd.PowerLaw.Alpha, dd.PowerLaw.Xmin), "tail of the degree distribution (Clauset et al. 2009)")
 		}
 	} else if b := m.GlobalBasic; b != nil {
 		add("C_p (clustering coefficient)", f3(b.ClusteringCoefficient), "mean over all voxels")

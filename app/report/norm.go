@@ -34,8 +34,8 @@ func ParseNorm(b []byte) (*NormComparison, error) {
 // Lines are the comparison in words, one fact a line.
 func (n *NormComparison) Lines() []string {
 	return []string{
-		fmt.Sprintf("Voxels compared with the cohort: %d (z = (patient − cohort mean) / cohort SD, per voxel)", n.Compared),
-		fmt.Sprintf("Hubs lost: %d of the cohort's %d hubs have degree z < −%g", n.LostCount, n.CohortHubs, n.ZCut),
+		fmt.Sprintf("Voxels compared with the cohort: %d (z = (patient - cohort mean) / cohort SD, per voxel)", n.Compared),
+		fmt.Sprintf("Hubs lost: %d of the cohort's %d hubs have degree z < -%g", n.LostCount, n.CohortHubs, n.ZCut),
 		fmt.Sprintf("Hubs gained: %d of the patient's hubs are no cohort hub and have degree z > %g", n.GainedCount, n.ZCut),
 		fmt.Sprintf("Clusters of voxels with |degree z| > %g: %d", n.ZCut, len(n.Clusters)),
 	}

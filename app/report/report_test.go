@@ -236,17 +236,17 @@ func TestGlobalMeasuresBasic(t *testing.T) {
 	}
 }
 
-// The Q row counts modules of ≥ 2 nodes apart from nodes on their own, from metrics.json's
+// The Q row counts modules of at least 2 nodes apart from nodes on their own, from metrics.json's
 // keys; a bundle written before those keys existed is counted from its sizes, not shown as
 // "0 modules".
 func TestModuleCountsInQRow(t *testing.T) {
 	for _, c := range []struct{ name, modules, want string }{
 		{"current", `{"method":"Leiden","q":0.7,"count":4,"modules_of_two_or_more":2,"single_node_modules":2,"sizes":[9,4,1,1]}`,
-			"2 modules of ≥ 2 nodes (and 2 nodes on their own)"},
+			"2 modules of at least 2 nodes (and 2 nodes on their own)"},
 		{"older bundle", `{"method":"Leiden","q":0.7,"count":3,"sizes":[9,4,1]}`,
-			"2 modules of ≥ 2 nodes (and 1 node on its own)"},
+			"2 modules of at least 2 nodes (and 1 node on its own)"},
 		{"no single nodes", `{"method":"Leiden","q":0.7,"count":2,"sizes":[5000,3558]}`,
-			"2 modules of ≥ 2 nodes"},
+			"2 modules of at least 2 nodes"},
 	} {
 		m, err := ParseMetrics([]byte(`{"network":{"edges":10},"modules":[` + c.modules + `]}`))
 		if err != nil {

@@ -23,7 +23,7 @@ func DescribeSettings(s settings.Settings, mask string) []Setting {
 	case settings.ModeDensity:
 		threshold = fmt.Sprintf("strongest %g %% of all voxel pairs (exact density)", 100*s.Density)
 	case settings.ModeR:
-		threshold = fmt.Sprintf("correlation ≥ %g", s.R)
+		threshold = fmt.Sprintf("correlation >= %g", s.R)
 	case settings.ModeAlpha:
 		corr := map[string]string{settings.FDR: "false discovery rate", settings.Bonferroni: "Bonferroni", "": "Bonferroni"}[s.Correction]
 		threshold = fmt.Sprintf("significant at α = %g (%s correction)", s.Alpha, corr)

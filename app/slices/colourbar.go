@@ -46,10 +46,10 @@ func barText(name string, ov *layer) (title, lo, mid, hi string) {
 	}
 	st := ov.style
 	if st.Signed {
-		title += fmt.Sprintf(" · drawn where |value| ≥ %.3g", st.Threshold)
-		return title, fmt.Sprintf("%.3g", -st.Max), fmt.Sprintf("−%.3g | +%.3g", st.Threshold, st.Threshold), fmt.Sprintf("%.3g", st.Max)
+		title += fmt.Sprintf(" · drawn where |value| >= %.3g", st.Threshold)
+		return title, fmt.Sprintf("%.3g", -st.Max), fmt.Sprintf("-%.3g | +%.3g", st.Threshold, st.Threshold), fmt.Sprintf("%.3g", st.Max)
 	}
-	title += fmt.Sprintf(" · drawn where value ≥ %.3g", st.Threshold)
+	title += fmt.Sprintf(" · drawn where value >= %.3g", st.Threshold)
 	return title, fmt.Sprintf("%.3g", st.Threshold), "", fmt.Sprintf("%.3g", st.Max)
 }
 

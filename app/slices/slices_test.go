@@ -510,12 +510,12 @@ func TestSignedSeedMapShowsNegatives(t *testing.T) {
 	if want := math.Max(-float64(vol.Header.Min), float64(vol.Header.Max)); st.Max != want || v.threshold.Min != 0 || v.threshold.Max != want {
 		t.Errorf("scale top %v, slider %v…%v, want %v and 0…%v", st.Max, v.threshold.Min, v.threshold.Max, want, want)
 	}
-	if !v.colormapPicker.Disabled() || !strings.HasPrefix(v.thresholdLabel.Text, "|x| ≥ 0.3") {
+	if !v.colormapPicker.Disabled() || !strings.HasPrefix(v.thresholdLabel.Text, "|x| >= 0.3") {
 		t.Errorf("colour picker disabled %v, threshold label %q", v.colormapPicker.Disabled(), v.thresholdLabel.Text)
 	}
 	// The colour bar: −top … ±threshold … +top, and the threshold in its title.
 	if !v.bar.box.Visible() || v.bar.lo.Text != fmt.Sprintf("%.3g", -st.Max) || v.bar.hi.Text != fmt.Sprintf("%.3g", st.Max) ||
-		v.bar.mid.Text != "−0.3 | +0.3" || !strings.Contains(v.bar.title.Text, "seed map 15,18,14") || !strings.Contains(v.bar.title.Text, "|value| ≥ 0.3") {
+		v.bar.mid.Text != "-0.3 | +0.3" || !strings.Contains(v.bar.title.Text, "seed map 15,18,14") || !strings.Contains(v.bar.title.Text, "|value| >= 0.3") {
 		t.Errorf("colour bar shown %v: %q [%q %q %q]", v.bar.box.Visible(), v.bar.title.Text, v.bar.lo.Text, v.bar.mid.Text, v.bar.hi.Text)
 	}
 	if img, ok := v.bar.img.Image.(*image.RGBA); !ok || img.RGBAAt(64, 0).B <= img.RGBAAt(64, 0).R || img.RGBAAt(192, 0).R <= img.RGBAAt(192, 0).B {

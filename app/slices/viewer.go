@@ -774,10 +774,10 @@ func (v *Viewer) updateThresholdLabel() {
 		return
 	}
 	if v.ov.style.Signed {
-		v.thresholdLabel.SetText(fmt.Sprintf("|x| ≥ %.3g", v.ov.style.Threshold))
+		v.thresholdLabel.SetText(fmt.Sprintf("|x| >= %.3g", v.ov.style.Threshold))
 		return
 	}
-	v.thresholdLabel.SetText(fmt.Sprintf("≥ %.3g", v.ov.style.Threshold))
+	v.thresholdLabel.SetText(fmt.Sprintf(">= %.3g", v.ov.style.Threshold))
 }
 
 // showBar updates the colour bar for overlay ov and lays the viewer out again when the bar

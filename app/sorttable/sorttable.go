@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 )
 
@@ -23,7 +24,7 @@ type Table struct {
 	titles []string
 	rows   [][]string
 	order  []int // display order: indices into rows
-	col    int   // sorted column, −1 for the given order
+	col    int   // sorted column, -1 for the given order
 	desc   bool
 }
 
@@ -39,18 +40,19 @@ func New(titles []string, widths []float32) *Table {
 			}
 		})
 	t.Table.ShowHeaderColumn = false
-	t.Table.CreateHeader = func() fyne.CanvasObject { return widget.NewButton("Participation ▼", nil) }
+	t.Table.CreateHeader = func() fyne.CanvasObject { return NewHeaderButton("Participation") }
 	t.Table.UpdateHeader = func(id widget.TableCellID, o fyne.CanvasObject) {
 		if id.Col < 0 {
 			return
 		}
 		b := o.(*widget.Button)
 		b.SetText(t.HeaderText(id.Col))
+		b.SetIcon(SortIcon(t.HeaderSort(id.Col)))
 		col := id.Col
 		b.OnTapped = func() { t.HeaderTapped(col) }
 	}
 	for i, w := range widths {
-		t.Table.SetColumnWidth(i, w)
+		t.Table.SetColumnWidth(i, w+HeaderIconRoom)
 	}
 	t.Table.OnSelected = func(id widget.TableCellID) {
 		if id.Row >= 0 && id.Row < len(t.order) && t.OnSelect != nil {
@@ -82,16 +84,41 @@ func (t *Table) Shown() [][]string {
 	return out
 }
 
-// HeaderText is a column's title, with ▲/▼ on the sorted column.
-func (t *Table) HeaderText(col int) string {
-	s := t.titles[col]
-	if col == t.col {
-		if t.desc {
-			return s + " ▼"
-		}
-		return s + " ▲"
+// HeaderText is a column's title.
+func (t *Table) HeaderText(col int) string { return t.titles[col] }
+
+// HeaderSort is how a column is sorted: +1 ascending, -1 descending, 0 not sorted by it.
+func (t *Table) HeaderSort(col int) int {
+	switch {
+	case col != t.col:
+		return 0
+	case t.desc:
+		return -1
 	}
-	return s
+	return 1
+}
+
+// SortIcon is the header button's icon for HeaderSort's answer: an up or down triangle, nil
+// for an unsorted column. Icons, not the characters ▲ and ▼: the app's font (Fyne's Noto
+// Sans) lacks those, and the browser, which has no system fonts to fall back on, drew boxes.
+func SortIcon(sort int) fyne.Resource {
+	switch sort {
+	case 1:
+		return theme.MenuDropUpIcon()
+	case -1:
+		return theme.MenuDropDownIcon()
+	}
+	return nil
+}
+
+// HeaderIconRoom is the width a column gains for its header's sort icon.
+const HeaderIconRoom = 16
+
+// NewHeaderButton is a header cell: the title with the sort icon after it.
+func NewHeaderButton(title string) *widget.Button {
+	b := widget.NewButtonWithIcon(title, theme.MenuDropDownIcon(), nil)
+	b.IconPlacement = widget.ButtonIconTrailingText
+	return b
 }
 
 // HeaderTapped sorts by col, ascending; again, descending.
