@@ -7,6 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
+
 	"github.com/hubscope/hubscope/helper/daemon"
 	"github.com/hubscope/hubscope/helper/synth"
 	"github.com/hubscope/hubscope/ipc"
@@ -74,6 +78,33 @@ func TestConnectomeOfDaemonRegionJob(t *testing.T) {
 	if c == nil || len(c.Spheres) != met.Scan.Nodes || int64(c.Links()) != met.Network.Edges || c.Links() == 0 {
 		t.Fatalf("connectome of the region job: %+v; the network has %d nodes and %d edges", c, met.Scan.Nodes, met.Network.Edges)
 	}
+	// The whole result, as the app opens it: the 3D tab shows the region network's links.
+	test.NewTempApp(t)
+	var r *Result
+	fyne.DoAndWait(func() { r, err = newResult(context.Background(), d, sum, nil) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fyne.DoAndWait(r.close)
+	fyne.DoAndWait(func() {
+		w := test.NewTempWindow(t, r.Content())
+		w.Resize(fyne.NewSize(1100, 700))
+		r.start()
+	})
+	<-r.Ready3D
+	var drawn, spheres int
+	var shown string
+	fyne.DoAndWait(func() {
+		if r.View3D != nil {
+			drawn, spheres = len(r.View3D.Scene().Edges), len(r.View3D.Scene().Spheres)
+		} else if l, ok := r.tab3D.Objects[0].(*widget.Label); ok {
+			shown = l.Text
+		}
+	})
+	if r.View3D == nil || r.Links == nil || drawn == 0 || spheres < met.Scan.Nodes {
+		t.Fatalf("3D tab of the region job: view %v, %d links drawn, %d spheres (%q)", r.View3D != nil, drawn, spheres, shown)
+	}
+	<-r.SlicesReady
 	hubs := 0
 	for _, sp := range c.Spheres {
 		if sp.ID >= 0 {

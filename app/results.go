@@ -27,6 +27,7 @@ import (
 	"github.com/hubscope/hubscope/app/sweepview"
 	"github.com/hubscope/hubscope/app/view3d"
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/render"
 )
 
 // Result is one finished analysis on show: its tabs and what the Export tab needs.
@@ -172,10 +173,18 @@ func (r *Result) build3D(ctx context.Context) {
 		close(prefetched)
 	}()
 	scene, err := BrainScene(ctx, r.svc, r.Summary)
+	if err != nil && regionsOnly(r.Summary) {
+		// A region network's bundle has no volumes, so no brain surface: its regions and
+		// links are drawn on their own (the regions replace the hub spheres below).
+		scene, err = &render.Scene{Glass: true, Spheres: HubSpheres(r.Summary.Hubs)}, nil
+	}
 	var conn *Connectome
 	var connErr error
 	if err == nil {
 		conn, connErr = LoadConnectome(ctx, r.svc, r.Summary, scene.Spheres)
+		if conn != nil && conn.Spheres != nil && scene.Surface == nil {
+			scene.Spheres = conn.Spheres // the camera frames the regions
+		}
 	}
 	<-r.Network.Loaded()
 	<-prefetched
@@ -199,6 +208,23 @@ func (r *Result) build3D(ctx context.Context) {
 		r.tab3D.Refresh()
 		r.loadSlices() // last: its fetch applies its widgets on another goroutine in tests
 	})
+}
+
+// regionsOnly reports whether a result is a region (ROI-to-ROI) network without volumes: its
+// nodes are an atlas's regions (BrainNet's network.node and .edge), and the helper serves no
+// mask to draw a brain surface from.
+func regionsOnly(s ipc.Summary) bool {
+	for _, v := range s.Volumes {
+		if v == "mask" {
+			return false
+		}
+	}
+	var node, edge bool
+	for _, f := range s.Files {
+		node = node || f.Name == "network.node"
+		edge = edge || f.Name == "network.edge"
+	}
+	return node && edge
 }
 
 func regionName(h ipc.Hub) string {
