@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -267,7 +268,7 @@ func (l *List) update(j ipc.Job, msg string) {
 	}
 	r.Job = j
 	if msg != "" {
-		r.Note = msg
+		r.Note = Plain(msg)
 	} else if ok && j.State.Terminal() {
 		r.Note = "" // a stale "reconnecting" or engine note says nothing about the outcome
 	}
@@ -281,6 +282,14 @@ func (l *List) note(id, msg string) {
 		r.Note = msg
 	}
 }
+
+// plain spells the helper's mathematical signs that the app's font (Fyne's Noto Sans) lacks in
+// ASCII: the browser build has no system fonts to fall back on and draws a box for them.
+var plain = strings.NewReplacer("≥", ">=", "≤", "<=", "−", "-", "≈", "~", "→", "->")
+
+// Plain is a helper's message (a job's note or error) as the app shows it: ≥, ≤, −, ≈ and →
+// in ASCII.
+func Plain(s string) string { return plain.Replace(s) }
 
 // StateText says a job's state in words.
 func StateText(s ipc.JobState) string {
@@ -323,11 +332,11 @@ func Problem(j ipc.Job) string {
 		if j.Error == "" {
 			return "The analysis failed; the helper gave no reason."
 		}
-		return "The analysis failed: " + j.Error
+		return "The analysis failed: " + Plain(j.Error)
 	case ipc.JobInterrupted:
 		why := "the helper stopped while it ran"
 		if j.Error != "" {
-			why = j.Error
+			why = Plain(j.Error)
 		}
 		return "Interrupted (" + why + "). Its results are incomplete; open the scan again to redo it."
 	case ipc.JobCancelled:

@@ -176,7 +176,7 @@ func TestProgressFromEvents(t *testing.T) {
 	if v.Bar.Value != 0.42 || v.ETA.Text != "about 3 min left" || v.Stage.Text != "correlation" || v.State.Text != "Running" {
 		t.Errorf("running row: bar %v, eta %q, stage %q, state %q", v.Bar.Value, v.ETA.Text, v.Stage.Text, v.State.Text)
 	}
-	if v.Note.Text != ev.Message || v.Cancel.Disabled() || !v.Open.Disabled() {
+	if v.Note.Text != "threshold r >= 0.313 keeps 1 % of pairs" || v.Cancel.Disabled() || !v.Open.Disabled() {
 		t.Errorf("note %q, cancel disabled %v, open disabled %v", v.Note.Text, v.Cancel.Disabled(), v.Open.Disabled())
 	}
 
