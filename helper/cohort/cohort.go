@@ -38,7 +38,7 @@ type Options struct {
 }
 
 // MarkerFile is the per-bundle completion marker, written last.
-const MarkerFile = "cohort_complete.json"
+const MarkerFile = schema.CohortMarkerFile
 
 // copies are the bundle files copied out of each run's bundle under BIDS names,
 // <ID>_desc-<desc>_hubscope<ext>, with one JSON sidecar per desc (<ID>_desc-<desc>_hubscope.json,
@@ -74,20 +74,11 @@ type Status struct {
 	Err    error
 }
 
-// Marker is cohort_complete.json: what the bundle was made from and every file it holds.
-type Marker struct {
-	Software string            `json:"software"`
-	Version  string            `json:"version"`
-	Input    bundle.Input      `json:"input"`
-	Settings map[string]any    `json:"settings"`
-	Files    map[string]Digest `json:"files"` // relative to the run's func folder
-}
+// Marker is cohort_complete.json (schema.CohortMarker).
+type Marker = schema.CohortMarker
 
-// Digest is a file's size and SHA-256.
-type Digest struct {
-	Bytes  int64  `json:"bytes"`
-	SHA256 string `json:"sha256"`
-}
+// Digest is a file's size and SHA-256 (schema.CohortDigest).
+type Digest = schema.CohortDigest
 
 // Settings is the part of a configuration that decides a bundle's content (pipeline.Config.Settings).
 func Settings(cfg pipeline.Config) map[string]any { return cfg.BundleSettings() }
