@@ -65,22 +65,8 @@ func Diff(a, b map[string]any) []string {
 	return d
 }
 
-// Info is norm.json.
-type Info struct {
-	Software string        `json:"software"`
-	Version  string        `json:"version"`
-	Subjects []string      `json:"subjects"`
-	Dims     [3]int        `json:"grid"`
-	Affine   [4][4]float64 `json:"affine"`
-	Nodes    int           `json:"nodes"`
-	Maps     []string      `json:"maps"`
-	HubRule  string        `json:"hub_rule"`
-	Hubs     int           `json:"hubs"`
-	// ThresholdHubs counts the cohort hubs of every threshold of a sweep (degree map name →
-	// hubs), when the cohort was analysed with one.
-	ThresholdHubs map[string]int `json:"threshold_hubs,omitempty"`
-	Settings      map[string]any `json:"settings"`
-}
+// Info is the normative folder's norm.json (schema.NormReference).
+type Info = schema.NormReference
 
 // Input is the cohort's nodal maps on common nodes.
 type Input struct {
@@ -171,7 +157,7 @@ func Build(dir string, in Input) (*Info, error) {
 		return nil, err
 	}
 	b, _ := json.MarshalIndent(info, "", "  ")
-	return info, os.WriteFile(filepath.Join(dir, "norm.json"), append(b, '\n'), 0o644)
+	return info, os.WriteFile(filepath.Join(dir, schema.NormReferenceFile), append(b, '\n'), 0o644)
 }
 
 // isDegreeMap is true for the degree map and every sweep threshold's degree map: the maps
@@ -215,13 +201,13 @@ type Norm struct {
 
 // Load reads a normative folder.
 func Load(dir string) (*Norm, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "norm.json"))
+	b, err := os.ReadFile(filepath.Join(dir, schema.NormReferenceFile))
 	if err != nil {
 		return nil, fmt.Errorf("normative folder %s: %w (build it with: norm build DERIV --out %s)", dir, err, dir)
 	}
 	n := &Norm{Dir: dir, Mean: map[string][]float32{}, SD: map[string][]float32{}}
 	if err := json.Unmarshal(b, &n.Info); err != nil {
-		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, "norm.json"), err)
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, schema.NormReferenceFile), err)
 	}
 	read := func(name string) ([]float32, error) {
 		_, v, err := nifti.ReadImage(filepath.Join(dir, name))

@@ -1,0 +1,27 @@
+package schema
+
+// NormReferenceFile is the description of a normative folder (`norm build`, `cohort
+// --norm-out`): NormReference, beside the folder's mean_<map>.nii.gz, sd_<map>.nii.gz,
+// hubs.nii.gz and nodes.nii.gz. It has the same name as a bundle's comparison with such a
+// folder (NormFile, NormComparison), but lives in the normative folder, not in a bundle.
+const NormReferenceFile = "norm.json"
+
+// NormReference is a normative folder's norm.json: the cohort's subjects, the common grid
+// (dimensions and affine) and its nodes, the nodal maps whose per-voxel mean and SD the folder
+// holds, the hub rule applied to the cohort's mean degree and its hub count, and the settings
+// the cohort was analysed with (flat JSON keys), which a compared run must share.
+type NormReference struct {
+	Software string        `json:"software"`
+	Version  string        `json:"version"`
+	Subjects []string      `json:"subjects"`
+	Dims     [3]int        `json:"grid"`
+	Affine   [4][4]float64 `json:"affine"`
+	Nodes    int           `json:"nodes"`
+	Maps     []string      `json:"maps"`
+	HubRule  string        `json:"hub_rule"`
+	Hubs     int           `json:"hubs"`
+	// ThresholdHubs counts the cohort hubs of every threshold of a sweep (degree map name →
+	// hubs), when the cohort was analysed with one.
+	ThresholdHubs map[string]int `json:"threshold_hubs,omitempty"`
+	Settings      map[string]any `json:"settings"`
+}
