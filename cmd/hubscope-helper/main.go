@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/hubscope/hubscope/helper/scratch"
 )
 
 const usage = `usage: hubscope-helper <command> [flags]
@@ -84,6 +86,10 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "hubscope-helper: unknown command %q\n\n%s", name, usage)
 		return 2
 	}
+	// A helper killed with kill -9 ran no cleanup: its temporary folders (a realignment's,
+	// a DICOM conversion's) stay in TMPDIR. Each carries its maker's PID, so every command
+	// first removes those of this user's helpers that no longer run.
+	scratch.Sweep("")
 	err := cmd(ctx, args[1:], stdout, stderr)
 	switch {
 	case err == nil:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hubscope/hubscope/app/report"
 	"github.com/hubscope/hubscope/helper/daemon"
+	"github.com/hubscope/hubscope/helper/scratch"
 )
 
 // cmdReport writes the clinician's report of a finished results bundle: a PDF of one to three
@@ -33,7 +34,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	// The bundle is served by a daemon of this process over a throw-away results directory,
 	// so that the report reads it as the app does (summary, volumes, files).
-	tmp, err := os.MkdirTemp("", "hubscope-report-")
+	tmp, err := scratch.MkdirTemp("", "report")
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/hubscope/hubscope/helper/dicom"
+	"github.com/hubscope/hubscope/helper/scratch"
 )
 
 // cmdSeries lists a DICOM input's series and says which one run would analyse (and why),
@@ -23,7 +24,7 @@ func cmdSeries(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fs.Usage()
 		return errUsage
 	}
-	tmp, err := os.MkdirTemp("", "hubscope-series-")
+	tmp, err := scratch.MkdirTemp("", "series")
 	if err != nil {
 		return err
 	}

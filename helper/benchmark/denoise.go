@@ -15,6 +15,7 @@ import (
 
 	"github.com/hubscope/hubscope/helper/denoise"
 	"github.com/hubscope/hubscope/helper/progress"
+	"github.com/hubscope/hubscope/helper/scratch"
 )
 
 // c4Peer times nilearn 0.10.4's signal.clean on the same float32 series and confounds
@@ -92,7 +93,7 @@ func c4Workload(ctx context.Context, o Options, rep progress.Reporter, emit func
 	row := Row{Workload: "c4", Item: "denoise 58523×200, 27 confounds", Ours: ours}
 	dir := o.TempDir
 	if dir == "" {
-		if dir, err = os.MkdirTemp("", "hubscope-c4-"); err != nil {
+		if dir, err = scratch.MkdirTemp("", "c4"); err != nil {
 			return err
 		}
 		defer os.RemoveAll(dir)

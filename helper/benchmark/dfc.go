@@ -10,6 +10,7 @@ import (
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/progress"
+	"github.com/hubscope/hubscope/helper/scratch"
 )
 
 // dfcSpec is a sliding-window workload: N series of T volumes, windows of w every s, r > thr.
@@ -127,7 +128,7 @@ print(json.dumps({"peer": "numpy", "seconds": statistics.median(ts), "edges": e}
 `
 
 func peerNumpyDFC(ctx context.Context, o Options, args ...string) (map[string]any, error) {
-	f, err := os.CreateTemp(o.TempDir, "hubscope-numpy-dfc-*.py")
+	f, err := scratch.CreateTemp(o.TempDir, "numpy-dfc", ".py")
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/helper/scratch"
 	"github.com/hubscope/hubscope/helper/synth"
 )
 
@@ -25,7 +26,7 @@ func loadWorkload(ctx context.Context, o Options, rep progress.Reporter, emit fu
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp(o.TempDir, "hubscope-bench-load-")
+	dir, err := scratch.MkdirTemp(o.TempDir, "bench-load")
 	if err != nil {
 		return err
 	}
@@ -81,7 +82,7 @@ for i in range(rep + 1):
     if i: ts.append(time.perf_counter() - t0)
 print(json.dumps({"seconds": statistics.median(ts), "shape": list(x.shape)}))
 `
-	f, err := os.CreateTemp(o.TempDir, "hubscope-nibabel-*.py")
+	f, err := scratch.CreateTemp(o.TempDir, "nibabel", ".py")
 	if err != nil {
 		return 0, err
 	}
@@ -142,7 +143,7 @@ func c2Workload(ctx context.Context, o Options, rep progress.Reporter, emit func
 	if err != nil {
 		return err
 	}
-	dir, err := os.MkdirTemp(o.TempDir, "hubscope-bench-c2-")
+	dir, err := scratch.MkdirTemp(o.TempDir, "bench-c2")
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hubscope/hubscope/helper/dicom"
+	"github.com/hubscope/hubscope/helper/scratch"
 	"github.com/hubscope/hubscope/ipc"
 )
 
@@ -25,7 +26,7 @@ func checkScanPath(p string) (string, error) {
 // listDICOM lists DICOM input and picks its series (a .zip is extracted into a temporary
 // folder removed before it returns). Messages name the input as name.
 func listDICOM(ctx context.Context, path, name string, series int) (*dicom.Listing, *dicom.Series, string, error) {
-	tmp, err := os.MkdirTemp("", "hubscope-dicom-list-")
+	tmp, err := scratch.MkdirTemp("", "dicom-list")
 	if err != nil {
 		return nil, nil, "", err
 	}

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/hubscope/hubscope/helper/scratch"
 )
 
 // Bounds on a .zip export, against zip bombs (an archive that expands without end) and
@@ -150,7 +152,7 @@ func openZip(path, tmpDir string) (src *Source, err error) {
 	if err := checkZip(path, &zr.Reader); err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp(tmpDir, "hubscope-dicom-zip-")
+	tmp, err := scratch.MkdirTemp(tmpDir, "dicom-zip")
 	if err != nil {
 		return nil, fmt.Errorf("%s: extract: %w", path, err)
 	}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/hubscope/hubscope/helper/scratch"
 )
 
 // Prepared is a DICOM input listed, its series chosen and converted, in a private temporary
@@ -49,7 +51,7 @@ func Prepare(ctx context.Context, path string, opt Options) (p *Prepared, err er
 	if note == nil {
 		note = func(string) {}
 	}
-	dir, err := os.MkdirTemp(opt.TempDir, "hubscope-dicom-")
+	dir, err := scratch.MkdirTemp(opt.TempDir, "dicom")
 	if err != nil {
 		return nil, fmt.Errorf("%s: temporary folder for the conversion: %w", path, err)
 	}

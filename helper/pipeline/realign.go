@@ -15,6 +15,7 @@ import (
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/realign"
 	"github.com/hubscope/hubscope/helper/scan"
+	"github.com/hubscope/hubscope/helper/scratch"
 	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
@@ -138,7 +139,7 @@ func realignScan(ctx context.Context, cfg Config, w *bundle.Writer, rep progress
 	if err != nil {
 		return "", nil, cleanup, fmt.Errorf("%s: %w", cfg.Scan, err)
 	}
-	dir, err := os.MkdirTemp("", "hubscope-realign-*")
+	dir, err := scratch.MkdirTemp("", "realign")
 	if err != nil {
 		return "", nil, cleanup, err
 	}
