@@ -27,6 +27,7 @@ import (
 
 	"github.com/hubscope/hubscope/helper/bids/derivatives"
 	"github.com/hubscope/hubscope/helper/bundle"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // SlurmDir is the folder inside the derivatives folder that holds the Slurm scripts, logs and state.
@@ -106,22 +107,11 @@ func (o SlurmOptions) Validate() error {
 	return nil
 }
 
-// SlurmState is DERIV/slurm/state.json.
-type SlurmState struct {
-	BIDS        string            `json:"bids"`
-	Task        string            `json:"task,omitempty"`
-	Settings    map[string]any    `json:"settings"` // what the bundles must have been made with
-	Submissions []SlurmSubmission `json:"submissions"`
-}
+// SlurmState is DERIV/slurm/state.json (schema.SlurmState).
+type SlurmState = schema.SlurmState
 
-// SlurmSubmission is one sbatch of the array and its group step.
-type SlurmSubmission struct {
-	Dir       string     `json:"dir"` // relative to DERIV/slurm
-	Submitted time.Time  `json:"submitted"`
-	ArrayJob  string     `json:"array_job,omitempty"`
-	GroupJob  string     `json:"group_job,omitempty"`
-	Tasks     [][]string `json:"tasks"` // subject labels of each array task
-}
+// SlurmSubmission is one sbatch of the array and its group step (schema.SlurmSubmission).
+type SlurmSubmission = schema.SlurmSubmission
 
 // SlurmPlan is what a submission would do.
 type SlurmPlan struct {
@@ -172,7 +162,7 @@ func runComplete(opt Options, r derivatives.Run) (string, bool) {
 
 // ReadSlurmState reads DERIV/slurm/state.json; a folder without one has no submissions.
 func ReadSlurmState(deriv string) (*SlurmState, error) {
-	p := filepath.Join(deriv, SlurmDir, "state.json")
+	p := filepath.Join(deriv, SlurmDir, schema.SlurmStateFile)
 	b, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return &SlurmState{}, nil
@@ -189,7 +179,7 @@ func ReadSlurmState(deriv string) (*SlurmState, error) {
 
 func writeSlurmState(deriv string, st *SlurmState) error {
 	b, _ := json.MarshalIndent(st, "", "  ")
-	p := filepath.Join(deriv, SlurmDir, "state.json")
+	p := filepath.Join(deriv, SlurmDir, schema.SlurmStateFile)
 	if err := os.WriteFile(p+".tmp", append(b, '\n'), 0o644); err != nil {
 		return err
 	}
@@ -647,7 +637,7 @@ func SlurmStatus(deriv string) (*SlurmReport, error) {
 		return nil, err
 	}
 	if st.BIDS == "" {
-		return nil, fmt.Errorf("%s: no Slurm submission recorded (no %s)", deriv, filepath.Join(deriv, SlurmDir, "state.json"))
+		return nil, fmt.Errorf("%s: no Slurm submission recorded (no %s)", deriv, filepath.Join(deriv, SlurmDir, schema.SlurmStateFile))
 	}
 	runs, err := Runs(Options{BIDS: st.BIDS, Task: st.Task, Out: deriv})
 	if err != nil {

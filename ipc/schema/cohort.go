@@ -1,5 +1,7 @@
 package schema
 
+import "time"
+
 // CohortMarkerFile is the completion marker `cohort` writes in each run's bundle folder of the
 // derivatives (CohortMarker), last, once every file of the bundle and its copies is in place.
 const CohortMarkerFile = "cohort_complete.json"
@@ -20,4 +22,30 @@ type CohortMarker struct {
 type CohortDigest struct {
 	Bytes  int64  `json:"bytes"`
 	SHA256 string `json:"sha256"`
+}
+
+// SlurmStateFile is the record of a cohort's Slurm submissions (`cohort --slurm`), in the
+// derivatives folder's slurm/ folder (DERIV/slurm/state.json): SlurmState.
+const SlurmStateFile = "state.json"
+
+// SlurmState is DERIV/slurm/state.json: the BIDS dataset and task the cohort selects, the
+// settings its bundles must have been made with (flat JSON keys, as in CohortMarker), and every
+// submission so far, so that a later submission sends only the subjects neither complete nor
+// still queued or running, and `cohort DERIV --status` can report on each.
+type SlurmState struct {
+	BIDS        string            `json:"bids"`
+	Task        string            `json:"task,omitempty"`
+	Settings    map[string]any    `json:"settings"` // what the bundles must have been made with
+	Submissions []SlurmSubmission `json:"submissions"`
+}
+
+// SlurmSubmission is one sbatch of the job array and its group step: its folder (relative to
+// DERIV/slurm), when it was submitted, the array's and the group step's job ids (as sbatch
+// printed them; absent where not submitted) and the subject labels of each array task.
+type SlurmSubmission struct {
+	Dir       string     `json:"dir"` // relative to DERIV/slurm
+	Submitted time.Time  `json:"submitted"`
+	ArrayJob  string     `json:"array_job,omitempty"`
+	GroupJob  string     `json:"group_job,omitempty"`
+	Tasks     [][]string `json:"tasks"` // subject labels of each array task
 }

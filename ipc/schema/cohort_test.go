@@ -53,3 +53,45 @@ func TestCohortMarkerRoundTrip(t *testing.T) {
 `
 	roundTrip(t, golden, &CohortMarker{})
 }
+
+// TestSlurmStateRoundTrip: golden is what helper/cohort's SlurmState wrote before it became an
+// alias of SlurmState (json.MarshalIndent of the old struct, generated once): a submission with
+// both job ids and one without (omitted), times in UTC and another zone.
+func TestSlurmStateRoundTrip(t *testing.T) {
+	const golden = `{
+  "bids": "/data/bids",
+  "task": "rest",
+  "settings": {
+    "density": 0.01,
+    "hubs": "wang"
+  },
+  "submissions": [
+    {
+      "dir": "20261128T060102Z",
+      "submitted": "2026-11-28T06:01:02.345Z",
+      "array_job": "4242",
+      "group_job": "4243",
+      "tasks": [
+        [
+          "01",
+          "02"
+        ],
+        [
+          "03"
+        ]
+      ]
+    },
+    {
+      "dir": "20261128T070000Z",
+      "submitted": "2026-11-28T08:01:02.345+01:00",
+      "tasks": [
+        [
+          "04"
+        ]
+      ]
+    }
+  ]
+}
+`
+	roundTrip(t, golden, &SlurmState{})
+}
