@@ -12,6 +12,7 @@ import (
 
 	"github.com/hubscope/hubscope/helper/bids/derivatives"
 	"github.com/hubscope/hubscope/helper/pipeline"
+	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
@@ -57,10 +58,7 @@ func TestCohortBIDSNames(t *testing.T) {
 			continue
 		}
 		dot := strings.IndexByte(name, '.')
-		var side struct {
-			Description string
-			Files       map[string]string
-		}
+		var side schema.CohortCopySidecar
 		b, err := os.ReadFile(filepath.Join(funcDir, name[:dot]+".json"))
 		if err != nil {
 			t.Errorf("%s has no sidecar: %v", name, err)
@@ -70,7 +68,7 @@ func TestCohortBIDSNames(t *testing.T) {
 			t.Fatal(err)
 		}
 		src, ok := side.Files[name[dot:]]
-		if side.Description == "" || !ok {
+		if side.Description == "" || !ok || len(side.Sources) != 1 || !strings.HasPrefix(side.Sources[0], "bids::") || len(side.Settings) == 0 {
 			t.Errorf("%s: sidecar %+v does not list it", name, side)
 			continue
 		}

@@ -239,11 +239,11 @@ func RunSubject(ctx context.Context, opt Options, r derivatives.Run) Status {
 		if !ok {
 			what = "nodal " + desc + " map of the voxel-wise functional network"
 		}
-		sj, _ := json.MarshalIndent(map[string]any{
-			"Description": "HubScope " + what,
-			"Files":       sides[desc],
-			"Sources":     []string{"bids::" + filepath.ToSlash(filepath.Join(r.Dir(), filepath.Base(r.Path)))},
-			"Settings":    settings,
+		sj, _ := json.MarshalIndent(schema.CohortCopySidecar{
+			Description: "HubScope " + what,
+			Files:       sides[desc],
+			Settings:    settings,
+			Sources:     []string{"bids::" + filepath.ToSlash(filepath.Join(r.Dir(), filepath.Base(r.Path)))},
 		}, "", "  ")
 		if err := os.WriteFile(filepath.Join(funcDir, name), append(sj, '\n'), 0o644); err != nil {
 			return fail(err)

@@ -49,3 +49,15 @@ type SlurmSubmission struct {
 	GroupJob  string     `json:"group_job,omitempty"`
 	Tasks     [][]string `json:"tasks"` // subject labels of each array task
 }
+
+// CohortCopySidecar is the JSON sidecar of each stem `cohort` copies from a run's bundle into
+// its BIDS func folder (<entities>_desc-<stem>_hubscope.json, beside the copies
+// <entities>_desc-<stem>_hubscope.<ext>): what the stem holds, each extension's bundle file,
+// the settings of the analysis (flat JSON keys) and the BIDS URI of the source scan. The
+// fields are in the order the sidecar was written when it was a map (sorted keys).
+type CohortCopySidecar struct {
+	Description string            `json:"Description"`
+	Files       map[string]string `json:"Files"` // extension (".nii.gz") → the bundle file it copies
+	Settings    map[string]any    `json:"Settings"`
+	Sources     []string          `json:"Sources"` // "bids::sub-01/func/sub-01_task-rest_bold.nii.gz"
+}

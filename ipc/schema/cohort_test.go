@@ -95,3 +95,29 @@ func TestSlurmStateRoundTrip(t *testing.T) {
 `
 	roundTrip(t, golden, &SlurmState{})
 }
+
+// TestCohortCopySidecarRoundTrip: golden is a copy sidecar as helper/cohort wrote it from a
+// map[string]any before the struct (json.MarshalIndent sorts a map's keys; the struct's fields
+// are in that order).
+func TestCohortCopySidecarRoundTrip(t *testing.T) {
+	const golden = `{
+  "Description": "HubScope the hubs, most connected first",
+  "Files": {
+    ".edge": "hubs.edge",
+    ".node": "hubs.node",
+    ".tsv": "hubs.tsv"
+  },
+  "Settings": {
+    "density": 0.01,
+    "export": [
+      "brainnet"
+    ],
+    "hubs": "wang"
+  },
+  "Sources": [
+    "bids::sub-01/func/sub-01_task-rest_bold.nii.gz"
+  ]
+}
+`
+	roundTrip(t, golden, &CohortCopySidecar{})
+}
