@@ -2,6 +2,7 @@ package cohort
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/synth"
+	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
@@ -90,6 +92,22 @@ func TestCohortResumes(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(string(tab)), "\n")
 	if len(lines) != 4 || !strings.HasPrefix(lines[0], "participant_id\trun\tdiagnosis\tage\tsex\t") || !strings.Contains(lines[0], "network.edges") {
 		t.Errorf("table:\n%s", tab)
+	}
+	// Its sidecar describes the run column and every measure column.
+	var side schema.CohortTableSidecar
+	if b, err := os.ReadFile(strings.TrimSuffix(path, ".tsv") + ".json"); err != nil {
+		t.Fatal(err)
+	} else if err := json.Unmarshal(b, &side); err != nil {
+		t.Fatal(err)
+	}
+	cols := strings.Split(lines[0], "\t")
+	for _, c := range append([]string{"run"}, cols[len(parts.Columns)+1:]...) {
+		if side[c].Description == "" {
+			t.Errorf("measures.json does not describe %s", c)
+		}
+	}
+	if len(side) != len(cols)-len(parts.Columns) {
+		t.Errorf("measures.json describes %d columns, the table has %d besides participants.tsv's", len(side), len(cols)-len(parts.Columns))
 	}
 	// With an atlas (the phantom's modules) the table gains each region's mean degree, which
 	// is the mean of the run's degree map over the region's nodes.

@@ -12,6 +12,7 @@ import (
 	"github.com/hubscope/hubscope/helper/atlas"
 	"github.com/hubscope/hubscope/helper/bids/derivatives"
 	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // TableFile is the subjects × measures table in the derivatives folder.
@@ -181,14 +182,14 @@ func WriteTable(opt Options, rows []Row, parts *derivatives.Participants) (strin
 	if err := os.Rename(path+".tmp", path); err != nil {
 		return "", err
 	}
-	side := map[string]any{"run": map[string]string{"Description": "BIDS entities of the functional run"}}
+	side := schema.CohortTableSidecar{"run": {Description: "BIDS entities of the functional run"}}
 	for _, k := range ms {
 		desc := "metrics.json " + k + " of the run's results bundle"
 		if rest, ok := strings.CutPrefix(k, "region_"); ok {
 			m, l, _ := strings.Cut(rest, ".")
 			desc = "mean nodal " + m + " of the run's nodes in atlas region " + l
 		}
-		side[k] = map[string]string{"Description": desc}
+		side[k] = schema.CohortColumn{Description: desc}
 	}
 	sj, _ := json.MarshalIndent(side, "", "  ")
 	return path, os.WriteFile(strings.TrimSuffix(path, ".tsv")+".json", append(sj, '\n'), 0o644)

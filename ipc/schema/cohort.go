@@ -61,3 +61,15 @@ type CohortCopySidecar struct {
 	Settings    map[string]any    `json:"Settings"`
 	Sources     []string          `json:"Sources"` // "bids::sub-01/func/sub-01_task-rest_bold.nii.gz"
 }
+
+// CohortTableSidecar is measures.json, the sidecar of the derivatives folder's subjects ×
+// measures table (measures.tsv): for the run column and every measure column (metrics.json's
+// keys, e.g. "network.edges", and with an atlas "region_<map>.<label>"), its description
+// (BIDS: a tabular file's JSON sidecar describes its columns). participants.tsv's columns are
+// described by participants.json and not repeated.
+type CohortTableSidecar map[string]CohortColumn
+
+// CohortColumn describes one column of a tabular file.
+type CohortColumn struct {
+	Description string `json:"Description"`
+}

@@ -121,3 +121,25 @@ func TestCohortCopySidecarRoundTrip(t *testing.T) {
 `
 	roundTrip(t, golden, &CohortCopySidecar{})
 }
+
+// TestCohortTableSidecarRoundTrip: golden is measures.json as helper/cohort wrote it from a
+// map[string]any of map[string]string before the types.
+func TestCohortTableSidecarRoundTrip(t *testing.T) {
+	const golden = `{
+  "global.efficiency": {
+    "Description": "metrics.json global.efficiency of the run's results bundle"
+  },
+  "network.edges": {
+    "Description": "metrics.json network.edges of the run's results bundle"
+  },
+  "region_degree.1": {
+    "Description": "metrics.json region_degree.1 of the run's results bundle"
+  },
+  "run": {
+    "Description": "BIDS entities of the functional run"
+  }
+}
+`
+	var side CohortTableSidecar
+	roundTrip(t, golden, &side)
+}
