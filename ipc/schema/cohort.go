@@ -65,8 +65,8 @@ type CohortCopySidecar struct {
 // CohortTableSidecar is measures.json, the sidecar of the derivatives folder's subjects ×
 // measures table (measures.tsv): for the run column and every measure column (metrics.json's
 // keys, e.g. "network.edges", and with an atlas "region_<map>.<label>"), its description
-// (BIDS: a tabular file's JSON sidecar describes its columns). participants.tsv's columns are
-// described by participants.json and not repeated.
+// (BIDS: a tabular file's JSON sidecar describes its columns). participants.tsv's columns,
+// which the table repeats, are not described here.
 type CohortTableSidecar map[string]CohortColumn
 
 // CohortColumn describes one column of a tabular file.

@@ -1,7 +1,7 @@
 package schema
 
-// NormReferenceFile is the description of a normative folder (`norm build`, `cohort
-// --norm-out`): NormReference, beside the folder's mean_<map>.nii.gz, sd_<map>.nii.gz,
+// NormReferenceFile is the description of a normative folder (`norm build DERIV --out NORM`,
+// or the group step of `cohort --slurm --norm-out NORM`): NormReference, beside the folder's mean_<map>.nii.gz, sd_<map>.nii.gz,
 // hubs.nii.gz and nodes.nii.gz. It has the same name as a bundle's comparison with such a
 // folder (NormFile, NormComparison), but lives in the normative folder, not in a bundle.
 const NormReferenceFile = "norm.json"

@@ -70,11 +70,45 @@ func TestParticipants(t *testing.T) {
 	if _, err := ReadParticipants(root); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("short row: %v", err)
 	}
-	if err := WriteDescription(root, "HubScope", "1.0", "/data/bids"); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(filepath.Join(root, "dataset_description.json"))
-	if !strings.Contains(string(b), `"DatasetType": "derivative"`) || !strings.Contains(string(b), "GeneratedBy") {
-		t.Errorf("%s", b)
+	// dataset_description.json byte for byte as it was written before its type moved to
+	// ipc/schema (from a map, so with sorted keys), with and without a source dataset.
+	for _, c := range []struct{ version, source, want string }{
+		{"1.0", "/data/bids", `{
+  "BIDSVersion": "1.8.0",
+  "DatasetType": "derivative",
+  "GeneratedBy": [
+    {
+      "Name": "HubScope",
+      "Version": "1.0"
+    }
+  ],
+  "Name": "HubScope derivatives",
+  "SourceDatasets": [
+    {
+      "URL": "file:///data/bids"
+    }
+  ]
+}
+`},
+		{"0.1.0", "", `{
+  "BIDSVersion": "1.8.0",
+  "DatasetType": "derivative",
+  "GeneratedBy": [
+    {
+      "Name": "HubScope",
+      "Version": "0.1.0"
+    }
+  ],
+  "Name": "HubScope derivatives"
+}
+`},
+	} {
+		if err := WriteDescription(root, "HubScope", c.version, c.source); err != nil {
+			t.Fatal(err)
+		}
+		b, _ := os.ReadFile(filepath.Join(root, "dataset_description.json"))
+		if string(b) != c.want {
+			t.Errorf("source %q:\n%s\nwant:\n%s", c.source, b, c.want)
+		}
 	}
 }
