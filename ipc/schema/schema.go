@@ -1,5 +1,7 @@
 // Package schema holds the file formats of a results bundle (docs/bundle.md): the Go types of
-// metrics.json, dfc/summary.json and provenance.json, in one leaf package that the engine
+// metrics.json, dfc/summary.json, provenance.json and the bundle's other JSON files, and of
+// the cohort folder's (cohort_complete.json, measures.json, slurm/state.json, a normative
+// folder's norm.json; docs/bundle.md, "The cohort folder"), in one leaf package that the engine
 // writes through and the desktop and browser apps read through, so a renamed or dropped key
 // is a compile error on both sides. It imports only the standard library.
 //
