@@ -135,7 +135,7 @@ func (t *Tool) convert(ctx context.Context, s *Series, dir string, guessOnly boo
 	cmd := exec.CommandContext(ctx, t.Path, "-b", sidecar, "-ba", "y", "-z", "n", "-d", "0", "-f", base, "-o", out, in)
 	var log bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &log, &log
-	runErr := cmd.Run()
+	runErr := runChild(cmd)
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
