@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/hubscope/hubscope/helper/bundle"
+	"github.com/hubscope/hubscope/helper/dicom"
+	"github.com/hubscope/hubscope/helper/dicom/dicomtest"
+	"github.com/hubscope/hubscope/helper/nifti"
 )
 
 // bundleFiles lists a bundle's files (relative paths, sorted) and checks that every JSON file
@@ -168,5 +171,110 @@ func TestKill9LeavesNoTemp(t *testing.T) {
 		if left, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(left) != 0 {
 			t.Errorf("%s: beside the outputs after the rerun: %v", args[0], left)
 		}
+	}
+}
+
+// TestKill9RealignDICOMLeavesNoTemp kills a run that realigns (--realign on) and one that
+// converts DICOM with dcm2niix (a 12-volume series made from the real Siemens mosaic) at
+// random points, 6 times each (once under -race). Both keep a private folder in TMPDIR for
+// most of the run (the realigned series; the conversion), which kill -9 leaves behind; the
+// next helper removes it (its name carries the dead maker's PID), so after a finished
+// rerun TMPDIR holds nothing. The DICOM case is skipped without dcm2niix or the data, and
+// fails then under HUBSCOPE_STRICT.
+func TestKill9RealignDICOMLeavesNoTemp(t *testing.T) {
+	voxel := 8.0
+	if raceEnabled {
+		voxel = 12 // a realigning run of the 8 mm phantom takes 20 s under -race
+	}
+	scanPath, maskPath := phantomScan(t, voxel)
+	cases := []struct {
+		name string
+		args func(t *testing.T) []string
+	}{
+		{"realign", func(*testing.T) []string { return []string{scanPath, "--mask", maskPath, "--realign", "on"} }},
+		{"dicom", func(t *testing.T) []string {
+			data := dicomtest.Converted(t, dicom.FindTool)
+			src := t.TempDir()
+			first, _ := filepath.Glob(filepath.Join(data, "ax_asc_35sl", "MR.*"))
+			if len(first) == 0 {
+				t.Fatalf("no ax_asc_35sl files in %s", data)
+			}
+			if _, err := dicomtest.Series(first[0], src, 12, 3, 0.05, 7); err != nil {
+				t.Fatal(err)
+			}
+			// A 16×16×10 box on the conversion's exact grid (the reference NIfTI's) keeps
+			// the correlation small.
+			ref, err := nifti.Open(filepath.Join(data, "ref", "ax_asc_35sl_6.nii"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			mh := nifti.NewHeader([]int{64, 64, 35}, nifti.Uint8, ref.Header.Affine(), 0)
+			ref.Close()
+			box := make([]float32, 64*64*35)
+			for k := 12; k < 22; k++ {
+				for j := 24; j < 40; j++ {
+					for i := 24; i < 40; i++ {
+						box[i+64*(j+64*k)] = 1
+					}
+				}
+			}
+			mask := filepath.Join(t.TempDir(), "box.nii.gz")
+			if err := nifti.WriteImage(mask, mh, box); err != nil {
+				t.Fatal(err)
+			}
+			return []string{src, "--mask", mask}
+		}},
+	}
+	kills := 6
+	if raceEnabled {
+		kills = 1 // CI's suite runs under -race: a run of each takes 4–12 s there
+	}
+	rng := rand.New(rand.NewPCG(23, 4))
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "b")
+			args := append(append([]string{"run"}, c.args(t)...), "--out", out, "--overwrite", "--backend", "cpu", "--metrics", "basic")
+			tmp := t.TempDir()
+			var stderr strings.Builder
+			start := func() *exec.Cmd {
+				cmd := exec.Command(os.Args[0], args...)
+				cmd.Env = append(os.Environ(), helperEnv+"=1", "TMPDIR="+tmp)
+				stderr.Reset()
+				cmd.Stderr = &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				return cmd
+			}
+			t0 := time.Now()
+			if err := start().Wait(); err != nil {
+				t.Fatalf("reference run: %v\n%s", err, stderr.String())
+			}
+			full := time.Since(t0)
+			left := 0 // kills that left a folder in TMPDIR (swept by the next start)
+			for i := 0; i < kills; i++ {
+				cmd := start()
+				time.Sleep(time.Duration(rng.Int64N(int64(full))))
+				cmd.Process.Kill()
+				cmd.Wait()
+				if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+					left++
+				}
+			}
+			t.Logf("%d kills over a %v run, %d left a folder in TMPDIR", kills, full.Round(time.Millisecond), left)
+			if err := start().Wait(); err != nil {
+				t.Fatalf("rerun after the kills: %v\n%s", err, stderr.String())
+			}
+			if _, err := os.Stat(filepath.Join(out, bundle.Marker)); err != nil {
+				t.Errorf("rerun: no complete bundle: %v", err)
+			}
+			if ents, _ := os.ReadDir(tmp); len(ents) != 0 {
+				var names []string
+				for _, e := range ents {
+					names = append(names, e.Name())
+				}
+				t.Errorf("left in TMPDIR after the rerun: %v", names)
+			}
+		})
 	}
 }
