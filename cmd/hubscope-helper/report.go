@@ -81,7 +81,7 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // writeFileAtomic writes through a temporary file beside path, so a failed write never leaves
 // half a report.
 func writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
+	f, err := scratch.CreateBeside(path)
 	if err != nil {
 		return err
 	}

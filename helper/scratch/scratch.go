@@ -97,3 +97,12 @@ func Sweep(dir string) {
 		os.RemoveAll(p)
 	}
 }
+
+// CreateBeside creates the temporary file for path in path's folder, to be renamed over
+// path when complete, named after this process (.BASE.PID-RANDOM.tmp), and first removes
+// such files of processes no longer running that a kill -9 left beside path.
+func CreateBeside(path string) (*os.File, error) {
+	dir, base := filepath.Dir(path), filepath.Base(path)
+	owned.Sweep(dir, base)
+	return os.CreateTemp(dir, owned.Pattern(base))
+}

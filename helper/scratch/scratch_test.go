@@ -58,3 +58,29 @@ func TestSweep(t *testing.T) {
 		t.Errorf("left %q, want %q", names, want)
 	}
 }
+
+// TestCreateBeside: the file is made beside path under this process's name, and a dead
+// process's leftover for the same path is removed.
+func TestCreateBeside(t *testing.T) {
+	if runtime.GOOS == "windows" {
+		t.Skip("no signal 0")
+	}
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skipf("cannot run a short-lived process: %v", err)
+	}
+	dir := t.TempDir()
+	stale := filepath.Join(dir, ".report.pdf."+strconv.Itoa(cmd.Process.Pid)+"-1.tmp")
+	os.WriteFile(stale, []byte("x"), 0o600)
+	f, err := CreateBeside(filepath.Join(dir, "report.pdf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if want := ".report.pdf." + strconv.Itoa(os.Getpid()) + "-"; filepath.Dir(f.Name()) != dir || !strings.HasPrefix(filepath.Base(f.Name()), want) {
+		t.Errorf("made %s, want %s/%s*", f.Name(), dir, want)
+	}
+	if _, err := os.Stat(stale); err == nil {
+		t.Errorf("a dead process's %s was left", stale)
+	}
+}
