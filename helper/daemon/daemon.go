@@ -40,6 +40,7 @@ import (
 	"time"
 
 	"github.com/hubscope/hubscope/helper/bundle"
+	"github.com/hubscope/hubscope/helper/scratch"
 	"github.com/hubscope/hubscope/ipc"
 )
 
@@ -279,7 +280,8 @@ func (d *Daemon) save(r *record) error {
 		return err
 	}
 	dir := d.jobDir(r.ID)
-	f, err := os.CreateTemp(dir, ".job.json.tmp-")
+	// Named after this process, so the next save of this job removes a killed daemon's leftover.
+	f, err := scratch.CreateBeside(filepath.Join(dir, "job.json"))
 	if err != nil {
 		return fmt.Errorf("job %s: %w", r.ID, err)
 	}
