@@ -69,6 +69,9 @@ func ptr[T any](v T) *T { return &v }
 // and random networks); the maps returned are those not staged yet.
 func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.Network, fr *fc.Report, acc graph.Accelerator, rep progress.Reporter,
 	stage func(*Metrics, []nodeMap) error) (*Metrics, []nodeMap, error) {
+	// The local efficiency, the module searches and the global measures run side by side below:
+	// their Start and Note calls reach the caller's reporter one at a time.
+	rep = progress.Serialize(rep)
 	g := graph.FromNetwork(nw)
 	m := &Metrics{Metrics: schema.Metrics{
 		Scan: ScanInfo{Path: s.Source, MaskRule: s.MaskRule, Nodes: s.N, TimePoints: s.L, TR: s.TR, Grid: s.Dims,

@@ -12,7 +12,9 @@ import (
 	"time"
 )
 
-// Reporter receives progress. Implementations must be safe for concurrent Add calls.
+// Reporter receives progress. Implementations must be safe for concurrent Add calls; engine
+// code that runs stages side by side wraps its reporter in Serialize, so Start and Note never
+// reach an implementation from two goroutines at once.
 type Reporter interface {
 	// Start begins a new stage of total units (total ≤ 0: unknown amount).
 	Start(stage string, total int64)
@@ -30,6 +32,35 @@ type discard struct{}
 func (discard) Start(string, int64) {}
 func (discard) Add(int64)           {}
 func (discard) Note(string)         {}
+
+// Serialize returns a Reporter that passes Start and Note to r one at a time (Add goes straight
+// through, as every Reporter takes concurrent Adds). Wrapping twice is harmless.
+func Serialize(r Reporter) Reporter {
+	r = OrDiscard(r)
+	if _, ok := r.(*serialized); ok {
+		return r
+	}
+	return &serialized{r: r}
+}
+
+type serialized struct {
+	mu sync.Mutex
+	r  Reporter
+}
+
+func (s *serialized) Start(stage string, total int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.r.Start(stage, total)
+}
+
+func (s *serialized) Add(n int64) { s.r.Add(n) }
+
+func (s *serialized) Note(msg string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.r.Note(msg)
+}
 
 // OrDiscard returns r, or Discard when r is nil.
 func OrDiscard(r Reporter) Reporter {

@@ -82,3 +82,40 @@ func TestDisplayPrintsACompleteStageOnce(t *testing.T) {
 		t.Fatalf("complete stage printed %d times:\n%s", n, buf.String())
 	}
 }
+
+// noteCount is a Reporter that is not safe for concurrent Start or Note calls: the race detector
+// and the count catch a Serialize that lets two through at once.
+type noteCount struct {
+	discard
+	starts, notes int
+}
+
+func (n *noteCount) Start(string, int64) { n.starts++ }
+func (n *noteCount) Note(string)         { n.notes++ }
+
+func TestSerializeOneAtATime(t *testing.T) {
+	inner := &noteCount{}
+	r := Serialize(inner)
+	if Serialize(r) != r {
+		t.Error("Serialize wrapped a serialized reporter again")
+	}
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 500; i++ {
+				r.Start("stage", 1)
+				r.Note("note")
+				r.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if inner.starts != 4000 || inner.notes != 4000 {
+		t.Errorf("starts %d, notes %d, want 4000 each", inner.starts, inner.notes)
+	}
+	if Serialize(nil) == nil {
+		t.Error("Serialize(nil) is nil")
+	}
+}
