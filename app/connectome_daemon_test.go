@@ -80,17 +80,8 @@ func TestConnectomeOfDaemonRegionJob(t *testing.T) {
 	}
 	// The whole result, as the app opens it: the 3D tab shows the region network's links.
 	test.NewTempApp(t)
-	var r *Result
-	fyne.DoAndWait(func() { r, err = newResult(context.Background(), d, sum, nil) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openShown(t, d, sum, 1100, 700)
 	defer fyne.DoAndWait(r.close)
-	fyne.DoAndWait(func() {
-		w := test.NewTempWindow(t, r.Content())
-		w.Resize(fyne.NewSize(1100, 700))
-		r.start()
-	})
 	<-r.Ready3D
 	var drawn, spheres int
 	var shown string

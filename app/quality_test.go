@@ -51,16 +51,8 @@ func TestQualityTabForCleanedJob(t *testing.T) {
 	}
 	fyne.DoAndWait(plain.close)
 	s.Files = append(s.Files, ipc.FileInfo{Name: quality.DenoiseFile})
-	fyne.DoAndWait(func() { r, err = newResult(context.Background(), h, s, nil) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	r = openShown(t, h, s, 900, 700)
 	defer fyne.DoAndWait(r.close)
-	fyne.DoAndWait(func() {
-		w := test.NewTempWindow(t, r.Content())
-		w.Resize(fyne.NewSize(900, 700))
-		r.start()
-	})
 	<-r.SlicesReady
 	if r.Quality == nil {
 		t.Fatal("no Quality tab")

@@ -92,17 +92,8 @@ func TestNormTab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r *Result
-	fyne.DoAndWait(func() { r, err = newResult(context.Background(), h, s, nil) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openShown(t, h, s, 1100, 700)
 	defer fyne.DoAndWait(r.close)
-	fyne.DoAndWait(func() {
-		w := test.NewTempWindow(t, r.Content())
-		w.Resize(fyne.NewSize(1100, 700))
-		r.start()
-	})
 	<-r.SlicesReady
 	if r.Norm == nil {
 		t.Fatal("no Norm tab")
@@ -216,17 +207,8 @@ func TestSweepTab(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r *Result
-	fyne.DoAndWait(func() { r, err = newResult(context.Background(), h, s, nil) })
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := openShown(t, h, s, 1100, 700)
 	defer fyne.DoAndWait(r.close)
-	fyne.DoAndWait(func() {
-		w := test.NewTempWindow(t, r.Content())
-		w.Resize(fyne.NewSize(1100, 700))
-		r.start()
-	})
 	<-r.SlicesReady
 	if r.Sweep == nil || r.Norm != nil {
 		t.Fatalf("sweep tab %v, norm tab %v", r.Sweep != nil, r.Norm != nil)
@@ -287,4 +269,22 @@ func TestShowCohort(t *testing.T) {
 	if v := u.Cohort(); v == nil || v.Measures == nil || len(v.Measures.Shown()) != 1 || v.Global != nil {
 		t.Fatalf("cohort view %+v", v)
 	}
+}
+
+// openShown opens s's result as the app does, shows it in a test window of the given size and
+// starts it; the caller defers fyne.DoAndWait(r.close) and waits for the channel it needs.
+func openShown(t *testing.T, svc ipc.Service, s ipc.Summary, width, height float32) *Result {
+	t.Helper()
+	var r *Result
+	var err error
+	fyne.DoAndWait(func() { r, err = newResult(context.Background(), svc, s, nil) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	fyne.DoAndWait(func() {
+		w := test.NewTempWindow(t, r.Content())
+		w.Resize(fyne.NewSize(width, height))
+		r.start()
+	})
+	return r
 }
