@@ -15,7 +15,6 @@ import (
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/dicom"
 	"github.com/hubscope/hubscope/helper/dicom/dicomtest"
-	"github.com/hubscope/hubscope/helper/nifti"
 )
 
 // bundleFiles lists a bundle's files (relative paths, sorted) and checks that every JSON file
@@ -202,26 +201,7 @@ func TestKill9RealignDICOMLeavesNoTemp(t *testing.T) {
 			if _, err := dicomtest.Series(first[0], src, 12, 3, 0.05, 7); err != nil {
 				t.Fatal(err)
 			}
-			// A 16×16×10 box on the conversion's exact grid (the reference NIfTI's) keeps
-			// the correlation small.
-			ref, err := nifti.Open(filepath.Join(data, "ref", "ax_asc_35sl_6.nii"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			mh := nifti.NewHeader([]int{64, 64, 35}, nifti.Uint8, ref.Header.Affine(), 0)
-			ref.Close()
-			box := make([]float32, 64*64*35)
-			for k := 12; k < 22; k++ {
-				for j := 24; j < 40; j++ {
-					for i := 24; i < 40; i++ {
-						box[i+64*(j+64*k)] = 1
-					}
-				}
-			}
-			mask := filepath.Join(t.TempDir(), "box.nii.gz")
-			if err := nifti.WriteImage(mask, mh, box); err != nil {
-				t.Fatal(err)
-			}
+			mask := dicomtest.BoxMask(t, data)
 			return []string{src, "--mask", mask}
 		}},
 	}

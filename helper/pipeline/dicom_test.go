@@ -12,7 +12,6 @@ import (
 	"github.com/hubscope/hubscope/helper/bundle"
 	"github.com/hubscope/hubscope/helper/dicom"
 	"github.com/hubscope/hubscope/helper/dicom/dicomtest"
-	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
@@ -42,27 +41,8 @@ func TestDICOMRunsToBundle(t *testing.T) {
 	for _, id := range lst.Series[0].Identities() {
 		identity = append(identity, id.Values()...)
 	}
-	// A 16×16×10 box in the brain as the mask keeps the test quick (the race detector slows
-	// the correlation of the automatic mask's 31,000 voxels 20-fold); the reference NIfTI has
-	// the conversion's exact grid.
-	ref, err := nifti.Open(filepath.Join(data, "ref", "ax_asc_35sl_6.nii"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mh := nifti.NewHeader([]int{64, 64, 35}, nifti.Uint8, ref.Header.Affine(), 0)
-	ref.Close()
-	box := make([]float32, 64*64*35)
-	for k := 12; k < 22; k++ {
-		for j := 24; j < 40; j++ {
-			for i := 24; i < 40; i++ {
-				box[i+64*(j+64*k)] = 1
-			}
-		}
-	}
-	mask := filepath.Join(t.TempDir(), "box.nii.gz")
-	if err := nifti.WriteImage(mask, mh, box); err != nil {
-		t.Fatal(err)
-	}
+	// A box in the brain as the mask keeps the test quick under the race detector.
+	mask := dicomtest.BoxMask(t, data)
 	out := filepath.Join(t.TempDir(), "bundle")
 	cfg := Defaults()
 	cfg.Scan, cfg.Out, cfg.Backend, cfg.Mask, cfg.Metrics = src, out, "cpu", mask, settings.MetricsBasic

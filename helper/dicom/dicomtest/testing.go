@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/internal/pyref"
+	"github.com/hubscope/hubscope/helper/nifti"
 )
 
 // Data is the folder of real scanner DICOM and dcm2niix's reference conversions (DataDir);
@@ -48,4 +49,31 @@ func need(t testing.TB, format string, args ...any) {
 		t.Fatalf(format, args...)
 	}
 	t.Skipf(format, args...)
+}
+
+// BoxMask writes a 16×16×10 box inside the brain of the ax_asc_35sl series, on the grid of its
+// dcm2niix reference (the conversion's exact grid), and returns its path: as a mask it keeps a
+// converted run quick under the race detector (the automatic mask's 31,000 voxels correlate
+// 20-fold slower there). data is the DICOM test data folder (Data).
+func BoxMask(t testing.TB, data string) string {
+	t.Helper()
+	ref, err := nifti.Open(filepath.Join(data, "ref", "ax_asc_35sl_6.nii"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	mh := nifti.NewHeader([]int{64, 64, 35}, nifti.Uint8, ref.Header.Affine(), 0)
+	ref.Close()
+	box := make([]float32, 64*64*35)
+	for k := 12; k < 22; k++ {
+		for j := 24; j < 40; j++ {
+			for i := 24; i < 40; i++ {
+				box[i+64*(j+64*k)] = 1
+			}
+		}
+	}
+	mask := filepath.Join(t.TempDir(), "box.nii.gz")
+	if err := nifti.WriteImage(mask, mh, box); err != nil {
+		t.Fatal(err)
+	}
+	return mask
 }
