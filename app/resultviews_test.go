@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -162,10 +163,11 @@ func TestNormTab(t *testing.T) {
 type sweepHelper struct{ *phantomHelper }
 
 const sweepJSON = `{"sweep":{"kind":"density","values":[0.01,0.02,0.05]},"hub_rule_sd":1,
-"thresholds":[{"threshold":0.05,"hubs":40,"mean_degree":9,"clustering_coefficient":0.3,"characteristic_path_length":0,"global_efficiency":0,"largest_component_share":1},
-{"threshold":0.01,"hubs":20,"mean_degree":2,"clustering_coefficient":0.1,"characteristic_path_length":0,"global_efficiency":0,"largest_component_share":0.5},
-{"threshold":0.02,"hubs":30,"mean_degree":4,"clustering_coefficient":0.2,"characteristic_path_length":0,"global_efficiency":0,"largest_component_share":0.8}],
-"auc":{"hubs":1.25,"clustering_coefficient":0.0085,"mean_degree":0.22}}`
+"thresholds":[{"threshold":0.05,"hubs":40,"mean_degree":9,"clustering_coefficient":0.3,"characteristic_path_length":0,"global_efficiency":0,"largest_component_share":1,"modularity":0.3,"sigma":1.4},
+{"threshold":0.01,"hubs":20,"mean_degree":2,"clustering_coefficient":0.1,"characteristic_path_length":0,"global_efficiency":0,"largest_component_share":0.5,"modularity":0.6,"sigma":2.5},
+{"threshold":0.02,"hubs":30,"mean_degree":4,"clustering_coefficient":0.2,"characteristic_path_length":0,"global_efficiency":0,"largest_component_share":0.8,"modularity":0.5,"sigma":1.9}],
+"auc":{"hubs":1.25,"clustering_coefficient":0.0085,"mean_degree":0.22,"modularity":0.0185,"sigma":0.07},
+"small_world":{"random_networks":15,"swaps_per_edge":5,"path_sources":1024,"seed":1}}`
 
 func (h sweepHelper) Summary(ctx context.Context, id string) (ipc.Summary, error) {
 	s, err := h.phantomHelper.Summary(ctx, id)
@@ -218,7 +220,7 @@ func TestSweepTab(t *testing.T) {
 	var keys []string
 	var cursor float64
 	var hasCursor bool
-	var y []float64
+	var y, q, sigma []float64
 	fyne.DoAndWait(func() {
 		text = r.Sweep.Summary.Text
 		for k := range r.Sweep.Plots {
@@ -226,15 +228,22 @@ func TestSweepTab(t *testing.T) {
 		}
 		cursor, hasCursor = r.Sweep.Plots["hubs"].Cursor()
 		_, y = r.Sweep.Plots["hubs"].Data()
+		_, q = r.Sweep.Plots["modularity"].Data()
+		_, sigma = r.Sweep.Plots["sigma"].Data()
 	})
-	if len(keys) != 4 || r.Sweep.Plots["characteristic_path_length"] != nil || r.Sweep.Plots["clustering_coefficient"] == nil {
+	if len(keys) != 6 || r.Sweep.Plots["characteristic_path_length"] != nil || r.Sweep.Plots["clustering_coefficient"] == nil {
 		t.Fatalf("plots %v", keys)
 	}
 	if !hasCursor || cursor != 0.05 || len(y) != 3 || y[0] != 20 || y[2] != 40 {
 		t.Fatalf("hub count curve %v, cursor %v at %g", y, hasCursor, cursor)
 	}
-	if !strings.Contains(text, "density = 0.05") || !strings.Contains(text, "hubs 1.25") {
-		t.Fatalf("sweep in words: %q", text)
+	if fmt.Sprint(q) != "[0.6 0.5 0.3]" || fmt.Sprint(sigma) != "[2.5 1.9 1.4]" {
+		t.Fatalf("Q curve %v, σ curve %v", q, sigma)
+	}
+	for _, want := range []string{"density = 0.05", "hubs 1.25", "modularity 0.0185", "sigma 0.07", "against 15 degree-preserving random networks"} {
+		if !strings.Contains(text, want) {
+			t.Fatalf("sweep in words lack %q: %q", want, text)
+		}
 	}
 	c := make(changes, 16)
 	fyne.DoAndWait(func() {

@@ -42,18 +42,22 @@ type Curve struct {
 	// Always: drawn even without an AUC (the counts are always measured; the path and
 	// clustering measures only with full or basic metrics, which their AUC marks).
 	Always bool
+	// Absent: the measure is left out of sweep.json where not measured or undefined (Q and σ),
+	// so a value at any threshold means it was measured.
+	Absent bool
 }
 
-// Curves are the measures drawn, in order. Modularity Q and small-worldness σ are not measured
-// per threshold by the helper's sweep (random networks at every threshold would multiply its
-// cost), so they have no curve.
+// Curves are the measures drawn, in order. Q and σ are measured per threshold with full
+// metrics (σ with random networks: sweep.json's small_world says how many).
 var Curves = []Curve{
-	{"clustering_coefficient", "Clustering C_p", false},
-	{"characteristic_path_length", "Path length L_p", false},
-	{"global_efficiency", "Global efficiency E_glob", false},
-	{"hubs", "Hub count", true},
-	{"mean_degree", "Mean degree", true},
-	{"largest_component_share", "Largest component (share of nodes)", true},
+	{"clustering_coefficient", "Clustering C_p", false, false},
+	{"characteristic_path_length", "Path length L_p", false, false},
+	{"global_efficiency", "Global efficiency E_glob", false, false},
+	{"modularity", "Modularity Q", false, true},
+	{"sigma", "Small-worldness σ", false, true},
+	{"hubs", "Hub count", true, false},
+	{"mean_degree", "Mean degree", true, false},
+	{"largest_component_share", "Largest component (share of nodes)", true, false},
 }
 
 // Parse reads sweep.json, its points in increasing threshold order.
@@ -82,13 +86,16 @@ func Parse(b []byte) (*Sweep, error) {
 }
 
 // Shown says whether curve c is drawn: always-measured counts, and the optional measures the
-// sweep measured (they have an AUC).
+// sweep measured (they have an AUC, or — Q and σ, undefined on an empty network — a value at
+// some threshold).
 func (s *Sweep) Shown(c Curve) bool {
 	if c.Always {
 		return true
 	}
-	_, ok := s.AUC[c.Key]
-	return ok
+	if _, ok := s.AUC[c.Key]; ok {
+		return true
+	}
+	return c.Absent && slices.ContainsFunc(s.curves[c.Key], func(v float64) bool { return !math.IsNaN(v) })
 }
 
 // Values returns the thresholds and curve c's values.
@@ -124,7 +131,14 @@ func (s *Sweep) Lines(chosen float64, ok bool) []string {
 	if len(auc) > 0 {
 		out = append(out, "Area under each curve (trapezoid rule over the thresholds): "+strings.Join(auc, " · ")+".")
 	}
-	out = append(out, "Modularity Q and small-worldness σ are measured for the bundle's own network only (Network tab), not at every threshold.")
+	switch sw := s.SmallWorld; {
+	case sw != nil:
+		out = append(out, fmt.Sprintf("Small-worldness σ at each threshold against %d degree-preserving random networks of that threshold's network (%g swaps per edge), as in the Network tab.", sw.RandomNetworks, sw.SwapsPerEdge))
+	case !s.Shown(Curve{Key: "modularity", Absent: true}):
+		out = append(out, "Modularity Q and small-worldness σ were not measured at each threshold (they need full metrics; σ also random networks).")
+	default:
+		out = append(out, "Small-worldness σ was not measured at each threshold (it needs full metrics and random networks).")
+	}
 	return out
 }
 
@@ -166,7 +180,7 @@ func NewTab(ctx context.Context, svc Service, s ipc.Summary, after <-chan struct
 	if !slices.Contains(s.Volumes, VolumeStability) {
 		t.ShowStability.Disable()
 	}
-	t.grid = container.NewGridWithColumns(3)
+	t.grid = container.NewGridWithColumns(4)
 	t.content = container.NewVBox(t.Summary, container.NewHBox(t.ShowStability), t.grid)
 	t.ExtendBaseWidget(t)
 	go t.load(ctx, svc, s.Job.ID, after)

@@ -39,7 +39,7 @@ func TestParse(t *testing.T) {
 	for _, c := range Curves {
 		shown[c.Key] = s.Shown(c)
 	}
-	if !shown["clustering_coefficient"] || shown["characteristic_path_length"] || shown["global_efficiency"] || !shown["hubs"] {
+	if !shown["clustering_coefficient"] || shown["modularity"] || shown["sigma"] || shown["characteristic_path_length"] || shown["global_efficiency"] || !shown["hubs"] {
 		t.Fatalf("curves shown %v", shown)
 	}
 	if s.Loosest() != 0.3 {

@@ -174,7 +174,17 @@ func printSummary(w io.Writer, res *pipeline.Result) {
 		fmt.Fprintf(w, "sweep       %d %s thresholds %g … %g from one correlation pass (sweep.tsv, sweep.png, hub_stability.nii.gz)\n",
 			len(sw.Points), sw.Spec.Kind, sw.Spec.Values[0], sw.Spec.Values[len(sw.Spec.Values)-1])
 		for _, p := range sw.Points {
-			fmt.Fprintf(w, "            %-8g %9d edges, density %.4g %%, C_p %.4f, %d hubs\n", p.Threshold, p.Edges, 100*p.Density, p.ClusteringCoefficient, p.Hubs)
+			more := ""
+			if p.Modularity != nil {
+				more += fmt.Sprintf(", Q %.4f", *p.Modularity)
+			}
+			if p.Sigma != nil {
+				more += fmt.Sprintf(", σ %.3f", *p.Sigma)
+			}
+			fmt.Fprintf(w, "            %-8g %9d edges, density %.4g %%, C_p %.4f, %d hubs%s\n", p.Threshold, p.Edges, 100*p.Density, p.ClusteringCoefficient, p.Hubs, more)
+		}
+		if sm := sw.SmallWorld; sm != nil {
+			fmt.Fprintf(w, "            σ at each threshold against its own %d random networks\n", sm.RandomNetworks)
 		}
 	}
 	if nr := m.Norm; nr != nil {

@@ -47,6 +47,13 @@ func SmallWorld(ctx context.Context, g *Graph, opt SmallWorldOptions, rep progre
 	return smallWorld(ctx, g, opt, rep, nil)
 }
 
+// SmallWorldOf is SmallWorld for a graph whose C_p (mean clustering) and exact L_p the caller
+// has measured already, as a threshold sweep has: only the random networks are generated and
+// measured.
+func SmallWorldOf(ctx context.Context, g *Graph, cp, lp float64, opt SmallWorldOptions, rep progress.Reporter) (SmallWorldResult, error) {
+	return smallWorld(ctx, g, opt, rep, &measured{cp, func() (float64, error) { return lp, nil }})
+}
+
 // measured carries C_p and L_p of the graph when the caller already has them (GlobalMeasures),
 // so the costly all-pairs sweep is not run twice. lp may still be computing: smallWorld asks
 // for it only once the random networks are done.

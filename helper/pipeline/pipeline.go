@@ -396,9 +396,16 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 	if cfg.Sweep != "" {
 		t0 = time.Now()
 		sp, _ := sweep.Parse(cfg.Sweep) // Validate parsed it
-		if sw, err = sweep.Analyse(ctx, nw, sp, sweep.Options{HubSD: cfg.HubSD, Paths: cfg.Metrics == settings.MetricsFull,
-			LocalEfficiency: cfg.Metrics == settings.MetricsFull, Clustering: cfg.Metrics != settings.MetricsNone,
-			Accelerator: acc}, rep); err != nil {
+		so := sweepOptions(cfg, acc)
+		// The loosest threshold's network is nw: its Q and random networks are the metrics'.
+		so.Loosest = &sweep.Known{}
+		if len(m.Modules) > 0 {
+			so.Loosest.Modularity = &m.Modules[0].Q
+		}
+		if m.Global != nil {
+			so.Loosest.SmallWorld = m.Global.SmallWorld
+		}
+		if sw, err = sweep.Analyse(ctx, nw, sp, so, rep); err != nil {
 			return nil, err
 		}
 		m.Sweep = sw
@@ -607,6 +614,25 @@ type nodeMap struct {
 }
 
 // writeSweep puts the sweep's table, JSON, curves and hub stability map in the bundle.
+// sweepOptions measures every threshold as the metrics measure the network: clustering and
+// Leiden's Q unless --metrics none; paths, local efficiency and, with --random networks, γ, λ
+// and σ in full mode, with the metrics' own Leiden and random-network settings (so that a
+// threshold's values equal the full metrics of the network built at that threshold alone).
+func sweepOptions(cfg Config, acc graph.Accelerator) sweep.Options {
+	full := cfg.Metrics == settings.MetricsFull
+	o := sweep.Options{HubSD: cfg.HubSD, Paths: full, LocalEfficiency: full, Clustering: cfg.Metrics != settings.MetricsNone,
+		Accelerator: acc}
+	if cfg.Metrics != settings.MetricsNone {
+		lo := leidenOptions(cfg)
+		o.Modules = &lo
+	}
+	if full && cfg.Random > 0 {
+		o.SmallWorld = &graph.SmallWorldOptions{Random: cfg.Random, Seed: cfg.Seed, PathSources: pathSources(cfg),
+			SwapsPerEdge: cfg.SwapsPerEdge}
+	}
+	return o
+}
+
 func writeSweep(w *bundle.Writer, s *scan.Scan, sw *sweep.Result) error {
 	if err := w.WriteTSV("sweep.tsv", sweep.TSVHeader(), sw.Rows); err != nil {
 		return err

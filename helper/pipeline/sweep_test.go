@@ -3,11 +3,13 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
@@ -46,6 +48,30 @@ func TestSweepBundle(t *testing.T) {
 	for _, v := range vals {
 		if v < 0 || v > 1 || (v != 0 && v != 1.0/3 && v != float32(2.0/3) && v != 1) {
 			t.Fatalf("hub stability value %g is not a share of 3 thresholds", v)
+		}
+	}
+	// Full metrics: the loosest threshold's network is the bundle's, so its Q, γ, λ and σ are
+	// metrics.json's (the same Leiden, the same random networks).
+	full := cfg
+	full.Out, full.Metrics, full.Random = filepath.Join(t.TempDir(), "full"), settings.MetricsFull, 3
+	fres, err := Run(context.Background(), full, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = os.ReadFile(filepath.Join(fres.Dir, "sweep.json"))
+	var fs schema.Sweep
+	if err := json.Unmarshal(b, &fs); err != nil || fs.SmallWorld == nil || fs.SmallWorld.RandomNetworks != 3 {
+		t.Fatalf("sweep.json: %v, small_world %+v", err, fs.SmallWorld)
+	}
+	last, m := fs.Points[len(fs.Points)-1], fres.Metrics
+	sw := m.Global.SmallWorld
+	if last.Modularity == nil || *last.Modularity != m.Modules[0].Q || last.Sigma == nil || sw == nil ||
+		math.Abs(*last.Sigma-sw.Sigma) > 1e-12*sw.Sigma || math.Abs(*last.Gamma-sw.Gamma) > 1e-12*sw.Gamma {
+		t.Errorf("loosest threshold: Q %v σ %v, metrics.json Q %g small world %+v", last.Modularity, last.Sigma, m.Modules[0].Q, sw)
+	}
+	for _, key := range []string{"modularity", "sigma"} {
+		if _, ok := fs.AUC[key]; !ok {
+			t.Errorf("no AUC of %s", key)
 		}
 	}
 	bad := cfg

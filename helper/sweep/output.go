@@ -67,12 +67,13 @@ func (r *Result) measured(key string) bool {
 }
 
 // curveKeys are the measures drawn in sweep.png / sweep.svg, one panel each.
-var curveKeys = []string{"mean_degree", "hubs", "clustering_coefficient", "characteristic_path_length", "global_efficiency", "largest_component_share"}
+var curveKeys = []string{"mean_degree", "hubs", "clustering_coefficient", "characteristic_path_length",
+	"global_efficiency", "largest_component_share", "modularity", "sigma"}
 
-// Plot draws every curve measure against the threshold, one panel each (3 × 2), as PNG or SVG.
+// Plot draws every curve measure against the threshold, one panel each (4 × 2), as PNG or SVG.
 func (r *Result) Plot(w io.Writer, format string) error {
-	const cols, rowsN = 3, 2
-	width, height := vg.Length(1200)*vg.Inch/96, vg.Length(700)*vg.Inch/96
+	const cols, rowsN = 4, 2
+	width, height := vg.Length(1500)*vg.Inch/96, vg.Length(700)*vg.Inch/96
 	var canvas vg.CanvasWriterTo
 	switch format {
 	case "png":

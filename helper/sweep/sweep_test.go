@@ -11,6 +11,8 @@ import (
 
 	"github.com/hubscope/hubscope/helper/backend/cpu"
 	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/helper/graph"
+	"github.com/hubscope/hubscope/helper/graph/community"
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 	"github.com/hubscope/hubscope/helper/network"
 )
@@ -212,5 +214,109 @@ print(" ".join(repr(float(tr(y[:, c], x))) for c in range(3)))
 		if err := res.Plot(&b, format); err != nil || b.Len() < 1000 {
 			t.Errorf("plot %s: %v (%d bytes)", format, err, b.Len())
 		}
+	}
+}
+
+// Q and the small-world measures at each threshold equal those of the network built at that
+// threshold alone, found by the same Leiden and the same random networks.
+func TestAnalyseModularityAndSmallWorldPerThreshold(t *testing.T) {
+	n, l, random := 120, 60, 6
+	if testing.Short() || raceEnabled {
+		n, random = 60, 3
+	}
+	x := series(n, l, 11)
+	ctx := context.Background()
+	lo := community.LeidenOptions{Seed: 3, MaxIterations: 2}
+	swo := graph.SmallWorldOptions{Random: random, Seed: 5, SwapsPerEdge: 5, PathSources: 16}
+	for _, spec := range []string{"density=0.03,0.06,0.12", "r=0.2,0.3,0.45"} {
+		sp, err := Parse(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := fc.Config{Measure: fc.Pearson}
+		sp.FC(&cfg)
+		loose := build(t, x, n, l, cfg)
+		res, err := Analyse(ctx, loose, sp, Options{HubSD: 1, Clustering: true, Paths: true, Modules: &lo, SmallWorld: &swo}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sw := res.SmallWorld; sw == nil || sw.RandomNetworks != random || sw.SwapsPerEdge != 5 || sw.PathSources != 16 || sw.Seed != 5 {
+			t.Fatalf("%s: sweep.json's small_world %+v", spec, sw)
+		}
+		sigmas := 0
+		for i, v := range sp.Values {
+			one := fc.Config{Measure: fc.Pearson}
+			Spec{Kind: sp.Kind, Values: []float64{v}}.FC(&one)
+			g := graph.FromNetwork(build(t, x, n, l, one))
+			p := res.Points[i]
+			mod, err := community.LeidenModules(ctx, g, lo, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Modularity == nil || *p.Modularity != mod.Q {
+				t.Errorf("%s at %g: Q %v, built alone %g", spec, v, p.Modularity, mod.Q)
+			}
+			want, err := graph.SmallWorld(ctx, g, swo, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range []struct {
+				name string
+				got  *float64
+				want float64
+			}{{"gamma", p.Gamma, want.Gamma}, {"lambda", p.Lambda, want.Lambda}, {"sigma", p.Sigma, want.Sigma}} {
+				if c.got == nil || math.Abs(*c.got-c.want) > 1e-12*math.Abs(c.want) {
+					t.Errorf("%s at %g: %s %v, built alone %.17g", spec, v, c.name, c.got, c.want)
+				}
+			}
+			if p.Sigma != nil && *p.Sigma > 0 {
+				sigmas++
+			}
+		}
+		if sigmas != len(sp.Values) {
+			t.Errorf("%s: σ defined and positive at %d of %d thresholds", spec, sigmas, len(sp.Values))
+		}
+		for _, key := range []string{"modularity", "sigma"} {
+			ys := make([]float64, len(res.Points))
+			for i := range res.Points {
+				ys[i], _ = res.Points[i].Measure(key)
+			}
+			if got, want := res.AUC[key], Trapezoid(sp.Values, ys); got != want || want == 0 {
+				t.Errorf("%s: AUC %s %g, trapezoid %g", spec, key, got, want)
+			}
+		}
+	}
+	// Measures known of the loosest network are taken there, and only there.
+	sp, _ := Parse("density=0.03,0.06")
+	cfg := fc.Config{Measure: fc.Pearson}
+	sp.FC(&cfg)
+	q := 0.123
+	res, err := Analyse(ctx, build(t, x, n, l, cfg), sp, Options{Clustering: true, Paths: true, Modules: &lo, SmallWorld: &swo,
+		Loosest: &Known{Modularity: &q, SmallWorld: &graph.SmallWorldResult{Gamma: 2, Lambda: 1, Sigma: 2, RandomClusteringMean: 0.1, RandomPathLengthMean: 2, CharacteristicPathLength: 2}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Points[1]; *p.Modularity != q || *p.Sigma != 2 {
+		t.Errorf("loosest: Q %g σ %g, want the known 0.123 and 2", *p.Modularity, *p.Sigma)
+	}
+	if p := res.Points[0]; *p.Modularity == q || *p.Sigma == 2 {
+		t.Errorf("density 0.03 took the loosest's known values")
+	}
+	// An empty network (no pair above r = 0.99) has neither Q nor σ: absent, no AUC.
+	sp, _ = Parse("r=0.98,0.99")
+	cfg = fc.Config{Measure: fc.Pearson}
+	sp.FC(&cfg)
+	res, err = Analyse(ctx, build(t, x, n, l, cfg), sp, Options{HubSD: 1, Clustering: true, Paths: true, Modules: &lo, SmallWorld: &swo}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := res.Points[1]; p.Edges != 0 || p.Modularity != nil || p.Sigma != nil {
+		t.Errorf("empty network: %d edges, Q %v, σ %v", p.Edges, p.Modularity, p.Sigma)
+	}
+	if _, ok := res.AUC["sigma"]; ok {
+		t.Error("an AUC of σ over a threshold without σ")
+	}
+	if _, err := Analyse(ctx, build(t, x, n, l, cfg), sp, Options{SmallWorld: &swo}, nil); err == nil {
+		t.Error("σ without C_p and L_p was accepted")
 	}
 }

@@ -13,6 +13,20 @@ type Sweep struct {
 	// thresholds in increasing order as the x axis, as GRETNA integrates over sparsity); a
 	// measure undefined at any threshold, or not measured, has none.
 	AUC map[string]float64 `json:"auc"`
+	// SmallWorld says how γ, λ and σ were measured at each threshold (the full metrics'
+	// random-network settings); absent when they were not.
+	SmallWorld *SweepSmallWorld `json:"small_world,omitempty"`
+}
+
+// SweepSmallWorld is the random-network set-up of a sweep's small-world measures: at every
+// threshold RandomNetworks degree-preserving random networks of that threshold's network
+// (SwapsPerEdge accepted swaps per edge, PCG streams of Seed), their L_p from PathSources
+// sampled BFS sources (-1: every node), as in metrics.json's small_world.
+type SweepSmallWorld struct {
+	RandomNetworks int     `json:"random_networks"`
+	SwapsPerEdge   float64 `json:"swaps_per_edge"`
+	PathSources    int     `json:"path_sources"`
+	Seed           uint64  `json:"seed"`
 }
 
 // SweepSpec is the sweep's kind ("r" or "density") and its thresholds in increasing order.
@@ -38,6 +52,15 @@ type SweepPoint struct {
 	GlobalEfficiency      float64  `json:"global_efficiency"`
 	MeanLocalEfficiency   *float64 `json:"local_efficiency,omitempty"`
 	Assortativity         *float64 `json:"assortativity"`
+	// Modularity is the Leiden Q of the threshold's network, found as the full metrics find
+	// metrics.json's first modules row; absent when not measured or the network has no edges.
+	Modularity *float64 `json:"modularity,omitempty"`
+	// Gamma, Lambda and Sigma are the small-world measures against the random networks of
+	// Sweep.SmallWorld (γ = C_p/C_p,rand, λ = L_p/L_p,rand, σ = γ/λ); absent when not
+	// measured or undefined (fewer than 2 edges, no triangles or paths in the random networks).
+	Gamma  *float64 `json:"gamma,omitempty"`
+	Lambda *float64 `json:"lambda,omitempty"`
+	Sigma  *float64 `json:"sigma,omitempty"`
 }
 
 // SweepMeasures are a point's measures in sweep.tsv's column order (after the threshold),
@@ -58,6 +81,10 @@ var SweepMeasures = []struct {
 	{"global_efficiency", func(p *SweepPoint) (float64, bool) { return p.GlobalEfficiency, true }},
 	{"local_efficiency", func(p *SweepPoint) (float64, bool) { return deref(p.MeanLocalEfficiency) }},
 	{"assortativity", func(p *SweepPoint) (float64, bool) { return deref(p.Assortativity) }},
+	{"modularity", func(p *SweepPoint) (float64, bool) { return deref(p.Modularity) }},
+	{"gamma", func(p *SweepPoint) (float64, bool) { return deref(p.Gamma) }},
+	{"lambda", func(p *SweepPoint) (float64, bool) { return deref(p.Lambda) }},
+	{"sigma", func(p *SweepPoint) (float64, bool) { return deref(p.Sigma) }},
 }
 
 func deref(v *float64) (float64, bool) {
