@@ -627,3 +627,79 @@ func TestTemplateBackground(t *testing.T) {
 		t.Fatalf("next job's background %q, want the chosen mean EPI", v.Background())
 	}
 }
+
+// movePointer moves the mouse pointer to the centre of slice pixel (px, py) of plane p's view,
+// as the desktop driver does (test.MoveMouse delivers MouseIn/MouseMoved/MouseOut).
+func movePointer(w fyne.Window, v *Viewer, p Plane, px, py int) {
+	s := v.views[p]
+	g := v.geom[p]
+	a := s.area
+	at := fyne.CurrentApp().Driver().AbsolutePositionForObject(s)
+	test.MoveMouse(w.Canvas(), at.Add(fyne.NewPos(a.Position.X+(float32(px)+0.5)*a.Size.Width/float32(g.nc),
+		a.Position.Y+(float32(py)+0.5)*a.Size.Height/float32(g.nr))))
+}
+
+// The pointer line reads the voxel under the mouse pointer — indices, MNI position, atlas
+// region and the overlay's value — without moving the crosshair; a click still moves it; off
+// the image the line says how to use it; scrolling under a still pointer reads the new slice.
+func TestHoverReadsTheVoxelUnderThePointer(t *testing.T) {
+	v, _, w := loaded(t)
+	var selected int
+	v.OnSelect = func([3]int) { selected++ }
+	cross := v.Crosshair()
+	if !strings.Contains(v.HoverText(), "over a slice, this line reads") {
+		t.Fatalf("pointer line before any move %q", v.HoverText())
+	}
+	h := slicestest.Hubs[0]
+	g := v.geom[Axial]
+	px, py := g.pixel(h)
+	if v.Crosshair()[2] != h[2] {
+		v.SetCrosshair([3]int{cross[0], cross[1], h[2]}) // the axial view shows the hub's slice
+		cross = v.Crosshair()
+	}
+	movePointer(w, v, Axial, px, py)
+	got, ok := v.Hover()
+	if !ok || got != h {
+		t.Fatalf("pointer over hub %v reads %v (%v)", h, got, ok)
+	}
+	x := World(v.grid.Affine, h)
+	val := v.ov.vol.At(h[0], h[1], h[2])
+	for _, want := range []string{
+		fmt.Sprintf("Pointer: Voxel (i, j, k) = (%d, %d, %d)", h[0], h[1], h[2]),
+		fmt.Sprintf("MNI (x, y, z) = (%.1f, %.1f, %.1f) mm · %s", x[0], x[1], x[2], slicestest.AtlasLabels[slicestest.Region(h)]),
+		fmt.Sprintf("%s: %.4g", v.ovName, val),
+	} {
+		if !strings.Contains(v.HoverText(), want) {
+			t.Errorf("pointer line %q lacks %q", v.HoverText(), want)
+		}
+	}
+	if val == 0 {
+		t.Errorf("the overlay is 0 at hub %v: the test reads no value", h)
+	}
+	if v.Crosshair() != cross || selected != 0 {
+		t.Fatalf("hovering moved the crosshair to %v (was %v) or selected (%d)", v.Crosshair(), cross, selected)
+	}
+	// Another voxel of the same view: the line follows the pointer.
+	movePointer(w, v, Axial, 0, 0)
+	if c, _ := v.Hover(); c == h || !strings.Contains(v.HoverText(), fmt.Sprintf("(%d, %d, %d)", c[0], c[1], c[2])) {
+		t.Fatalf("pointer at the corner reads %v: %q", c, v.HoverText())
+	}
+	// Scrolling steps the slice under the still pointer: the line reads the new slice's voxel.
+	before, _ := v.Hover()
+	v.views[Axial].Scrolled(&fyne.ScrollEvent{Scrolled: fyne.NewDelta(0, 1)})
+	if after, _ := v.Hover(); after[2] == before[2] || after[2] != v.Crosshair()[2] {
+		t.Fatalf("after a scroll the pointer reads slice %d, the crosshair is on %d", after[2], v.Crosshair()[2])
+	}
+	// A click moves the crosshair where the pointer is.
+	movePointer(w, v, Coronal, 3, 4)
+	hc, _ := v.Hover()
+	tapPixel(v, Coronal, 3, 4)
+	if v.Crosshair() != hc || selected != 1 {
+		t.Fatalf("click under the pointer at %v: crosshair %v, %d selections", hc, v.Crosshair(), selected)
+	}
+	// Off the slices (the controls above them): the idle line again.
+	test.MoveMouse(w.Canvas(), fyne.NewPos(2, 2))
+	if _, ok := v.Hover(); ok || !strings.Contains(v.HoverText(), "over a slice, this line reads") {
+		t.Fatalf("pointer off the slices: %q", v.HoverText())
+	}
+}

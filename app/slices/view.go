@@ -7,6 +7,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
+	"fyne.io/fyne/v2/driver/desktop"
 	"fyne.io/fyne/v2/theme"
 	"fyne.io/fyne/v2/widget"
 )
@@ -96,6 +97,22 @@ func (s *sliceView) Tapped(e *fyne.PointEvent) {
 		s.v.pick(s.plane, px, py, true)
 	}
 }
+
+var _ desktop.Hoverable = (*sliceView)(nil)
+
+// MouseIn, MouseMoved and MouseOut keep the viewer's pointer line on the voxel under the mouse
+// pointer (off the image: none); they never move the crosshair.
+func (s *sliceView) MouseIn(e *desktop.MouseEvent) { s.MouseMoved(e) }
+
+func (s *sliceView) MouseMoved(e *desktop.MouseEvent) {
+	if px, py, ok := s.pixelAt(e.Position); ok {
+		s.v.hover(&hoverAt{s.plane, px, py})
+	} else {
+		s.v.hover(nil)
+	}
+}
+
+func (s *sliceView) MouseOut() { s.v.hover(nil) }
 
 // Dragged moves the crosshair with the pointer; DragEnd selects where it stopped.
 func (s *sliceView) Dragged(e *fyne.DragEvent) {

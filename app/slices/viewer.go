@@ -85,6 +85,10 @@ type Viewer struct {
 	convention         *widget.Check
 	conventionText     *widget.Label
 	position, status   *widget.Label
+	// hoverLabel reads the voxel under the mouse pointer (desktop; the browser's pointer
+	// events reach it too); hovered is the slice pixel under it while it is over a slice.
+	hoverLabel *widget.Label
+	hovered    *hoverAt
 	// atlas is the job's "atlas" volume (served only for scans in MNI space) and its region
 	// names, for the crosshair's label; nil without one.
 	atlas       *ipc.Volume
@@ -158,6 +162,7 @@ func (v *Viewer) build() {
 	v.convention = widget.NewCheck("Radiological", func(on bool) { v.SetRadiological(on) })
 	v.convention.Checked = v.radiological
 	v.position = widget.NewLabel("")
+	v.hoverLabel = widget.NewLabel(hoverIdle)
 	v.status = widget.NewLabel("")
 	v.status.Wrapping = fyne.TextWrapWord
 	v.bar = newColourBar()
@@ -179,7 +184,7 @@ func (v *Viewer) build() {
 		cols = append(cols, container.NewBorder(nil, v.sliders[p], nil, nil, v.views[p]))
 	}
 	v.content = container.NewBorder(v.controls,
-		container.NewVBox(v.bar.box, v.position, container.NewBorder(nil, nil, v.convention, nil, v.conventionText), v.status),
+		container.NewVBox(v.bar.box, v.position, v.hoverLabel, container.NewBorder(nil, nil, v.convention, nil, v.conventionText), v.status),
 		nil, nil, container.NewGridWithColumns(3, cols...))
 }
 
@@ -930,13 +935,70 @@ func (v *Viewer) regionAt(c [3]int) string {
 	return "outside the atlas"
 }
 
-// updatePosition writes the crosshair's voxel, world position and overlay value.
+// updatePosition writes the crosshair's voxel, world position and overlay value, and the
+// pointer's (the overlay or the anatomy under it may have changed).
 func (v *Viewer) updatePosition() {
 	if v.grid == nil {
 		v.position.SetText("")
+		v.hovered = nil
+		v.hoverLabel.SetText(hoverIdle)
 		return
 	}
-	c := v.cursor
+	v.position.SetText("Crosshair: " + v.describe(v.cursor))
+	v.updateHover()
+}
+
+// hoverIdle is the pointer line while the pointer is off the slices.
+const hoverIdle = "Pointer: over a slice, this line reads the voxel under it."
+
+// hoverAt is the slice pixel under the mouse pointer: the voxel follows the crosshair's
+// slice, so scrolling under a still pointer reads the new slice.
+type hoverAt struct {
+	plane  Plane
+	px, py int
+}
+
+// Hover returns the voxel under the mouse pointer, and whether the pointer is over a slice.
+func (v *Viewer) Hover() ([3]int, bool) {
+	if v.hovered == nil || v.grid == nil {
+		return [3]int{}, false
+	}
+	g, h := v.geom[v.hovered.plane], v.hovered
+	if h.px >= g.nc || h.py >= g.nr {
+		return [3]int{}, false // another job's grid since the pointer last moved
+	}
+	return g.voxel(h.px, h.py, v.cursor[g.fixed]), true
+}
+
+// HoverText is the pointer line: the voxel under the mouse pointer in the crosshair line's
+// words, or how to use it.
+func (v *Viewer) HoverText() string { return v.hoverLabel.Text }
+
+// PositionText is the crosshair line.
+func (v *Viewer) PositionText() string { return v.position.Text }
+
+// hover moves the pointer line to pixel h of a slice, or off the slices (nil). Hovering never
+// moves the crosshair or selects anything: a click does.
+func (v *Viewer) hover(h *hoverAt) {
+	if h == nil && v.hovered == nil || h != nil && v.hovered != nil && *h == *v.hovered {
+		return // the pointer moved within a pixel: nothing to redraw
+	}
+	v.hovered = h
+	v.updateHover()
+}
+
+func (v *Viewer) updateHover() {
+	c, ok := v.Hover()
+	if !ok {
+		v.hoverLabel.SetText(hoverIdle)
+		return
+	}
+	v.hoverLabel.SetText("Pointer: " + v.describe(c))
+}
+
+// describe is voxel c in words: its indices, world (and MNI) position, atlas region and the
+// overlay's value there.
+func (v *Viewer) describe(c [3]int) string {
 	x := World(v.grid.Affine, c)
 	text := fmt.Sprintf("Voxel (i, j, k) = (%d, %d, %d) · (x, y, z) = (%.1f, %.1f, %.1f) mm", c[0], c[1], c[2], x[0], x[1], x[2])
 	if to := v.summary.ScanToMNI; to != nil {
@@ -966,7 +1028,7 @@ func (v *Viewer) updatePosition() {
 			text += fmt.Sprintf(" · %s: %.4g", v.ovName, val)
 		}
 	}
-	v.position.SetText(text)
+	return text
 }
 
 // Wait blocks until the fetches started so far (Load, ShowVolume, ShowBackground) have been
