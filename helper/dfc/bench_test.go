@@ -3,9 +3,12 @@ package dfc
 import (
 	"context"
 	"fmt"
+	"math"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/hubscope/hubscope/helper/backend/cpu"
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/synth"
 )
@@ -76,4 +79,44 @@ func BenchmarkLowRank(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkRunC6 is C6 (N = 5,000, T = 257, w = 150, s = 1, r > 0.3 on BenchData) through Run
+// on the CPU backend, incremental and per window, reporting the process's CPU seconds per
+// run (getrusage: comparable on a loaded machine, where wall time is not):
+//
+//	go test -run - -bench RunC6 -benchtime 1x ./helper/dfc/
+func BenchmarkRunC6(b *testing.B) {
+	const n, T = 5000, 257
+	x := fc.BenchData(n, T, fc.BenchSeed)
+	be := cpu.New(cpu.Options{})
+	defer be.Close()
+	for _, per := range []bool{false, true} {
+		b.Run(fmt.Sprintf("per-window=%v", per), func(b *testing.B) {
+			opt := Options{Window: 150, Step: 1, PerWindow: per, FC: fc.Config{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.3}}
+			c0 := cpuSeconds()
+			var edges int64
+			for range b.N {
+				res, err := Run(context.Background(), be, x, n, T, opt, nil, nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				edges = 0
+				for _, w := range res.Windows {
+					edges += w.Measures.Edges
+				}
+			}
+			b.ReportMetric((cpuSeconds()-c0)/float64(b.N), "cpu-s/op")
+			b.ReportMetric(float64(edges), "edges")
+		})
+	}
+}
+
+// cpuSeconds is the process's user + system CPU time.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return math.NaN()
+	}
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }

@@ -47,6 +47,13 @@ type Options struct {
 	Axis        int
 	Kept        []int
 	MaxCensored float64
+
+	// PerWindow forces every window's network to be built from the window's own series by
+	// fc.Build, the path taken anyway for Spearman and Kendall, threshold modes other than
+	// strength, censoring and steps larger than Window/IncrementalStepRatio. Otherwise the
+	// windows' cross-products are updated incrementally (incremental.go); both give the same
+	// networks up to rounding (pairs within ~1e-6 of the threshold may differ).
+	PerWindow bool
 }
 
 // Skipped is a window left out for its censored volumes.
@@ -164,6 +171,15 @@ func Run(ctx context.Context, b fc.Backend, x []float32, n, t int, opt Options, 
 	var sub []float32 // rows non-constant in the window, when some are constant
 	noted := map[string]bool{}
 	rep.Start("dynamic connectivity", int64(plan.Count()))
+	if incremental(opt) {
+		ok, err := runIncremental(ctx, b, x, n, t, plan, opt, samples, res, rep, each)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return finish(res, n, plan, w, opt)
+		}
+	}
 	for k, start := range plan.Starts {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -230,6 +246,11 @@ func Run(ctx context.Context, b fc.Backend, x []float32, n, t int, opt Options, 
 		res.Windows = append(res.Windows, win)
 		rep.Add(1)
 	}
+	return finish(res, n, plan, w, opt)
+}
+
+// finish checks that some window was kept and adds the notes and the nodal variability.
+func finish(res *Result, n int, plan Plan, w int, opt Options) (*Result, error) {
 	if len(res.Windows) == 0 {
 		return nil, fmt.Errorf("dfc: every one of the %d windows has more than %.0f %% of its %d volumes censored (or fewer than %d left): shorten the censoring or widen the largest censored share", plan.Count(), 100*opt.MaxCensored, w, MinWindow)
 	}

@@ -51,6 +51,8 @@ type Backend struct {
 	pos, neg []uint64
 	words    int
 	cnt      []int64
+	// Incremental sliding windows (sliding.go).
+	sliding *fc.SlidingCPU
 }
 
 // New returns a CPU backend.
@@ -174,6 +176,7 @@ func (b *Backend) parallelRows(ctx context.Context, n int, f func(i int, s *rowS
 // Close releases the prepared data.
 func (b *Backend) Close() error {
 	b.pa, b.pb, b.pos, b.neg, b.cnt = nil, nil, nil, nil, nil
+	b.sliding = nil
 	b.n, b.l = 0, 0
 	return nil
 }

@@ -77,6 +77,9 @@ func Run(t *testing.T, newBackend func(t *testing.T) fc.Backend) {
 	}
 	t.Run("zero-variance", func(t *testing.T) { checkZeroVariance(t, open(t)) })
 	t.Run("cancel", func(t *testing.T) { checkCancel(t, open(t)) })
+	if sl, ok := open(t).(fc.Sliding); ok {
+		t.Run("sliding", func(t *testing.T) { CheckSliding(t, sl) })
+	}
 }
 
 // allPairs runs op over blocks and returns the backend's value for every pair (NaN where

@@ -1,0 +1,195 @@
+package dfc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/helper/network"
+	"github.com/hubscope/hubscope/helper/progress"
+)
+
+// IncrementalStepRatio is the cutover between the two paths: the windows' cross-products are
+// updated incrementally (fc.Sliding) when Step·IncrementalStepRatio ≤ Window. An update costs
+// 2s multiply-adds per pair and window in float64 plus the test, against w in float32 for a
+// window rebuilt from scratch by the blocked product, which runs at about 4–8× the rate per
+// multiply-add; at s = w/8 the two cost about the same, so the incremental path is taken
+// only up to half of that (docs/algorithms.md, "Dynamic connectivity").
+const IncrementalStepRatio = 16
+
+// MaxChunkWindows bounds the windows one tile sweeps before its cross-products are
+// recomputed from the series (re-basing; the chunk is also the unit of progress).
+const MaxChunkWindows = 128
+
+// chunkEdgeBudget bounds the edges one chunk of windows may hold (12 bytes each): 256 MiB.
+var chunkEdgeBudget = 256 << 20 / 12
+
+// incremental reports whether Run takes the incremental path for these options: Pearson
+// with a strength threshold θ ≥ 0, no censoring (windows of equal length), a step small
+// against the window, and not forced per window.
+func incremental(opt Options) bool {
+	c := opt.FC
+	return !opt.PerWindow && c.Measure == fc.Pearson && c.Mode == fc.Strength && c.Threshold >= 0 &&
+		!math.IsInf(c.Threshold, 1) && opt.Axis == 0 && opt.Step*IncrementalStepRatio <= opt.Window
+}
+
+// runIncremental is Run's incremental path: windows in chunks through b's fc.Sliding (or
+// fc.SlidingCPU when b has none), then per window the CSR network, its measures and each, in
+// window order. ok is false (and nothing was done) when the series hold a non-finite value:
+// the per-window path then reports which window.
+func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, plan Plan, opt Options, samples int, res *Result, rep progress.Reporter, each func(*Window) error) (ok bool, err error) {
+	for _, v := range x {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return false, nil
+		}
+	}
+	sl, has := b.(fc.Sliding)
+	if !has {
+		cpu := &fc.SlidingCPU{}
+		defer cpu.Close()
+		sl = cpu
+	}
+	if err := sl.PrepareSliding(ctx, x, n, t); err != nil {
+		return true, fmt.Errorf("dfc: %w", err)
+	}
+	w, k := plan.Window, plan.Count()
+	constant := constantPerWindow(x, n, t, plan)
+	chunk := min(k, MaxChunkWindows)
+	if parts := (k + chunk - 1) / chunk; parts > 1 {
+		chunk = (k + parts - 1) / parts // equal chunks
+	}
+	var buf []float32
+	out := make([][]fc.Edge, chunk)
+	for first := 0; first < k; {
+		count := min(chunk, k-first)
+		job := fc.SlidingJob{Window: w, Step: plan.Step, First: first, Count: count,
+			Threshold: opt.FC.Threshold, Abs: opt.FC.Abs, MaxEdges: int64(chunkEdgeBudget)}
+		if count == 1 {
+			job.MaxEdges = 0 // one window's network is held by either path
+		}
+		for c := range out[:count] {
+			out[c] = out[c][:0]
+		}
+		err := sl.SlidingEdges(ctx, job, out)
+		if errors.Is(err, fc.ErrSlidingBudget) {
+			chunk = max(1, count/2)
+			continue
+		}
+		if err != nil {
+			return true, fmt.Errorf("dfc: windows %d–%d: %w", first, first+count-1, err)
+		}
+		for c := 0; c < count; c++ {
+			kk := first + c
+			if err := ctx.Err(); err != nil {
+				return true, err
+			}
+			start := plan.Starts[kk]
+			if nv := n - constant[kk]; nv < 2 {
+				return true, fmt.Errorf("dfc: window %d (volumes %d–%d): only %d of %d series vary within it", kk, start, start+w-1, nv, n)
+			}
+			nw := edgesToCSR(out[c], n)
+			iso, largest := fc.Components(nw)
+			fr := &fc.Report{Threshold: opt.FC.Threshold, Isolated: iso - constant[kk], LargestComponent: largest}
+			win := Window{Index: kk, Start: start, Network: nw}
+			if win.Measures, win.Degree, err = measure(ctx, nw, fr, constant[kk], opt); err != nil {
+				return true, fmt.Errorf("dfc: window %d: %w", kk, err)
+			}
+			if opt.Rank > 0 {
+				buf = buf[:0]
+				for i := 0; i < n; i++ {
+					buf = append(buf, x[i*t+start:i*t+start+w]...)
+				}
+				u, err := NormalizedWindow(buf, n, w, opt.FC.Measure)
+				if err != nil {
+					return true, err
+				}
+				f, lr, err := LowRankWindow(ctx, u, opt.Rank, samples, opt.Seed+uint64(kk))
+				if err != nil {
+					return true, fmt.Errorf("dfc: window %d: %w", kk, err)
+				}
+				win.Factor, win.LowRank = f, &lr
+			}
+			if each != nil {
+				if err := each(&win); err != nil {
+					return true, err
+				}
+			}
+			win.Network, win.Factor = nil, nil
+			res.Windows = append(res.Windows, win)
+			rep.Add(1)
+		}
+		first += count
+		// The next chunk's size from the densest window so far, within the budget.
+		most := 1
+		for c := range out[:count] {
+			most = max(most, len(out[c]))
+		}
+		chunk = max(1, min(MaxChunkWindows, chunkEdgeBudget/most))
+		if chunk > len(out) {
+			out = append(out, make([][]fc.Edge, chunk-len(out))...)
+		}
+	}
+	return true, nil
+}
+
+// constantPerWindow counts, per window, the rows whose w values are all equal (exact float32
+// equality, as fc.CheckSeries tests constancy), from the runs of equal values in each row.
+func constantPerWindow(x []float32, n, t int, plan Plan) []int {
+	cnt := make([]int, plan.Count())
+	run := make([]int32, t)
+	for i := 0; i < n; i++ {
+		row := x[i*t : (i+1)*t]
+		run[0] = 1
+		for q := 1; q < t; q++ {
+			run[q] = 1
+			if row[q] == row[q-1] {
+				run[q] = run[q-1] + 1
+			}
+		}
+		for k, s := range plan.Starts {
+			if run[s+plan.Window-1] >= int32(plan.Window) {
+				cnt[k]++
+			}
+		}
+	}
+	return cnt
+}
+
+// edgesToCSR sorts a window's edges (any order, I < J) into a strict-upper-triangle CSR
+// network over n nodes: a counting sort by column, then a stable one by row, so each row's
+// columns increase.
+func edgesToCSR(edges []fc.Edge, n int) *network.Network {
+	e := len(edges)
+	nw := &network.Network{N: n, Indptr: make([]uint64, n+1), Indices: make([]uint32, e), Weights: make([]float32, e)}
+	if e == 0 {
+		return nw
+	}
+	pos := make([]int, n+1)
+	for _, ed := range edges {
+		pos[ed.J+1]++
+	}
+	for i := 0; i < n; i++ {
+		pos[i+1] += pos[i]
+	}
+	byCol := make([]fc.Edge, e)
+	for _, ed := range edges {
+		byCol[pos[ed.J]] = ed
+		pos[ed.J]++
+	}
+	for _, ed := range byCol {
+		nw.Indptr[ed.I+1]++
+	}
+	for i := 0; i < n; i++ {
+		nw.Indptr[i+1] += nw.Indptr[i]
+	}
+	next := make([]uint64, n)
+	copy(next, nw.Indptr[:n])
+	for _, ed := range byCol {
+		p := next[ed.I]
+		nw.Indices[p], nw.Weights[p] = ed.J, ed.W
+		next[ed.I]++
+	}
+	return nw
+}

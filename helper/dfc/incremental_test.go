@@ -1,0 +1,181 @@
+package dfc
+
+import (
+	"context"
+	"math"
+	"testing"
+
+	"github.com/hubscope/hubscope/helper/backend/cpu"
+	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/helper/network"
+)
+
+// countingSliding is the CPU backend with its fc.Sliding calls counted.
+type countingSliding struct {
+	*cpu.Backend
+	chunks []fc.SlidingJob
+}
+
+func (c *countingSliding) SlidingEdges(ctx context.Context, job fc.SlidingJob, out [][]fc.Edge) error {
+	c.chunks = append(c.chunks, job)
+	return c.Backend.SlidingEdges(ctx, job, out)
+}
+
+// pearson64 is r of rows i and j of the window [s0, s0+w) in float64.
+func pearson64(x []float32, t, i, j, s0, w int) float64 {
+	var mi, mj float64
+	for q := s0; q < s0+w; q++ {
+		mi += float64(x[i*t+q])
+		mj += float64(x[j*t+q])
+	}
+	mi, mj = mi/float64(w), mj/float64(w)
+	var sij, sii, sjj float64
+	for q := s0; q < s0+w; q++ {
+		a, b := float64(x[i*t+q])-mi, float64(x[j*t+q])-mj
+		sij += a * b
+		sii += a * a
+		sjj += b * b
+	}
+	return sij / math.Sqrt(sii*sjj)
+}
+
+// sameUpToThreshold compares two windows' networks: the same edges except pairs whose
+// float64 r lies within 1e-6 of θ, weights within 1e-6. It returns whether the edge sets are
+// identical.
+func sameUpToThreshold(t *testing.T, what string, got, want *network.Network, x []float32, tt, s0, w int, theta float64, abs bool) bool {
+	t.Helper()
+	edges := func(nw *network.Network) map[[2]int]float32 {
+		m := map[[2]int]float32{}
+		for i := 0; i < nw.N; i++ {
+			cols, ws := nw.Row(i)
+			for p, j := range cols {
+				m[[2]int{i, int(j)}] = ws[p]
+			}
+		}
+		return m
+	}
+	g, h := edges(got), edges(want)
+	identical := len(g) == len(h)
+	for _, pair := range []struct{ a, b map[[2]int]float32 }{{g, h}, {h, g}} {
+		for p, wa := range pair.a {
+			wb, ok := pair.b[p]
+			r := pearson64(x, tt, p[0], p[1], s0, w)
+			if abs {
+				r = math.Abs(r)
+			}
+			if !ok {
+				identical = false
+				if math.Abs(r-theta) > 1e-6 {
+					t.Fatalf("%s: pair %v (r = %.9f) in one network only", what, p, r)
+				}
+				continue
+			}
+			if math.Abs(float64(wa)-float64(wb)) > 1e-6 || math.Abs(float64(wa)-r) > 1e-6 {
+				t.Fatalf("%s: pair %v weights %.9f, %.9f; r = %.9f", what, p, wa, wb, r)
+			}
+		}
+	}
+	return identical
+}
+
+// The incremental path gives every window the per-window path's network (fc.Build on the
+// window's own series), measures and degrees — the last window included, with steps that do
+// and do not divide T − w, rows constant in some windows, a chunk budget that forces
+// re-chunking — and goes through the backend's fc.Sliding.
+func TestIncrementalEqualsPerWindow(t *testing.T) {
+	const n, T, w = 200, 101, 48
+	x := randomSeries(n, T, 5)
+	for q := 20; q < 75; q++ {
+		x[3*T+q] = 2 // constant in the windows inside volumes 20–74
+	}
+	defer func(b int) { chunkEdgeBudget = b }(chunkEdgeBudget)
+	for _, c := range []struct {
+		step   int
+		theta  float64
+		abs    bool
+		budget int
+	}{{1, 0.3, false, 1 << 30}, {3, 0.25, true, 1 << 30}, {1, 0.3, false, 3000}} {
+		chunkEdgeBudget = c.budget
+		be := &countingSliding{Backend: cpu.New(cpu.Options{Workers: 2})}
+		cfg := fc.Config{Measure: fc.Pearson, Mode: fc.Strength, Threshold: c.theta, Abs: c.abs}
+		var got []*network.Network
+		res, err := Run(context.Background(), be, x, n, T, Options{Window: w, Step: c.step, FC: cfg}, nil, func(win *Window) error {
+			if err := win.Network.Validate(); err != nil {
+				return err
+			}
+			got = append(got, cloneNetwork(win.Network))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(be.chunks) == 0 {
+			t.Fatalf("step %d: the incremental path was not taken", c.step)
+		}
+		var want []*network.Network
+		ref, err := Run(context.Background(), be, x, n, T, Options{Window: w, Step: c.step, FC: cfg, PerWindow: true}, nil, func(win *Window) error {
+			want = append(want, cloneNetwork(win.Network))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		k := (T-w)/c.step + 1
+		if len(got) != k || len(res.Windows) != k || len(want) != k {
+			t.Fatalf("step %d: %d networks, %d windows; want %d", c.step, len(got), len(res.Windows), k)
+		}
+		edges, constant, same := int64(0), 0, 0
+		for kk := range got {
+			gw, rw := res.Windows[kk], ref.Windows[kk]
+			if gw.Index != kk || gw.Start != kk*c.step {
+				t.Fatalf("window %d: index %d, start %d", kk, gw.Index, gw.Start)
+			}
+			if sameUpToThreshold(t, "window", got[kk], want[kk], x, T, kk*c.step, w, c.theta, c.abs) {
+				same++
+				gm, rm := gw.Measures, rw.Measures
+				gm.Modularity, rm.Modularity = nil, nil
+				if gm != rm {
+					t.Fatalf("window %d: measures %+v, per window %+v", kk, gm, rm)
+				}
+				for v := range gw.Degree {
+					if gw.Degree[v] != rw.Degree[v] {
+						t.Fatalf("window %d: degree of node %d %d, per window %d", kk, v, gw.Degree[v], rw.Degree[v])
+					}
+				}
+			}
+			edges += gw.Measures.Edges
+			constant += gw.Measures.Constant
+		}
+		if edges < int64(50*k) || constant == 0 || same < k/2 {
+			t.Fatalf("step %d: %d edges, %d constant rows, %d of %d windows with the same edges: the comparison proves little", c.step, edges, constant, same, k)
+		}
+		if c.budget < 1<<30 && len(be.chunks) < 3 {
+			t.Errorf("a budget of %d edges gave only %d chunks", c.budget, len(be.chunks))
+		}
+		if len(res.Notes) == 0 {
+			t.Error("no note about the constant series")
+		}
+	}
+}
+
+// Steps large against the window, Spearman and censoring keep the per-window path.
+func TestIncrementalCutover(t *testing.T) {
+	pearson := fc.Config{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.3}
+	for _, c := range []struct {
+		opt  Options
+		want bool
+	}{
+		{Options{Window: 150, Step: 1, FC: pearson}, true},
+		{Options{Window: 160, Step: 10, FC: pearson}, true},
+		{Options{Window: 150, Step: 10, FC: pearson}, false},
+		{Options{Window: 150, Step: 1, FC: pearson, PerWindow: true}, false},
+		{Options{Window: 150, Step: 1, FC: fc.Config{Measure: fc.Spearman, Mode: fc.Strength, Threshold: 0.3}}, false},
+		{Options{Window: 150, Step: 1, FC: fc.Config{Measure: fc.Pearson, Mode: fc.Density, Density: 0.1}}, false},
+		{Options{Window: 150, Step: 1, FC: fc.Config{Measure: fc.Pearson, Mode: fc.Strength, Threshold: -0.1}}, false},
+		{Options{Window: 150, Step: 1, FC: pearson, Axis: 300}, false},
+	} {
+		if got := incremental(c.opt); got != c.want {
+			t.Errorf("incremental(%+v) = %v, want %v", c.opt, got, c.want)
+		}
+	}
+}
