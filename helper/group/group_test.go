@@ -6,7 +6,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +18,8 @@ import (
 	"github.com/hubscope/hubscope/helper/group/grouptest"
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 	"github.com/hubscope/hubscope/helper/network"
+	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
 	"github.com/hubscope/hubscope/helper/sweep"
 	"github.com/hubscope/hubscope/helper/synth"
@@ -433,18 +437,150 @@ func TestPhantomCohortAgainstNumpy(t *testing.T) {
 	checkNumpy(t, subs, filepath.Join(dir, "truth", "modules.nii.gz"))
 }
 
-// TestLeanGCNests: overlapping loads restore the collector's setting once, when the last ends.
-func TestLeanGCNests(t *testing.T) {
-	old := debug.SetGCPercent(77)
-	defer debug.SetGCPercent(old)
-	a := leanGC()
-	b := leanGC()
-	a()
-	if got := debug.SetGCPercent(10); got != 10 {
-		t.Errorf("one load still running: GC percent %d, want 10", got)
+// TestOneDecodeMatchesTwoPasses: the loader that decodes each file once (the survey keeps each
+// subject's series) gives the cohort the loader that decoded each file twice (survey, then
+// read) gave, value for value: three int16 phantom subjects whose automatic masks differ (a
+// slab of sub-03 dimmed below its mask's threshold but still varying, so the union holds
+// voxels outside sub-03's own mask and sub-03 is read again for them), one of them at TR 1 s
+// with 119 volumes (resampled to the group's 2 s: 60), every subject cleaned, with the rules
+// intersect and union. The collector, not GOGC, keeps the garbage down: GOGC is the caller's
+// throughout.
+func TestOneDecodeMatchesTwoPasses(t *testing.T) {
+	m, a, err := synth.DemoMask()
+	if err != nil {
+		t.Fatal(err)
 	}
-	b()
-	if got := debug.SetGCPercent(77); got != 77 {
-		t.Errorf("after both loads: GC percent %d, want 77", got)
+	m, a = synth.ResampleMask(m, a, 14)
+	p := synth.DefaultParams()
+	p.Length = 60
+	dir := filepath.Join(t.TempDir(), "bids")
+	ct, err := synth.WriteCohort(context.Background(), m, a, p, synth.CohortOptions{Subjects: 3}, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subs []Subject
+	for _, s := range ct.Subjects {
+		subs = append(subs, Subject{Label: "sub-" + s, Path: synth.CohortScan(dir, s)})
+	}
+	// sub-02 at TR 1 s: its 60 volumes and 59 more (time reversed), 119 in all.
+	h, d, err := nifti.ReadImage(subs[1].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.DataType != nifti.Int16 {
+		t.Fatalf("phantom stored as %s, the test wants int16", h.DataType)
+	}
+	G := h.VoxelsPerVolume()
+	fast := append([]float32(nil), d...)
+	for v := 58; v >= 0; v-- {
+		fast = append(fast, d[v*G:(v+1)*G]...)
+	}
+	hf := nifti.NewHeader([]int{h.Nx(), h.Ny(), h.Nz(), 119}, nifti.Int16, h.Affine(), 1)
+	subs[1].Path = filepath.Join(t.TempDir(), "sub-02_fast.nii.gz")
+	if err := nifti.WriteImage(subs[1].Path, hf, fast); err != nil {
+		t.Fatal(err)
+	}
+	// sub-03 with its lowest slabs at a twentieth of their intensity.
+	h, d, err = nifti.ReadImage(subs[2].Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range d {
+		if f := i % G; f/(h.Nx()*h.Ny()) < 3 {
+			d[i] = float32(math.Round(float64(d[i]) / 20))
+		}
+	}
+	subs[2].Path = filepath.Join(t.TempDir(), "sub-03_dim.nii.gz")
+	if err := nifti.WriteImage(subs[2].Path, h, d); err != nil {
+		t.Fatal(err)
+	}
+	svs, err := surveyAll(context.Background(), subs, "", true, newCollector(), progress.OrDiscard(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, sv := range svs {
+		if sv.KeptBytes() == 0 {
+			t.Fatalf("%s: survey kept no series", subs[i].Label)
+		}
+	}
+	if svs[0].Mask.Count() == svs[2].Mask.Count() {
+		t.Fatalf("sub-01 and sub-03 have masks of %d voxels: the test wants them to differ", svs[0].Mask.Count())
+	}
+	gogc := debug.SetGCPercent(77)
+	defer debug.SetGCPercent(gogc)
+	clean := func(_ Subject, s *scan.Scan) error {
+		if g := debug.SetGCPercent(77); g != 77 {
+			return fmt.Errorf("GOGC %d while loading", g)
+		}
+		for v := 0; v < s.N; v++ { // demean, and drop the first volume
+			x := s.Series(v)
+			var sum float64
+			for _, y := range x {
+				sum += float64(y)
+			}
+			for k := range x {
+				x[k] -= float32(sum / float64(s.L))
+			}
+			copy(s.Data[v*(s.L-1):(v+1)*(s.L-1)], x[1:])
+		}
+		s.L--
+		s.Data = s.Data[:s.N*s.L]
+		return nil
+	}
+	counts := map[string]int{}
+	for _, rule := range []string{MaskIntersect, MaskUnion} {
+		var cs [2]*Cohort
+		for k, two := range []bool{false, true} {
+			cs[k], err = Load(context.Background(), subs, Options{MaskRule: rule, Clean: clean, twoPass: two}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, want := cs[0], cs[1]
+		if got.L != 59 || got.L != want.L || got.Scan.N != want.Scan.N || len(got.X) != len(want.X) {
+			t.Fatalf("%s: one decode %d nodes × %d volumes, two passes %d × %d", rule, got.Scan.N, got.L, want.Scan.N, want.L)
+		}
+		for i := range want.X {
+			if math.Float32bits(got.X[i]) != math.Float32bits(want.X[i]) {
+				t.Fatalf("%s: value %d (node %d): one decode %g, two passes %g", rule, i, i/(3*got.L), got.X[i], want.X[i])
+			}
+		}
+		if !slices.Equal(got.Scan.IJK, want.Scan.IJK) || !slices.Equal(got.Scan.Mask.In, want.Scan.Mask.In) || !slices.Equal(got.Notes, want.Notes) ||
+			!slices.Equal(got.Inputs, want.Inputs) || got.Scan.TR != 2 || got.Scan.Dropped != want.Scan.Dropped {
+			t.Errorf("%s: one decode nodes/mask/notes/inputs/TR differ from two passes': notes %q vs %q", rule, got.Notes, want.Notes)
+		}
+		if !strings.Contains(strings.Join(got.Notes, "\n"), "TR: 1 at 1 s (sub-02) resampled to 2 s") {
+			t.Errorf("%s: notes %q do not say the resampling", rule, got.Notes)
+		}
+		counts[rule] = got.Scan.N
+		t.Logf("%s: %d nodes × 3 subjects × %d volumes equal; %s", rule, got.Scan.N, got.L, got.Notes[0])
+	}
+	if counts[MaskUnion] <= counts[MaskIntersect] {
+		t.Errorf("union %d nodes, intersection %d: the union should hold sub-03's dimmed voxels", counts[MaskUnion], counts[MaskIntersect])
 	}
 }
+
+// TestCollector: after a tenth of the live heap (at least 64 MiB) is allocated, check
+// collects; before, it does not.
+func TestCollector(t *testing.T) {
+	runtime.GC()
+	c := newCollector()
+	var st runtime.MemStats
+	runtime.ReadMemStats(&st)
+	n0 := st.NumGC
+	c.check()
+	runtime.ReadMemStats(&st)
+	if st.NumGC != n0 {
+		t.Fatalf("collected with nothing allocated (%d → %d)", n0, st.NumGC)
+	}
+	for range 40 {
+		sink = make([]byte, 4<<20)
+	}
+	c.check()
+	runtime.ReadMemStats(&st)
+	if st.NumGC == n0 {
+		t.Fatal("160 MiB allocated and no collection")
+	}
+}
+
+var sink []byte

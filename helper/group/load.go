@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/progress"
@@ -39,6 +41,10 @@ type Options struct {
 	// every subject's first volumes, as many as the shortest has, are used. Without it they
 	// are refused, named with their lengths.
 	Truncate bool
+
+	// twoPass decodes every file twice, as the loader did before it kept each subject's
+	// series from the survey (tests compare the two).
+	twoPass bool
 }
 
 // Cohort is the subjects' series on one grid, ready for a group-mean network.
@@ -59,17 +65,24 @@ type Cohort struct {
 // workers is how many subjects are read at once: one per core (reading is inflate-bound).
 func workers(n int) int { return max(1, min(runtime.GOMAXPROCS(0), n)) }
 
-// Load builds the cohort in two passes over the files, so that no subject's series is ever
-// held twice (peak memory: the cohort's N × S·L matrix plus one subject's series per core):
+// Load builds the cohort decoding each file once:
 //
-//  1. Survey every subject (scan.SurveyScan, in parallel): grid, affine, TR, length, its mask
-//     (the automatic EPI mask, or the mask file) and which voxels have usable series. Differing
-//     grids are refused, naming the subjects; differing TRs are resampled to the group's
-//     longest TR and differing lengths refused or, with Options.Truncate, cut to the shortest
-//     (timing). The common nodes follow from the mask rule.
-//  2. Load every subject again with its surveyed mask (no second pass for the mask), clean it
+//  1. Survey every subject (scan.SurveyKeep, one subject per core): grid, affine, TR, length,
+//     its mask (the automatic EPI mask, or the mask file), which voxels have usable series,
+//     and those series of its own mask kept in the file's stored type (int16: half the size
+//     of the float32 series). Differing grids are refused, naming the subjects; differing TRs
+//     are resampled to the group's longest TR and differing lengths refused or, with
+//     Options.Truncate, cut to the shortest (timing). The common nodes follow from the mask
+//     rule.
+//  2. Take every subject's scan with its surveyed mask (or the union) from its kept series
+//     (Survey.Load; the file is read again only for the union's voxels outside a subject's own
+//     mask, or when the kept series would not fit the memory bound below), clean it
 //     (Options.Clean), resample it when its TR differs, and copy its common nodes' series
-//     straight into the cohort's matrix; the subject's own series is then dropped.
+//     straight into the cohort's matrix; the subject's series are then dropped.
+//
+// Peak memory: the cohort's N × S·L float32 matrix, plus the subjects' kept series (bounded
+// to keptShare of the matrix: a subject beyond it is read again instead), plus per core one
+// subject's stored volumes (survey) or float32 series (second step).
 func Load(ctx context.Context, subjects []Subject, opt Options, rep progress.Reporter) (*Cohort, error) {
 	rep = progress.OrDiscard(rep)
 	if len(subjects) < 2 {
@@ -89,16 +102,24 @@ func Load(ctx context.Context, subjects []Subject, opt Options, rep progress.Rep
 	if opt.MaskPath != "" {
 		opt.MaskRule = MaskFile
 	}
-	// Each subject's own series is garbage once copied into X, and X is most of the live heap:
-	// at Go's default GOGC of 100 the heap may grow to twice X before a collection returns those
-	// series (measured: peak RSS 2.4× the cohort's series). Collecting at 10 % growth keeps the
-	// peak near X plus the series being read; the buffers hold no pointers, so each collection
-	// is cheap.
-	defer leanGC()()
-	svs, err := surveyAll(ctx, subjects, opt.MaskPath, rep)
+	// Each subject's decoding, cleaning and series are garbage once it is in X (or kept), and X
+	// and the kept series are most of the live heap: at Go's default GOGC of 100 the heap may
+	// grow to twice them before a collection returns that garbage (measured: peak RSS 2.4× the
+	// cohort's series, 3.0× with the kept series). The loader collects after a subject whenever
+	// a tenth of the live heap has been allocated since the last collection (gc), instead of
+	// setting GOGC for the whole process (a daemon runs other jobs beside a cohort's load).
+	gc := newCollector()
+	svs, err := surveyAll(ctx, subjects, opt.MaskPath, !opt.twoPass, gc, rep)
 	if err != nil {
 		return nil, err
 	}
+	defer func() {
+		for _, sv := range svs {
+			sv.Release()
+		}
+	}()
+	// The survey's scratch volumes and garbage go back to the system before X is made.
+	debug.FreeOSMemory()
 	if err := sameGrid(subjects, svs); err != nil {
 		return nil, err
 	}
@@ -157,7 +178,8 @@ func Load(ctx context.Context, subjects []Subject, opt Options, rep progress.Rep
 	if len(nodes) < 2 {
 		return nil, fmt.Errorf("group: only %d voxel(s) usable in all %d subjects (mask rule %s): a network needs at least 2", len(nodes), len(svs), opt.MaskRule)
 	}
-	if err := loadInto(ctx, c, subjects, svs, union, nodes, tp, opt, rep); err != nil {
+	boundKept(svs, len(nodes), tp.length)
+	if err := loadInto(ctx, c, subjects, svs, union, nodes, tp, opt, gc, rep); err != nil {
 		return nil, err
 	}
 	g := &scan.Scan{N: len(nodes), L: c.L, Dims: dims, Affine: svs[0].Affine, TR: tp.tr, Mask: common,
@@ -171,20 +193,52 @@ func Load(ctx context.Context, subjects []Subject, opt Options, rep progress.Rep
 	return c, nil
 }
 
-// surveyAll runs the first pass over every subject, one per core.
-func surveyAll(ctx context.Context, subjects []Subject, maskPath string, rep progress.Reporter) ([]*scan.Survey, error) {
+// keptShare bounds the subjects' kept series to this share of the cohort's matrix, so that the
+// peak (matrix + kept series + one subject per core) stays under twice the matrix: int16
+// files keep about 0.55 of it; float32 files would keep 1.1, and their last subjects are read
+// again instead.
+const keptShare = 0.75
+
+// boundKept releases the kept series of the last subjects while all of them exceed keptShare
+// of the n × S·l float32 matrix.
+func boundKept(svs []*scan.Survey, n, l int) {
+	var total int64
+	for _, sv := range svs {
+		total += sv.KeptBytes()
+	}
+	limit := int64(keptShare * float64(n) * float64(len(svs)) * float64(l) * 4)
+	for i := len(svs) - 1; i >= 0 && total > limit; i-- {
+		total -= svs[i].KeptBytes()
+		svs[i].Release()
+	}
+}
+
+// surveyAll runs the first pass over every subject, one per core; keep keeps each subject's
+// series (scan.SurveyKeep), else the survey reads without keeping (scan.SurveyScan).
+func surveyAll(ctx context.Context, subjects []Subject, maskPath string, keep bool, gc *collector, rep progress.Reporter) ([]*scan.Survey, error) {
 	svs := make([]*scan.Survey, len(subjects))
 	errs := make([]error, len(subjects))
 	rep.Start("surveying subjects", int64(len(subjects)))
 	var mu sync.Mutex
+	scratch := make(chan *scan.Scratch, workers(len(subjects)))
+	for range cap(scratch) {
+		scratch <- &scan.Scratch{}
+	}
 	forEach(len(subjects), func(i int) {
 		sub := subjects[i]
 		switch strings.ToLower(filepath.Ext(sub.Path)) {
 		case ".npy", ".csv", ".tsv", ".txt":
 			errs[i] = fmt.Errorf("%s (%s): a group network needs images on one grid, not a time-series matrix", sub.Label, sub.Path)
 		default:
-			svs[i], errs[i] = scan.SurveyScan(ctx, sub.Path, maskPath)
+			if !keep {
+				svs[i], errs[i] = scan.SurveyScan(ctx, sub.Path, maskPath)
+				break
+			}
+			sc := <-scratch
+			svs[i], errs[i] = scan.SurveyKeep(ctx, sub.Path, maskPath, sc)
+			scratch <- sc
 		}
+		gc.check()
 		mu.Lock()
 		rep.Add(1)
 		mu.Unlock()
@@ -220,7 +274,7 @@ func forEach(n int, f func(i int)) {
 // cleaned, resampled to the common TR when needed, and its common nodes' first c.L values
 // copied into c.X. X is allocated once the first subject's final length is known (cleaning may
 // drop volumes, the same number in every subject unless it scrubs).
-func loadInto(ctx context.Context, c *Cohort, subjects []Subject, svs []*scan.Survey, union *scan.Mask, nodes []int, tp *timing, opt Options, rep progress.Reporter) error {
+func loadInto(ctx context.Context, c *Cohort, subjects []Subject, svs []*scan.Survey, union *scan.Mask, nodes []int, tp *timing, opt Options, gc *collector, rep progress.Reporter) error {
 	S, n := len(subjects), len(nodes)
 	errs := make([]error, S)
 	inputs := make([][]scan.FileDigest, S)
@@ -229,11 +283,12 @@ func loadInto(ctx context.Context, c *Cohort, subjects []Subject, svs []*scan.Su
 	rep.Start("loading subjects", int64(S))
 	forEach(S, func(i int) {
 		sub, sv := subjects[i], svs[i]
-		lo := scan.Options{Mask: &sv.Mask, MaskRule: sv.MaskRule, MaskPath: opt.MaskPath}
+		mask, rule := &sv.Mask, sv.MaskRule
 		if union != nil {
-			lo = scan.Options{Mask: union, MaskRule: "union of the subjects' automatic masks"}
+			mask, rule = union, "union of the subjects' automatic masks"
 		}
-		s, err := scan.Load(ctx, sub.Path, lo, nil)
+		s, err := sv.Load(ctx, mask, rule)
+		sv.Release()
 		if err == nil && opt.Clean != nil {
 			err = opt.Clean(sub, s)
 		}
@@ -287,6 +342,8 @@ func loadInto(ctx context.Context, c *Cohort, subjects []Subject, svs []*scan.Su
 			}
 		}
 		inputs[i] = s.Inputs
+		s = nil
+		gc.check()
 		mu.Lock()
 		rep.Add(1)
 		mu.Unlock()
@@ -359,27 +416,42 @@ func Concatenate(x []float32, n, s, l int, m fc.Measure) error {
 	return nil
 }
 
-// leanGC sets the collector's target to 10 % growth while a cohort loads and returns the undo.
-// Loads may overlap (the daemon runs several jobs): the first to start sets it, the last to
-// finish restores the setting found, so an overlap cannot leave 10 % behind for good.
-func leanGC() func() {
-	gcMu.Lock()
-	defer gcMu.Unlock()
-	if gcLoads == 0 {
-		gcSaved = debug.SetGCPercent(10)
-	}
-	gcLoads++
-	return func() {
-		gcMu.Lock()
-		defer gcMu.Unlock()
-		if gcLoads--; gcLoads == 0 {
-			debug.SetGCPercent(gcSaved)
-		}
-	}
+// collector runs a garbage collection once the bytes allocated since the last one reach a
+// tenth of the heap it left live (at least 64 MiB): GOGC=10's pace, but only at the loader's
+// checkpoints and without changing the process's GOGC. One collection at a time; a
+// goroutine that finds one running goes on.
+type collector struct {
+	busy   atomic.Bool
+	allocs uint64 // allocated bytes at the end of the last collection
+	live   uint64 // live heap bytes then
 }
 
-var (
-	gcMu    sync.Mutex
-	gcLoads int
-	gcSaved int
-)
+var gcMetrics = []string{"/gc/heap/allocs:bytes", "/gc/heap/live:bytes"}
+
+func newCollector() *collector {
+	c := &collector{}
+	c.allocs, c.live = heapFigures()
+	return c
+}
+
+func heapFigures() (allocs, live uint64) {
+	m := make([]metrics.Sample, len(gcMetrics))
+	for i, name := range gcMetrics {
+		m[i].Name = name
+	}
+	metrics.Read(m)
+	return m[0].Value.Uint64(), m[1].Value.Uint64()
+}
+
+func (c *collector) check() {
+	if !c.busy.CompareAndSwap(false, true) {
+		return
+	}
+	defer c.busy.Store(false)
+	allocs, _ := heapFigures()
+	if allocs-c.allocs < max(c.live/10, 64<<20) {
+		return
+	}
+	runtime.GC()
+	c.allocs, c.live = heapFigures()
+}

@@ -271,6 +271,51 @@ func (r *Reader) ReadVolume(dst []float32) error { return readVolume(r, dst) }
 // beyond 2^53, and the scaling is computed as nibabel's get_fdata computes it.
 func (r *Reader) ReadVolume64(dst []float64) error { return readVolume(r, dst) }
 
+// ReadRawVolume reads the next volume in file order as stored: its VoxelsPerVolume values of
+// the header's datatype, unscaled, in this machine's byte order, into dst (len
+// VoxelsPerVolume·DataType.Size()). Header.Decode then gives exactly what ReadVolume would
+// have: a caller may keep a volume, or some of its voxels, in the stored type (2 bytes for
+// int16 instead of 4) and convert them later. It returns io.EOF after the last volume.
+func (r *Reader) ReadRawVolume(dst []byte) error {
+	if r.err != nil {
+		return r.err
+	}
+	if r.src == nil {
+		return &FileError{"read", r.Path, errors.New("reader is closed")}
+	}
+	if r.remaining == 0 {
+		return io.EOF
+	}
+	n := r.Header.VoxelsPerVolume()
+	size := r.Header.DataType.Size()
+	if len(dst) != n*size {
+		return &FileError{"read", r.Path, fmt.Errorf("destination holds %d bytes, one volume has %d", len(dst), n*size)}
+	}
+	if got, err := io.ReadFull(r.src, dst); err != nil {
+		r.err = r.dataError(err, int64(got))
+		return r.err
+	}
+	if r.swap {
+		swapBytes(dst, size)
+	}
+	r.remaining -= int64(n)
+	return r.drainAtEnd()
+}
+
+// Decode converts stored values (native byte order, as ReadRawVolume gives them; len(raw) a
+// multiple of the datatype's size) into dst, scaled by scl_slope/scl_inter exactly as
+// ReadVolume does.
+func (h *Header) Decode(dst []float32, raw []byte) {
+	slope, inter, scaled := h.scaling()
+	decode(dst, raw, h.DataType, slope, inter, scaled)
+}
+
+// Decode64 is Decode in float64, exactly as ReadVolume64.
+func (h *Header) Decode64(dst []float64, raw []byte) {
+	slope, inter, scaled := h.scaling()
+	decode(dst, raw, h.DataType, slope, inter, scaled)
+}
+
 func readVolume[D float32 | float64](r *Reader, dst []D) error {
 	if r.err != nil {
 		return r.err
@@ -311,9 +356,14 @@ func readValues[D float32 | float64](r *Reader, dst []D) error {
 		done += n
 		r.remaining -= int64(n)
 	}
+	return r.drainAtEnd()
+}
+
+// drainAtEnd reads to the end of a gzip stream once the last value is read: that makes the
+// decompressor check the CRC-32 and length in its trailer; corruption in the last volume
+// would otherwise pass unseen.
+func (r *Reader) drainAtEnd() error {
 	if r.remaining == 0 && r.gz != nil {
-		// Reading to the end of the gzip stream makes the decompressor check the CRC-32 and
-		// length in its trailer; corruption in the last volume would otherwise pass unseen.
 		if _, err := io.CopyN(io.Discard, r.src, drainLimit); err != nil && err != io.EOF {
 			r.err = r.dataError(err, 0)
 			return r.err

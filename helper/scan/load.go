@@ -193,14 +193,7 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 // values ReadVolume gives are ReadVolume64's rounded to float32; dropBadSeries' test).
 func meanImage(ctx context.Context, r *nifti.Reader, path string, sel []int, L int, usable []bool, rep progress.Reporter) ([]float64, []bool, error) {
 	n := r.Header.VoxelsPerVolume()
-	sum := make([]float64, n)
-	first := make([]float64, n)
-	changing := make([]bool, n)
-	var varies []bool
-	var first32 []float32
-	if usable != nil {
-		varies, first32 = make([]bool, n), make([]float32, n)
-	}
+	acc := newMeanAcc(n, usable)
 	rep.Start("epi-mask", int64(L))
 	vols := streamVolumes[float64](ctx, r, n, sel, L)
 	defer vols.close()
@@ -209,56 +202,87 @@ func meanImage(ctx context.Context, r *nifti.Reader, path string, sel []int, L i
 		if err != nil {
 			return nil, nil, err
 		}
-		if t == 0 {
-			copy(first, vol)
-			for i := range first32 {
-				y := float32(vol[i])
-				first32[i] = y
-				if y-y != 0 { // NaN or ±Inf
-					usable[i] = false
-				}
-			}
-		}
-		if usable != nil {
-			// One loop for all three (the volume is read once from memory): a value that
-			// differs from the first is either non-finite (NaN never equals the first) or
-			// makes the series vary.
-			for i, x := range vol {
-				sum[i] += x
-				f0 := first[i]
-				if x != f0 && x-x == 0 && f0-f0 == 0 {
-					changing[i] = true
-				}
-				if y := float32(x); y != first32[i] {
-					if y-y != 0 {
-						usable[i] = false
-					} else {
-						varies[i] = true
-					}
-				}
-			}
-			vols.release(vol)
-			rep.Add(1)
-			continue
-		}
-		for i, x := range vol {
-			sum[i] += x
-			// NaN never equals itself: a series with NaN counts as changing only through
-			// its finite values.
-			if x != first[i] && x-x == 0 && first[i]-first[i] == 0 {
-				changing[i] = true
-			}
-		}
+		acc.add(vol, t)
 		vols.release(vol)
 		rep.Add(1)
 	}
-	for i := range sum {
-		sum[i] /= float64(L)
+	mean, changing := acc.finish(L)
+	return mean, changing, nil
+}
+
+// meanAcc accumulates meanImage's statistics one float64 volume at a time.
+type meanAcc struct {
+	sum, first []float64
+	changing   []bool
+	usable     []bool // nil: not asked for
+	varies     []bool
+	nonFinite  []bool // with usable: a float32 value of the series is NaN or ±Inf
+	first32    []float32
+}
+
+func newMeanAcc(n int, usable []bool) *meanAcc {
+	a := &meanAcc{sum: make([]float64, n), first: make([]float64, n), changing: make([]bool, n), usable: usable}
+	if usable != nil {
+		a.varies, a.nonFinite, a.first32 = make([]bool, n), make([]bool, n), make([]float32, n)
 	}
-	for i, v := range varies {
-		usable[i] = usable[i] && v
+	return a
+}
+
+// add takes volume t (in order from 0).
+func (a *meanAcc) add(vol []float64, t int) {
+	sum, first, changing, usable := a.sum, a.first, a.changing, a.usable
+	if t == 0 {
+		copy(first, vol)
+		for i := range a.first32 {
+			y := float32(vol[i])
+			a.first32[i] = y
+			if y-y != 0 { // NaN or ±Inf
+				usable[i] = false
+				a.nonFinite[i] = true
+			}
+		}
 	}
-	return sum, changing, nil
+	if usable != nil {
+		// One loop for all three (the volume is read once from memory): a value that
+		// differs from the first is either non-finite (NaN never equals the first) or
+		// makes the series vary.
+		first32, varies := a.first32, a.varies
+		for i, x := range vol {
+			sum[i] += x
+			f0 := first[i]
+			if x != f0 && x-x == 0 && f0-f0 == 0 {
+				changing[i] = true
+			}
+			if y := float32(x); y != first32[i] {
+				if y-y != 0 {
+					usable[i] = false
+					a.nonFinite[i] = true
+				} else {
+					varies[i] = true
+				}
+			}
+		}
+		return
+	}
+	for i, x := range vol {
+		sum[i] += x
+		// NaN never equals itself: a series with NaN counts as changing only through
+		// its finite values.
+		if x != first[i] && x-x == 0 && first[i]-first[i] == 0 {
+			changing[i] = true
+		}
+	}
+}
+
+// finish returns the mean of the L volumes added and which voxels change, and settles usable.
+func (a *meanAcc) finish(L int) (mean []float64, changing []bool) {
+	for i := range a.sum {
+		a.sum[i] /= float64(L)
+	}
+	for i, v := range a.varies {
+		a.usable[i] = a.usable[i] && v
+	}
+	return a.sum, a.changing
 }
 
 func toFloat32(x []float64) []float32 {

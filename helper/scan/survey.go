@@ -8,10 +8,10 @@ import (
 	"github.com/hubscope/hubscope/helper/progress"
 )
 
-// Survey is a scan's first pass for a cohort: what Load would find, without the series. A
-// cohort's loader surveys every subject, matches their voxels, and then loads each subject
-// once more straight into the cohort's matrix (Options.Mask), so that no subject's series is
-// held twice.
+// Survey is a scan's first pass for a cohort: what Load would find, and (SurveyKeep) the
+// series of the scan's own mask in the file's stored type. A cohort's loader surveys every
+// subject, matches their voxels, and then takes each subject's scan with the common mask
+// (Survey.Load) straight into the cohort's matrix.
 type Survey struct {
 	Dims     [3]int
 	Affine   [4][4]float64
@@ -23,6 +23,9 @@ type Survey struct {
 	// Usable marks the grid voxels whose series Load would keep (finite, not constant): with
 	// Mask, the nodes Load would give.
 	Usable []bool
+
+	path, maskPath string
+	keep           *kept // SurveyKeep's series; nil: Survey.Load reads the file
 }
 
 // SurveyScan reads a 4D NIfTI once (one float64 volume at a time) and returns its Survey: the
@@ -49,7 +52,7 @@ func SurveyScan(ctx context.Context, path, maskPath string) (*Survey, error) {
 	if L < MinTimePoints {
 		return nil, fmt.Errorf("%s: %d volumes; at least %d time points are needed for a correlation", path, L, MinTimePoints)
 	}
-	sv := &Survey{Dims: [3]int{h.Nx(), h.Ny(), h.Nz()}, Affine: h.Affine(), TR: h.TR(), L: L}
+	sv := &Survey{Dims: [3]int{h.Nx(), h.Ny(), h.Nz()}, Affine: h.Affine(), TR: h.TR(), L: L, path: path, maskPath: maskPath}
 	n := h.VoxelsPerVolume()
 	sv.Usable = make([]bool, n)
 	for i := range sv.Usable {

@@ -1,0 +1,333 @@
+package scan
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/hubscope/hubscope/helper/nifti"
+)
+
+// KeepLimit bounds the stored data of one scan (all its volumes, in the file's datatype) that
+// SurveyKeep decodes into memory at once: a larger scan is surveyed as SurveyScan does and
+// read again by Survey.Load. 512 MiB holds 200 int16 volumes of the 2 mm MNI grid (361 MB).
+const KeepLimit = 512 << 20
+
+// Scratch is one loading goroutine's reusable memory for SurveyKeep: the scan's stored volumes
+// and one float64 volume. Reusing it from subject to subject saves allocating (and collecting)
+// a whole scan per subject.
+type Scratch struct {
+	raw []byte
+	vol []float64
+}
+
+// kept is what SurveyKeep keeps of a scan for Survey.Load: the stored values of the voxels in
+// its mask with usable series, volume-major, and what Load would report besides the series.
+type kept struct {
+	h         nifti.Header
+	flat      []int32 // grid voxels kept, increasing
+	raw       []byte  // L × len(flat) values: stored datatype, or float32 when f32
+	f32       bool    // raw holds float32 values already scaled (stored types of 8 bytes)
+	nonFinite []bool  // grid voxels whose series has a NaN or ±Inf (in float32)
+	sel       []int
+	trSource  string
+	warnings  []nifti.Warning
+	inputs    []FileDigest
+}
+
+// SurveyKeep is SurveyScan that decodes the file once for good: besides the survey it keeps
+// the series of the voxels in the scan's mask that have usable series, in the file's stored
+// datatype (2 bytes a value for int16, the usual type of fMRI), so that Survey.Load can give
+// the scan Load would give without inflating and decoding the file again. A cohort's loader
+// needs every subject's mask before it knows the common nodes; decoding twice (survey, then
+// read) cost about half of its time.
+//
+// Memory: while it runs, all the scan's stored volumes (scratch, reused) and a few float64
+// volumes; afterwards the kept series (KeptBytes). Scans whose stored data exceed KeepLimit
+// are surveyed without keeping anything. The file is hashed beside the decoding (Scan.Inputs),
+// as Load does.
+func SurveyKeep(ctx context.Context, path, maskPath string, scratch *Scratch) (*Survey, error) {
+	r, err := nifti.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	h := r.Header
+	sel, err := SelectVolumes(&h, 0, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	L := h.Volumes()
+	if sel != nil {
+		L = len(sel)
+	}
+	n, size := h.VoxelsPerVolume(), h.DataType.Size()
+	if int64(readUpTo(sel, L))*int64(n)*int64(size) > KeepLimit || n > math.MaxInt32 {
+		r.Close()
+		return SurveyScan(ctx, path, maskPath)
+	}
+	if h.Dim[0] < 4 || L < 2 {
+		return nil, fmt.Errorf("%s: 3D image (%d×%d×%d, one volume) where a 4D time series is needed", path, h.Nx(), h.Ny(), h.Nz())
+	}
+	if L < MinTimePoints {
+		return nil, fmt.Errorf("%s: %d volumes; at least %d time points are needed for a correlation", path, L, MinTimePoints)
+	}
+	dctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	digests := []func() (FileDigest, error){digestAsync(dctx, path)}
+	if maskPath != "" {
+		digests = append(digests, digestAsync(dctx, maskPath))
+	}
+	sv := &Survey{Dims: [3]int{h.Nx(), h.Ny(), h.Nz()}, Affine: h.Affine(), TR: h.TR(), L: L, path: path, maskPath: maskPath}
+	sv.Usable = make([]bool, n)
+	for i := range sv.Usable {
+		sv.Usable[i] = true
+	}
+	if scratch == nil {
+		scratch = &Scratch{}
+	}
+	vb := n * size
+	if cap(scratch.raw) < L*vb {
+		scratch.raw = nil // let the old one go before the new one is made
+		scratch.raw = make([]byte, L*vb)
+	}
+	raw := scratch.raw[:L*vb]
+	if len(scratch.vol) != n {
+		scratch.vol = make([]float64, n)
+	}
+	acc := newMeanAcc(n, sv.Usable)
+	// Inflating the next volume (the producer) overlaps summing the last one.
+	ready := make(chan error, L)
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		var skip []byte
+		file := 0
+		for t := 0; t < L; t++ {
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			default:
+			}
+			var err error
+			for read := true; read; {
+				dst := raw[t*vb : (t+1)*vb]
+				if sel != nil && file < sel[t] {
+					if skip == nil {
+						skip = make([]byte, vb)
+					}
+					dst = skip // passed over: a gzip stream cannot skip ahead
+				}
+				err = r.ReadRawVolume(dst)
+				read = sel != nil && err == nil && file < sel[t]
+				file++
+			}
+			select {
+			case ready <- err:
+			case <-stop:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	for t := 0; t < L; t++ {
+		var err error
+		select {
+		case err = <-ready:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
+		if err == nil {
+			err = ctx.Err()
+		}
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, fmt.Errorf("load %s: %w", path, ctx.Err())
+			}
+			return nil, volumeError(path, t, L, err)
+		}
+		h.Decode64(scratch.vol, raw[t*vb:(t+1)*vb])
+		acc.add(scratch.vol, t)
+	}
+	mean, changing := acc.finish(L)
+	if maskPath != "" {
+		if sv.Mask, err = LoadMask(maskPath, h); err != nil {
+			return nil, err
+		}
+		sv.MaskRule = MaskRuleUser
+	} else {
+		sv.Mask, sv.MaskRule, sv.Note = AutoMask(mean, changing, sv.Dims, 0, 0)
+		if sv.Mask.Count() == 0 {
+			return nil, fmt.Errorf("%s: no voxel's signal changes over time: every series is constant, so there is nothing to correlate", path)
+		}
+	}
+	k := &kept{h: h, nonFinite: acc.nonFinite, sel: sel, trSource: h.TRSource(), warnings: r.Warnings}
+	for f, in := range sv.Mask.In {
+		if in && sv.Usable[f] {
+			k.flat = append(k.flat, int32(f))
+		}
+	}
+	K := len(k.flat)
+	if size == 8 {
+		k.f32 = true
+		k.raw = make([]byte, L*K*4)
+		tmp := make([]byte, K*8)
+		for t := 0; t < L; t++ {
+			gatherValues(values[uint64](tmp), values[uint64](raw[t*vb:(t+1)*vb]), k.flat)
+			h.Decode(values[float32](k.raw[t*K*4:(t+1)*K*4]), tmp)
+		}
+	} else {
+		k.raw = make([]byte, L*K*size)
+		for t := 0; t < L; t++ {
+			dst, src := k.raw[t*K*size:(t+1)*K*size], raw[t*vb:(t+1)*vb]
+			switch size {
+			case 1:
+				gatherValues(dst, src, k.flat)
+			case 2:
+				gatherValues(values[uint16](dst), values[uint16](src), k.flat)
+			case 4:
+				gatherValues(values[uint32](dst), values[uint32](src), k.flat)
+			}
+		}
+	}
+	for _, wait := range digests {
+		d, err := wait()
+		if err != nil {
+			return nil, err
+		}
+		k.inputs = append(k.inputs, d)
+	}
+	sv.keep = k
+	return sv, nil
+}
+
+// values reinterprets bytes as fixed-size values (b from make([]byte), so aligned for them).
+func values[T uint16 | uint32 | uint64 | float32](b []byte) []T {
+	if len(b) == 0 {
+		return nil
+	}
+	var zero T
+	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/int(unsafe.Sizeof(zero)))
+}
+
+func gatherValues[T uint8 | uint16 | uint32 | uint64](dst, src []T, flat []int32) {
+	for k, f := range flat {
+		dst[k] = src[f]
+	}
+}
+
+// KeptBytes is the memory SurveyKeep's kept series hold (0 once released, or when nothing was
+// kept).
+func (sv *Survey) KeptBytes() int64 {
+	if sv.keep == nil {
+		return 0
+	}
+	return int64(len(sv.keep.raw))
+}
+
+// Release drops the kept series: Load then reads the file again.
+func (sv *Survey) Release() { sv.keep = nil }
+
+// Load gives the scan that Load(path, Options{Mask: mask, MaskRule: rule, MaskPath: the
+// survey's mask file}) gives — the same nodes, series, mask, drop counts, header facts and
+// file digests — from the series SurveyKeep kept when they cover every voxel of mask with a
+// usable series (a subset of the scan's own mask: always for the intersection of masks or a
+// mask file), and otherwise by reading the file again.
+func (sv *Survey) Load(ctx context.Context, mask *Mask, rule string) (*Scan, error) {
+	opt := Options{Mask: mask, MaskRule: rule, MaskPath: sv.maskPath}
+	k := sv.keep
+	if k == nil || mask == nil {
+		return Load(ctx, sv.path, opt, nil)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("load %s: %w", sv.path, err)
+	}
+	if mask.Dims != sv.Dims || len(mask.In) != len(sv.Usable) {
+		return nil, fmt.Errorf("%s: the mask's grid %v is not the scan's %v", sv.path, mask.Dims, sv.Dims)
+	}
+	// Node v is kept value idx[v] of every volume.
+	var idx []int32
+	drop := DropStats{}
+	j := 0
+	for f, in := range mask.In {
+		if !in {
+			continue
+		}
+		drop.MaskVoxels++
+		switch {
+		case k.nonFinite[f]:
+			drop.NonFinite++
+			continue
+		case !sv.Usable[f]:
+			drop.ZeroVariance++
+			continue
+		}
+		for j < len(k.flat) && int(k.flat[j]) < f {
+			j++
+		}
+		if j == len(k.flat) || int(k.flat[j]) != f {
+			return Load(ctx, sv.path, opt, nil) // a voxel outside the scan's own mask
+		}
+		idx = append(idx, int32(j))
+	}
+	if drop.MaskVoxels == 0 {
+		return nil, fmt.Errorf("%s: no voxel in the mask %s", sv.path, sv.maskPath)
+	}
+	N, L, K := len(idx), sv.L, len(k.flat)
+	if N == 0 {
+		return nil, fmt.Errorf("%s: every one of the %d voxels in the mask has a constant series or NaN/Inf values", sv.path, drop.MaskVoxels)
+	}
+	s := &Scan{N: N, L: L, Dims: sv.Dims, Affine: sv.Affine, TR: sv.TR, TRSource: k.trSource, Warnings: k.warnings,
+		Source: sv.path, Passes: 1, MaskRule: rule, Dropped: drop, Inputs: k.inputs}
+	if s.MaskRule == "" {
+		s.MaskRule = MaskRuleUser
+	}
+	s.BytesRead = int64(readUpTo(k.sel, L)) * int64(len(sv.Usable)) * int64(k.h.DataType.Size())
+	size := k.h.DataType.Size()
+	if k.f32 {
+		size = 4
+	}
+	s.Data = make([]float32, N*L)
+	blk := make([]float32, scatterVolumes*N)
+	var vol []float32 // one volume's kept values, when only some are nodes
+	if N < K {
+		vol = make([]float32, K)
+	}
+	for t := 0; t < L; t++ {
+		b := t % scatterVolumes
+		raw, dst := k.raw[t*K*size:(t+1)*K*size], blk[b*N:(b+1)*N]
+		if vol != nil {
+			dst = vol
+		}
+		if k.f32 {
+			copy(dst, values[float32](raw))
+		} else {
+			k.h.Decode(dst, raw)
+		}
+		if vol != nil {
+			for v, i := range idx {
+				blk[b*N+v] = vol[i]
+			}
+		}
+		if b == scatterVolumes-1 || t == L-1 {
+			scatterBlock(s.Data, blk, N, L, t-b, b+1)
+		}
+	}
+	s.IJK = make([][3]int32, N)
+	s.Mask = Mask{Dims: sv.Dims, In: make([]bool, len(mask.In))}
+	nx, ny := int32(sv.Dims[0]), int32(sv.Dims[1])
+	for v, i := range idx {
+		f := k.flat[i]
+		s.IJK[v] = [3]int32{f % nx, (f / nx) % ny, f / (nx * ny)}
+		s.Mask.In[f] = true
+	}
+	s.IndexGrid()
+	return s, nil
+}
