@@ -21,6 +21,7 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hubscope/hubscope/app/cohortview"
+	"github.com/hubscope/hubscope/app/compareview"
 	"github.com/hubscope/hubscope/app/jobs"
 	"github.com/hubscope/hubscope/app/slices"
 	"github.com/hubscope/hubscope/app/watch"
@@ -159,6 +160,9 @@ type Options struct {
 	OnResult func(*Result)
 	// OnConnect is called on the UI goroutine after each attempt to reach the helper.
 	OnConnect func(ipc.Info, error)
+	// OnComparison is called on the UI goroutine each time a comparison's t-maps are shown
+	// (or failed to load: err).
+	OnComparison func(*compareview.View, error)
 }
 
 // UI is the main window's state.
@@ -198,6 +202,8 @@ type UI struct {
 	// where that dialog cannot read files, the page's own file chooser (EnableBrowserUpload).
 	openScan func()
 	cohort   *cohortview.View // a cohort's results on show instead of a result (ShowCohort)
+	// comparison is a comparison's t-maps on show (in the cohort view, or alone).
+	comparison *compareview.View
 }
 
 // New builds the main window's state; Start connects it to the helper.
@@ -433,7 +439,7 @@ func (u *UI) open(j ipc.Job) {
 	go func() {
 		s, err := svc.Summary(u.ctx, j.ID)
 		var r *Result
-		if err == nil {
+		if err == nil && !compareview.Has(s) {
 			r, err = newResult(u.ctx, volumes, s, u.opts.Window)
 		}
 		fyne.Do(func() {
@@ -441,10 +447,12 @@ func (u *UI) open(j ipc.Job) {
 				u.Status.SetText(fmt.Sprintf("Could not open the results of %s: %v", j.Name, err))
 				return
 			}
-			if u.Result != nil {
-				u.Result.close()
+			if r == nil {
+				u.showComparison(s) // a two-group comparison: its t-maps
+				return
 			}
-			u.Result, u.cohort = r, nil
+			u.clearResults()
+			u.Result = r
 			r.Tabs.OnSelected = func(it *container.TabItem) {
 				// Three slices and the inspector (or the timelines) need the window's width.
 				if it.Text == TabSlices || it.Text == TabDynamics {

@@ -1,6 +1,10 @@
 package app
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"runtime"
 
@@ -11,14 +15,23 @@ import (
 	"fyne.io/fyne/v2/widget"
 
 	"github.com/hubscope/hubscope/app/cohortview"
+	"github.com/hubscope/hubscope/app/compareview"
+	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
-// cohortButton opens a cohort's results folder (desktop only: the browser names no folders).
+// TabTMaps names the cohort view's tab of a comparison's t-maps (compareview).
+const TabTMaps = "T-maps"
+
+// bundleMarker is the file every finished results bundle holds (helper/bundle.Marker).
+const bundleMarker = ".hubscope-bundle"
+
+// cohortButton opens a results folder (desktop only: the browser names no folders).
 func (u *UI) cohortButton() fyne.CanvasObject {
 	if runtime.GOOS == "js" {
 		return nil
 	}
-	return widget.NewButtonWithIcon("Open cohort results…", theme.FolderOpenIcon(), func() {
+	return widget.NewButtonWithIcon("Open results folder…", theme.FolderOpenIcon(), func() {
 		if u.opts.Window == nil {
 			return
 		}
@@ -28,31 +41,154 @@ func (u *UI) cohortButton() fyne.CanvasObject {
 				return
 			}
 			if l != nil {
-				u.ShowCohort(l.Path())
+				u.OpenFolder(l.Path())
 			}
 		}, u.opts.Window).Show()
 	})
 }
 
+// OpenFolder shows a results folder: a finished bundle — one scan's, or a group-mean
+// network's (hubscope-helper group) — as a result, through the helper; a cohort's folder
+// (hubscope-helper cohort) or a comparison's (compare) as the cohort view (ShowCohort).
+func (u *UI) OpenFolder(dir string) {
+	if _, err := os.Stat(filepath.Join(dir, bundleMarker)); err == nil {
+		u.openInHelper(dir, nil)
+		return
+	}
+	u.ShowCohort(dir)
+}
+
+// openInHelper asks the helper to open a finished results folder (JobRequest.Open) and shows
+// it (open). done, when set, is called on the UI goroutine with the job's summary instead.
+func (u *UI) openInHelper(dir string, done func(ipc.Summary, error)) {
+	svc := u.svc
+	if svc == nil {
+		err := errors.New("the helper is not connected")
+		if done != nil {
+			done(ipc.Summary{}, err)
+		} else {
+			u.Status.SetText("Could not open " + dir + ": " + err.Error() + ".")
+		}
+		return
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	u.submitting.Add(1)
+	go func() {
+		defer u.submitting.Done()
+		j, err := svc.Submit(u.ctx, ipc.JobRequest{Open: abs})
+		if done == nil {
+			fyne.Do(func() {
+				if err != nil {
+					u.Status.SetText(fmt.Sprintf("Could not open %s: %v", dir, err))
+					return
+				}
+				u.Status.SetText("Opened " + dir + ".")
+				u.open(j)
+			})
+			return
+		}
+		var s ipc.Summary
+		if err == nil {
+			s, err = svc.Summary(u.ctx, j.ID)
+		}
+		fyne.Do(func() { done(s, err) })
+	}()
+}
+
 // Cohort is the cohort's results on show (nil when none is).
 func (u *UI) Cohort() *cohortview.View { return u.cohort }
 
-// ShowCohort shows the cohort's results folder dir (hubscope-helper cohort and compare) in the
-// result's place, or says in the status line why it cannot.
-func (u *UI) ShowCohort(dir string) {
-	r, err := cohortview.Read(dir)
-	if err != nil {
-		u.Status.SetText("Not a cohort's results: " + err.Error())
-		return
-	}
+// Comparison is the t-maps of a comparison on show (in the cohort view's T-maps tab, or on
+// their own for a comparison job opened from the list); nil when none are.
+func (u *UI) Comparison() *compareview.View { return u.comparison }
+
+// clearResults closes what the result's place shows.
+func (u *UI) clearResults() {
 	if u.Result != nil {
 		u.Result.close()
 		u.Result = nil
 	}
+	if u.comparison != nil {
+		u.comparison.Close()
+		u.comparison = nil
+	}
+	u.cohort = nil
+}
+
+// comparisonDir is the folder with compare.json among a cohort's results: the folder itself
+// or its compare/ (compare's default output), "" without one.
+func comparisonDir(dir string) string {
+	for _, d := range []string{dir, filepath.Join(dir, cohortview.CompareDir)} {
+		if _, err := os.Stat(filepath.Join(d, schema.ComparisonFile)); err == nil {
+			return d
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return ""
+		}
+	}
+	return ""
+}
+
+// ShowCohort shows the cohort's results folder dir (hubscope-helper cohort and compare) in the
+// result's place, or says in the status line why it cannot. With a comparison (compare.json),
+// the helper opens it and a T-maps tab shows its t-maps over the anatomy (compareview).
+func (u *UI) ShowCohort(dir string) {
+	r, err := cohortview.Read(dir)
+	if err != nil {
+		u.Status.SetText("Not a results folder: " + err.Error())
+		return
+	}
+	u.clearResults()
 	v := cohortview.NewView(r)
 	u.cohort = v
 	title := widget.NewLabelWithStyle("Cohort "+filepath.Base(dir), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	u.resultBox.Objects = []fyne.CanvasObject{container.NewBorder(title, nil, nil, nil, v.Tabs)}
 	u.resultBox.Refresh()
 	u.Status.SetText("Showing the cohort's results in " + dir + ".")
+	cmp := comparisonDir(dir)
+	if cmp == "" {
+		return
+	}
+	tab := container.NewTabItem(TabTMaps, container.NewStack(widget.NewLabel("Opening the comparison's t-maps in the helper…")))
+	v.Tabs.Append(tab)
+	u.openInHelper(cmp, func(s ipc.Summary, err error) {
+		if u.cohort != v {
+			return // another result replaced the cohort
+		}
+		if err == nil && !compareview.Has(s) {
+			err = fmt.Errorf("the helper serves no t-maps for %s", cmp)
+		}
+		if err != nil {
+			tab.Content = widget.NewLabel("The t-maps cannot be shown: " + err.Error())
+			v.Tabs.Refresh()
+			return
+		}
+		c := compareview.New(u.ctx, u.volumes, s)
+		c.OnLoaded = u.comparisonLoaded
+		u.comparison = c
+		tab.Content = c
+		v.Tabs.Refresh()
+		c.Start() // last: it updates the view from other goroutines in tests
+	})
+}
+
+// comparisonLoaded tells Options.OnComparison (tests and the smoke dump) that the t-maps are shown.
+func (u *UI) comparisonLoaded(err error) {
+	if u.opts.OnComparison != nil {
+		u.opts.OnComparison(u.comparison, err)
+	}
+}
+
+// showComparison shows a comparison job opened from the list: its t-maps on their own.
+func (u *UI) showComparison(s ipc.Summary) {
+	u.clearResults()
+	c := compareview.New(u.ctx, u.volumes, s)
+	c.OnLoaded = u.comparisonLoaded
+	u.comparison = c
+	title := widget.NewLabelWithStyle(s.Job.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	u.resultBox.Objects = []fyne.CanvasObject{container.NewBorder(title, nil, nil, nil, c)}
+	u.resultBox.Refresh()
+	c.Start()
 }

@@ -236,7 +236,11 @@ func regionName(h ipc.Hub) string {
 
 // Content is the result's title line and tabs.
 func (r *Result) Content() fyne.CanvasObject {
-	title := widget.NewLabelWithStyle(r.Summary.Job.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	name := r.Summary.Job.Name
+	if g := r.Summary.Group; g != nil {
+		name = fmt.Sprintf("Group mean of %d subjects: %s", len(g.Subjects), name)
+	}
+	title := widget.NewLabelWithStyle(name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	return container.NewBorder(title, nil, nil, nil, r.Tabs)
 }
 

@@ -260,7 +260,7 @@ func TestSweepTab(t *testing.T) {
 	}
 }
 
-// "Open cohort results…" shows a cohort's folder (measures.tsv) in the result's place; a folder
+// "Open results folder…" shows a cohort's folder (measures.tsv) in the result's place; a folder
 // without a cohort's tables is refused in the status line.
 func TestShowCohort(t *testing.T) {
 	test.NewTempApp(t)
@@ -271,7 +271,7 @@ func TestShowCohort(t *testing.T) {
 		t.Fatal(err)
 	}
 	fyne.DoAndWait(func() { u.ShowCohort(t.TempDir()) })
-	if u.Cohort() != nil || !strings.Contains(u.Status.Text, "Not a cohort's results") {
+	if u.Cohort() != nil || !strings.Contains(u.Status.Text, "Not a results folder") {
 		t.Fatalf("empty folder: status %q", u.Status.Text)
 	}
 	fyne.DoAndWait(func() { u.ShowCohort(dir) })

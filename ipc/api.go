@@ -85,6 +85,11 @@ type JobRequest struct {
 	// Norm is a normative folder (built by "norm build") on the helper's disk, only over the
 	// Unix socket: the job is compared with it (z-maps, hubs lost and gained, clusters).
 	Norm string `json:"norm,omitempty"`
+	// Open is a finished results folder on the helper's disk, only over the Unix socket: a
+	// results bundle (run, group) or a two-group comparison's folder (compare). It is opened,
+	// not run: the job is done at once and serves the folder's volumes and files. Give it
+	// alone (no scan, mask, norm or settings).
+	Open string `json:"open,omitempty"`
 	// Settings are the analysis's choices; nil = the defaults (settings.Defaults), and a JSON
 	// object's missing keys take the defaults (settings.Settings.UnmarshalJSON).
 	Settings *settings.Settings `json:"settings,omitempty"`
@@ -198,6 +203,14 @@ type Summary struct {
 	// and the scan header's oddities the reader worked around (nibabel's levels and fixes),
 	// for the app to show beside the results; nil for a bundle without them.
 	InputChecks *schema.InputChecks `json:"input_checks,omitempty"`
+	// Group is group.json of a group-mean network's bundle (hubscope-helper group): its
+	// subjects, the mean (of Fisher z or of r) and the mask rule; nil for one scan's bundle.
+	Group *schema.Group `json:"group,omitempty"`
+	// Comparison is compare.json of a two-group comparison opened as a job (JobRequest.Open):
+	// its t-, p- and q-maps are volumes (t_<map>, p_<map>, q_<map>) served on the grid of
+	// the reference bundle, one of the compared runs, whose anatomy, atlas and maps are the
+	// job's others; nil for any other job.
+	Comparison *schema.Comparison `json:"comparison,omitempty"`
 }
 
 // AtlasInfo describes the labelled atlas used to name regions.

@@ -738,7 +738,7 @@ func (h *handler) submit(w http.ResponseWriter, r *http.Request, _ input) (any, 
 		return nil, err
 	}
 	// Security: only a local client names files on the helper's disk.
-	if TransportFrom(r.Context()) == TransportWeb && (req.Scan != "" || req.Mask != "" || req.Norm != "") {
+	if TransportFrom(r.Context()) == TransportWeb && (req.Scan != "" || req.Mask != "" || req.Norm != "" || req.Open != "") {
 		return nil, Errorf(CodeForbidden, "the web transport cannot name files on the helper's disk; upload the scan (POST %s/uploads) and submit its ID", Prefix)
 	}
 	if TransportFrom(r.Context()) == TransportWeb && req.Settings != nil {

@@ -152,7 +152,7 @@ func NewView(r *Results) *View {
 		if n := r.Nodes; n != nil {
 			v.Nodes = table(n)
 			v.Nodes.SortBy(col(n, "q_fdr"), false)
-			nodes := container.NewBorder(title(fmt.Sprintf("%d nodes significant at the comparison's false discovery rate (%s): voxel i, j, k of the cohort's grid, t, p, q; the t-maps t_<measure>.nii.gz beside it show them over the brain.", len(n.Rows), n.Path)), nil, nil, nil, v.Nodes)
+			nodes := container.NewBorder(title(fmt.Sprintf("%d nodes significant at the comparison's false discovery rate (%s): voxel i, j, k of the cohort's grid, t, p, q; the T-maps tab shows them over the brain with MNI positions and regions.", len(n.Rows), n.Path)), nil, nil, nil, v.Nodes)
 			split := container.NewVSplit(box, nodes)
 			split.Offset = 0.4
 			content = split

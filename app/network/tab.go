@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"image/color"
 	"io"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/canvas"
@@ -145,10 +146,54 @@ func (t *Tab) input() []fyne.CanvasObject {
 	return objs
 }
 
-// Content lays the tab out: the scan header's checks, measures, modules and degree plot on
-// the left, hubs on the right.
+// GroupLines describe a group-mean network (hubscope-helper group; the summary's Group): how
+// many subjects were averaged and how, the mask rule and its nodes, and who; none for one
+// scan's network.
+func (t *Tab) GroupLines() []string {
+	g := t.Summary.Group
+	if g == nil {
+		return nil
+	}
+	mean := "the mean of their Fisher z (atanh r), taken back to r"
+	if g.Mean == "r" {
+		mean = "the mean of their correlations r"
+	}
+	ls := []string{
+		fmt.Sprintf("Group-mean network of %d subjects (%d volumes each): %s, then thresholded and measured as one scan's network.", len(g.Subjects), g.Volumes, mean),
+		fmt.Sprintf("Mask rule: %s, %d nodes.", g.MaskRule, g.Nodes),
+	}
+	ls = append(ls, g.MaskNotes...)
+	const shown = 12
+	var names []string
+	for i, s := range g.Subjects {
+		if i == shown {
+			names = append(names, fmt.Sprintf("and %d more", len(g.Subjects)-shown))
+			break
+		}
+		names = append(names, s.Label)
+	}
+	return append(ls, "Subjects: "+strings.Join(names, ", ")+".")
+}
+
+// group is the "Group" section: GroupLines; nil for one scan's network.
+func (t *Tab) group() []fyne.CanvasObject {
+	ls := t.GroupLines()
+	if len(ls) == 0 {
+		return nil
+	}
+	objs := []fyne.CanvasObject{widget.NewLabelWithStyle("Group", fyne.TextAlignLeading, fyne.TextStyle{Bold: true})}
+	for _, line := range ls {
+		l := widget.NewLabel(line)
+		l.Wrapping = fyne.TextWrapWord
+		objs = append(objs, l)
+	}
+	return objs
+}
+
+// Content lays the tab out: a group's subjects and mask rule, the scan header's checks,
+// measures, modules and degree plot on the left, hubs on the right.
 func (t *Tab) Content() fyne.CanvasObject {
-	left := container.NewVBox(append(t.input(),
+	left := container.NewVBox(append(append(t.group(), t.input()...),
 		widget.NewLabelWithStyle("Global measures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		t.measures(),
 		widget.NewLabelWithStyle("Modules", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),

@@ -65,9 +65,9 @@ func Has(s ipc.Summary) bool {
 		slices.ContainsFunc(s.Files, func(f ipc.FileInfo) bool { return f.Name == NormFile })
 }
 
-// position returns voxel v's MNI coordinates when the scan is in MNI space (an atlas is served)
+// Position returns voxel v's MNI coordinates when the scan is in MNI space (an atlas is served)
 // or registered (ScanToMNI), else its scan coordinates.
-func position(s ipc.Summary, affine [4][4]float64, v [3]int) ([3]float64, bool) {
+func Position(s ipc.Summary, affine [4][4]float64, v [3]int) ([3]float64, bool) {
 	x := apply(affine, [3]float64{float64(v[0]), float64(v[1]), float64(v[2])})
 	if s.ScanToMNI != nil {
 		return apply(*s.ScanToMNI, x), true
@@ -110,7 +110,7 @@ func Rows(s ipc.Summary, rep *Report, lost, gained, z, atlas *ipc.Volume) []Row 
 				kind = KindClusterAbove
 			}
 			r := Row{Kind: kind, Voxel: c.Peak, Z: c.PeakZ, Voxels: c.Voxels, Region: c.Region}
-			r.MNI, r.InMNI = position(s, lost.Header.Affine, c.Peak)
+			r.MNI, r.InMNI = Position(s, lost.Header.Affine, c.Peak)
 			if rg := region(c.Peak); rg != "" {
 				r.Region = rg
 			}
@@ -135,7 +135,7 @@ func Rows(s ipc.Summary, rep *Report, lost, gained, z, atlas *ipc.Volume) []Row 
 						continue // 0, or NaN outside the mask
 					}
 					r := Row{Kind: layer.kind, Voxel: v, Z: zAt(v), Voxels: 1, Region: region(v)}
-					r.MNI, r.InMNI = position(s, layer.vol.Header.Affine, v)
+					r.MNI, r.InMNI = Position(s, layer.vol.Header.Affine, v)
 					hubs = append(hubs, r)
 				}
 			}

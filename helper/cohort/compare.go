@@ -2,6 +2,7 @@ package cohort
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/hubscope/hubscope/helper/bids/derivatives"
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/stats"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // Table is a measures.tsv read back.
@@ -419,6 +421,9 @@ func Compare(ctx context.Context, opt CompareOptions) (*CompareResult, error) {
 	if err := os.WriteFile(filepath.Join(opt.Out, "compare_nodes.tsv"), []byte(nb.String()), 0o644); err != nil {
 		return nil, err
 	}
+	if err := writeComparison(opt, res, ids[0], len(nd.IJK)); err != nil {
+		return nil, err
+	}
 	if opt.Atlas != "" {
 		if len(opt.Covariates) > 0 {
 			res.Notes = append(res.Notes, "the network-based statistic does not regress covariates")
@@ -428,6 +433,31 @@ func Compare(ctx context.Context, opt CompareOptions) (*CompareResult, error) {
 		}
 	}
 	return res, nil
+}
+
+// writeComparison writes compare.json (schema.Comparison): what was compared, and the first
+// compared run's bundle, whose grid the maps lie on, for the app to draw them over its anatomy.
+func writeComparison(opt CompareOptions, res *CompareResult, firstRun string, nodes int) error {
+	r, err := derivatives.ParseID(firstRun)
+	if err != nil {
+		return err
+	}
+	deriv, err := filepath.Abs(opt.Deriv)
+	if err != nil {
+		return err
+	}
+	c := schema.Comparison{Deriv: deriv, GroupColumn: opt.GroupColumn, Groups: res.Groups, N: res.N, Covariates: opt.Covariates,
+		Alpha: opt.Alpha, Permutations: opt.Permutations, Nodes: nodes, Significant: map[string]int{},
+		ReferenceBundle: BundleDir(deriv, r)}
+	for _, nt := range res.Nodal {
+		c.Maps = append(c.Maps, nt.Map)
+		c.Significant[nt.Map] = nt.Significant
+	}
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(opt.Out, schema.ComparisonFile), append(b, '\n'), 0o644)
 }
 
 func ff(v float64) string {

@@ -2,15 +2,18 @@ package cohort
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/synth"
+	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
@@ -94,6 +97,23 @@ func TestComparePlantedLesion(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(deriv, "compare", f)); err != nil {
 			t.Error(err)
 		}
+	}
+	// compare.json records what was compared and a compared run's bundle on the maps' grid.
+	var c schema.Comparison
+	if b, err := os.ReadFile(filepath.Join(deriv, "compare", schema.ComparisonFile)); err != nil {
+		t.Error(err)
+	} else if err := json.Unmarshal(b, &c); err != nil {
+		t.Error(err)
+	}
+	if c.Groups != [2]string{"patient", "control"} || c.N != res.N || c.Alpha != 0.05 || c.Permutations != 200 ||
+		!slices.Equal(c.Maps, []string{"degree"}) || c.Significant["degree"] != found || c.Nodes != res.Nodal[0].Nodes {
+		t.Errorf("compare.json: %+v (found %d, result %+v)", c, found, res.Nodal)
+	}
+	if h, _, err := nifti.ReadImage(filepath.Join(c.ReferenceBundle, "degree.nii.gz")); err != nil || !filepath.IsAbs(c.ReferenceBundle) ||
+		!strings.HasPrefix(c.ReferenceBundle, c.Deriv) {
+		t.Errorf("compare.json's reference bundle %q: %v", c.ReferenceBundle, err)
+	} else if th, _, err := nifti.ReadImage(filepath.Join(deriv, "compare", "t_degree.nii.gz")); err != nil || th.Nx() != h.Nx() || th.Ny() != h.Ny() || th.Nz() != h.Nz() {
+		t.Errorf("t_degree's grid differs from the reference bundle's: %v", err)
 	}
 	// Region scale: the network-based statistic on the phantom's modules as the atlas finds a
 	// component through the lesioned module.

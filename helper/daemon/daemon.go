@@ -268,6 +268,9 @@ type record struct {
 	// BundleDir is the results bundle of a job opened from an existing folder (OpenBundle);
 	// "" for a job the daemon ran (its bundle is the job directory's bundle/).
 	BundleDir string `json:"bundle_dir,omitempty"`
+	// OverlayDir is a two-group comparison's folder opened with BundleDir as its reference
+	// bundle: its maps (t_<map> …) are served beside the bundle's volumes.
+	OverlayDir string `json:"overlay_dir,omitempty"`
 }
 
 func (d *Daemon) jobDir(id string) string { return filepath.Join(d.dir, id) }

@@ -46,6 +46,9 @@ func (j *job) ended() {
 // Submit validates a request, creates the job's directory and queues it.
 func (d *Daemon) Submit(ctx context.Context, req ipc.JobRequest) (ipc.Job, error) {
 	web := ipc.TransportFrom(ctx) == ipc.TransportWeb
+	if req.Open != "" {
+		return d.submitOpen(ctx, req, web)
+	}
 	switch {
 	case (req.Scan == "") == (req.ScanUpload == ""):
 		return ipc.Job{}, ipc.Errorf(ipc.CodeBadRequest, "give exactly one of scan (a path) and scan_upload (an upload ID)")
@@ -228,6 +231,24 @@ func checkNorm(p string) (string, error) {
 
 // checkPath accepts an absolute path to a regular file (the helper's working directory means
 // nothing to a client).
+// submitOpen opens a finished results folder (a bundle, or a comparison's folder) as a done
+// job (OpenBundle): nothing runs.
+func (d *Daemon) submitOpen(ctx context.Context, req ipc.JobRequest, web bool) (ipc.Job, error) {
+	switch {
+	case web:
+		return ipc.Job{}, ipc.Errorf(ipc.CodeForbidden, "requests over the web transport cannot name folders on the helper's disk")
+	case req.Scan != "" || req.ScanUpload != "" || req.Mask != "" || req.MaskUpload != "" || req.ConfoundsUpload != "" || req.Norm != "" || req.Settings != nil:
+		return ipc.Job{}, ipc.Errorf(ipc.CodeBadRequest, "open names a finished results folder: give it alone (no scan, mask, confounds, norm or settings)")
+	case !filepath.IsAbs(req.Open):
+		return ipc.Job{}, ipc.Errorf(ipc.CodeBadRequest, "open %q: give an absolute path", req.Open)
+	}
+	j, err := d.OpenBundle(ctx, filepath.Clean(req.Open))
+	if err != nil {
+		return ipc.Job{}, ipc.Errorf(ipc.CodeBadRequest, "open: %v", err)
+	}
+	return j, nil
+}
+
 func checkPath(what, p string) (string, error) {
 	if !filepath.IsAbs(p) {
 		return "", ipc.Errorf(ipc.CodeBadRequest, "%s %q: give an absolute path", what, p)

@@ -20,13 +20,35 @@ import (
 // another helper) a done job of this daemon, so that its summary, volumes and files are served
 // as any job's (hubscope-helper report uses it). The bundle stays where it is and is only read.
 // Its settings and times come from its provenance.json.
+//
+// A two-group comparison's folder (hubscope-helper compare: compare.json beside the t-, p- and
+// q-maps) is opened as its reference bundle — one of the compared runs, on whose grid the maps
+// lie — with the comparison's maps served beside that bundle's volumes (Summary.Comparison
+// says so), so that the app draws them over the run's anatomy and names regions with its atlas.
 func (d *Daemon) OpenBundle(ctx context.Context, dir string) (ipc.Job, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return ipc.Job{}, err
 	}
+	var overlay string
+	var cmp *schema.Comparison
+	if b, err := os.ReadFile(filepath.Join(abs, schema.ComparisonFile)); err == nil {
+		var c schema.Comparison
+		if err := json.Unmarshal(b, &c); err != nil {
+			return ipc.Job{}, fmt.Errorf("%s: %s: %w", dir, schema.ComparisonFile, err)
+		}
+		if c.ReferenceBundle == "" {
+			return ipc.Job{}, fmt.Errorf("%s: %s names no reference bundle", dir, schema.ComparisonFile)
+		}
+		overlay, cmp, abs = abs, &c, c.ReferenceBundle
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return ipc.Job{}, fmt.Errorf("%s: %w", dir, err)
+	}
 	if _, err := os.Stat(filepath.Join(abs, bundle.Marker)); err != nil {
-		return ipc.Job{}, fmt.Errorf("%s: not a finished HubScope results bundle (no %s)", dir, bundle.Marker)
+		if cmp != nil {
+			return ipc.Job{}, fmt.Errorf("%s: the comparison's reference bundle %s is not a finished HubScope results bundle (no %s)", dir, abs, bundle.Marker)
+		}
+		return ipc.Job{}, fmt.Errorf("%s: not a finished HubScope results bundle (no %s) nor a comparison (no %s)", dir, bundle.Marker, schema.ComparisonFile)
 	}
 	b, err := os.ReadFile(filepath.Join(abs, "provenance.json"))
 	if err != nil {
@@ -57,6 +79,9 @@ func (d *Daemon) OpenBundle(ctx context.Context, dir string) (ipc.Job, error) {
 	if prov.Input.Path != "" {
 		name = filepath.Base(prov.Input.Path)
 	}
+	if cmp != nil {
+		name = fmt.Sprintf("%s: %s vs %s (%s)", filepath.Base(overlay), cmp.Groups[0], cmp.Groups[1], cmp.GroupColumn)
+	}
 	h, err := readHeader(filepath.Join(abs, "degree.nii.gz"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return ipc.Job{}, fmt.Errorf("%s: %w", dir, err)
@@ -67,7 +92,7 @@ func (d *Daemon) OpenBundle(ctx context.Context, dir string) (ipc.Job, error) {
 	}
 	id := newID(time.Now())
 	r := record{Job: ipc.Job{ID: id, Name: name, State: ipc.JobDone, Settings: set, Submitted: created, Started: &created, Finished: &created, Backend: prov.Backend},
-		Scan: prov.Input.Path, BundleDir: abs, SformCode: h.SformCode, QformCode: h.QformCode}
+		Scan: prov.Input.Path, BundleDir: abs, OverlayDir: overlay, SformCode: h.SformCode, QformCode: h.QformCode}
 	if err := os.Mkdir(d.jobDir(id), 0o700); err != nil {
 		return ipc.Job{}, fmt.Errorf("job %s: %w", id, err)
 	}

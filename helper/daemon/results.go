@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +27,7 @@ import (
 // node grid and the bundle's raw metrics. Bundles never change once committed.
 type bundleView struct {
 	dir     string
+	overlay string // a comparison's folder whose maps are served beside the bundle's ("" none)
 	metrics []byte
 	tr      float64
 	n       int
@@ -64,7 +66,7 @@ func (d *Daemon) view(id string) (*bundleView, record, error) {
 }
 
 func (d *Daemon) loadView(r record, dir string) (*bundleView, error) {
-	v := &bundleView{dir: dir}
+	v := &bundleView{dir: dir, overlay: r.OverlayDir}
 	var err error
 	if v.metrics, err = os.ReadFile(filepath.Join(dir, "metrics.json")); err != nil {
 		return nil, fmt.Errorf("job %s: %w", r.ID, err)
@@ -285,6 +287,24 @@ func (d *Daemon) Summary(ctx context.Context, id string) (ipc.Summary, error) {
 		}
 		s.DFC = &dfc
 	}
+	if b, err := os.ReadFile(filepath.Join(v.dir, schema.GroupFile)); err == nil {
+		var g schema.Group
+		if err := json.Unmarshal(b, &g); err != nil {
+			return s, fmt.Errorf("job %s: %s: %w", id, schema.GroupFile, err)
+		}
+		s.Group = &g
+	}
+	if v.overlay != "" {
+		b, err := os.ReadFile(filepath.Join(v.overlay, schema.ComparisonFile))
+		if err != nil {
+			return s, fmt.Errorf("job %s: %w", id, err)
+		}
+		var c schema.Comparison
+		if err := json.Unmarshal(b, &c); err != nil {
+			return s, fmt.Errorf("job %s: %s: %w", id, schema.ComparisonFile, err)
+		}
+		s.Comparison = &c
+	}
 	if b, err := os.ReadFile(filepath.Join(v.dir, "provenance.json")); err == nil {
 		var p struct {
 			InputChecks *schema.InputChecks `json:"input_checks"`
@@ -408,11 +428,16 @@ func (v *bundleView) volumeNames() []string {
 		return []string{}
 	}
 	var names []string
-	entries, _ := os.ReadDir(v.dir)
-	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), ".nii.gz")
-		if ok && e.Type().IsRegular() && mapName.MatchString(name) {
-			names = append(names, name)
+	for _, dir := range []string{v.dir, v.overlay} {
+		if dir == "" {
+			continue
+		}
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			name, ok := strings.CutSuffix(e.Name(), ".nii.gz")
+			if ok && e.Type().IsRegular() && mapName.MatchString(name) && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
 		}
 	}
 	sort.Strings(names)
@@ -439,6 +464,19 @@ func (v *bundleView) header(name string) ipc.VolumeHeader {
 			what = m
 		}
 		desc = "z against the normative cohort: " + what
+	}
+	if v.overlay != "" && desc == "" {
+		// compare's maps: Welch's t of group A against B per node, its p and FDR q.
+		for _, c := range []struct{ prefix, what string }{{"t_", "Welch's t (first group minus second): "}, {"p_permutation_", "permutation p: "}, {"p_", "p of Welch's t: "}, {"q_", "false discovery rate q (Benjamini-Hochberg): "}} {
+			if m, ok := strings.CutPrefix(base, c.prefix); ok {
+				what := descriptions[m]
+				if what == "" {
+					what = m
+				}
+				desc = c.what + what
+				break
+			}
+		}
 	}
 	return ipc.VolumeHeader{Name: name, Dims: v.dims, Affine: v.affine, Categorical: categorical[base], Description: desc}
 }
@@ -492,7 +530,7 @@ func (d *Daemon) Volume(ctx context.Context, id, name string) (*ipc.Volume, erro
 			return nil, err
 		}
 	case !isFrame && mapName.MatchString(name):
-		p := filepath.Join(v.dir, name+".nii.gz")
+		p := v.mapPath(name)
 		fi, err := os.Lstat(p)
 		if err != nil || !fi.Mode().IsRegular() {
 			return nil, ipc.Errorf(ipc.CodeNotFound, "job %s has no volume %q", id, name)
@@ -518,6 +556,17 @@ func (d *Daemon) Volume(ctx context.Context, id, name string) (*ipc.Volume, erro
 	}
 	setRange(vol)
 	return vol, nil
+}
+
+// mapPath is the file of map name: the bundle's, else the comparison's beside it.
+func (v *bundleView) mapPath(name string) string {
+	p := filepath.Join(v.dir, name+".nii.gz")
+	if v.overlay != "" {
+		if _, err := os.Lstat(p); err != nil {
+			return filepath.Join(v.overlay, name+".nii.gz")
+		}
+	}
+	return p
 }
 
 // readFrame reads volume w of a 4D image.
