@@ -19,7 +19,8 @@ import (
 // is built from the phantom's own degree map (three "subjects" at degree − 1, degree, degree +
 // 1: SD 1), except that the cohort's mean is 5 higher at the strongest hub, so the run's
 // z_degree there is −5 and it is a hub lost. The summary offers the z-maps, hubs_lost and
-// hubs_gained as volumes (the hub maps as labels) and norm_clusters.tsv as a file. A folder
+// hubs_gained and the cohort's hubs (cohort_hubs: the folder's hubs.nii.gz at the run's
+// nodes) as volumes (the hub maps as labels) and norm_clusters.tsv as a file. A folder
 // without norm.json, a relative path and a web request naming one are refused at submission.
 func TestSubmitWithNorm(t *testing.T) {
 	scanPath, maskPath := phantom(t, 12)
@@ -87,7 +88,7 @@ func TestSubmitWithNorm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"z_degree", "hubs_lost", "hubs_gained"} {
+	for _, name := range []string{"z_degree", "hubs_lost", "hubs_gained", "cohort_hubs"} {
 		if !slices.Contains(sum.Volumes, name) {
 			t.Fatalf("volumes %v lack %s", sum.Volumes, name)
 		}
@@ -111,6 +112,26 @@ func TestSubmitWithNorm(t *testing.T) {
 	}
 	if !lost.Header.Categorical || lost.At(hub[0], hub[1], hub[2]) != 1 || !strings.Contains(lost.Header.Description, "lost") {
 		t.Fatalf("hubs_lost: categorical %v, %g at the hub, %q", lost.Header.Categorical, lost.At(hub[0], hub[1], hub[2]), lost.Header.Description)
+	}
+	// The cohort's hubs (the normative folder's hubs.nii.gz) at the run's nodes, as labels.
+	cohortHubs, err := d.Volume(unix, job.ID, "cohort_hubs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ref, err := nifti.ReadImage(filepath.Join(dir, "hubs.nii.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := 0
+	for _, p := range v.ijk {
+		f := v.flat(p)
+		if cohortHubs.Data[f] != ref[f] {
+			t.Fatalf("cohort_hubs at %v: %g, the normative folder's hubs.nii.gz %g", p, cohortHubs.Data[f], ref[f])
+		}
+		count += int(ref[f])
+	}
+	if !cohortHubs.Header.Categorical || count == 0 || cohortHubs.At(hub[0], hub[1], hub[2]) != 1 || !strings.Contains(cohortHubs.Header.Description, "normative cohort") {
+		t.Fatalf("cohort_hubs: categorical %v, %d cohort hubs, %g at the hub lost, %q", cohortHubs.Header.Categorical, count, cohortHubs.At(hub[0], hub[1], hub[2]), cohortHubs.Header.Description)
 	}
 	b, err := os.ReadFile(filepath.Join(sum.Bundle, "norm_clusters.tsv"))
 	if err != nil {

@@ -399,7 +399,7 @@ func apply(a [4][4]float64, x [3]float64) [3]float64 {
 var mapName = regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 
 // categorical volumes hold labels; the rest are quantities.
-var categorical = map[string]bool{"hubs": true, "modules": true, "mask": true, "atlas": true, "hubs_lost": true, "hubs_gained": true}
+var categorical = map[string]bool{"hubs": true, "modules": true, "mask": true, "atlas": true, "hubs_lost": true, "hubs_gained": true, "cohort_hubs": true}
 
 var descriptions = map[string]string{
 	"degree":          "degree (number of links)",
@@ -417,6 +417,7 @@ var descriptions = map[string]string{
 	VolumeTemplate:    "MNI152 T1 template (ICBM 2009a)",
 	"hubs_lost":       "cohort hubs lost (z < −2)",
 	"hubs_gained":     "hubs gained against the cohort",
+	"cohort_hubs":     "hubs of the normative cohort (1 = cohort hub)",
 	"mask":            "analysis mask (1 = node)",
 	"atlas":           "AAL atlas region",
 	"dfc_degree":      "degree in one sliding window",

@@ -284,6 +284,9 @@ type Result struct {
 	Z      map[string][]float64 `json:"-"` // per scan node; NaN where not compared
 	Lost   []int                `json:"-"` // scan nodes
 	Gained []int                `json:"-"`
+	// CohortHubNodes are the scan nodes that are hubs of the cohort (its hubs.nii.gz), for the
+	// bundle's cohort_hubs.nii.gz: the app draws them beside the hubs lost and gained.
+	CohortHubNodes []int `json:"-"`
 }
 
 // ThresholdLoss is one sweep threshold's comparison.
@@ -327,12 +330,16 @@ func (n *Norm) Compare(ijk [][3]int32, affine [4][4]float64, maps map[string][]f
 	for f, h := range n.Hub {
 		if h {
 			res.CohortHubs++
-			if k, ok := node[f]; ok && zd[k] < -zCut {
-				res.Lost = append(res.Lost, k)
+			if k, ok := node[f]; ok {
+				res.CohortHubNodes = append(res.CohortHubNodes, k)
+				if zd[k] < -zCut {
+					res.Lost = append(res.Lost, k)
+				}
 			}
 		}
 	}
 	sort.Ints(res.Lost)
+	sort.Ints(res.CohortHubNodes)
 	var swept []string
 	for name := range n.ThresholdHub {
 		swept = append(swept, name)

@@ -57,7 +57,8 @@ func compareWithNorm(nm *norm.Norm, s *scan.Scan, m *Metrics, maps []nodeMap, at
 }
 
 // writeNorm adds z_<map>.nii.gz (0 where not compared), hubs_lost.nii.gz, hubs_gained.nii.gz,
-// norm_clusters.tsv and norm.json to the bundle.
+// cohort_hubs.nii.gz (the cohort's hubs among the compared nodes), norm_clusters.tsv and
+// norm.json to the bundle.
 func writeNorm(w *bundle.Writer, s *scan.Scan, r *norm.Result) error {
 	for name, z := range r.Z {
 		v := make([]float32, len(z))
@@ -70,7 +71,7 @@ func writeNorm(w *bundle.Writer, s *scan.Scan, r *norm.Result) error {
 			return err
 		}
 	}
-	for name, nodes := range map[string][]int{"hubs_lost": r.Lost, "hubs_gained": r.Gained} {
+	for name, nodes := range map[string][]int{"hubs_lost": r.Lost, "hubs_gained": r.Gained, "cohort_hubs": r.CohortHubNodes} {
 		v := make([]float32, s.N)
 		for _, k := range nodes {
 			v[k] = 1
