@@ -310,6 +310,13 @@ func (h *Header) Decode(dst []float32, raw []byte) {
 	decode(dst, raw, h.DataType, slope, inter, scaled)
 }
 
+// Scaled reports whether values are scaled on read (scl_slope/scl_inter other than none or
+// the identity): unscaled integer values read as themselves.
+func (h *Header) Scaled() bool {
+	_, _, ok := h.scaling()
+	return ok
+}
+
 // Decode64 is Decode in float64, exactly as ReadVolume64.
 func (h *Header) Decode64(dst []float64, raw []byte) {
 	slope, inter, scaled := h.scaling()

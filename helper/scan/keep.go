@@ -93,10 +93,19 @@ func SurveyKeep(ctx context.Context, path, maskPath string, scratch *Scratch) (*
 		scratch.raw = make([]byte, L*vb)
 	}
 	raw := scratch.raw[:L*vb]
-	if len(scratch.vol) != n {
-		scratch.vol = make([]float64, n)
+	// Small unscaled integers (int16, the usual type of fMRI) are summed as integers from the
+	// stored volumes once all are in, a block of voxels at a time (the block's sums stay in
+	// cache): the same means as float64 sums (exact either way), and their float32 values
+	// differ exactly when the integers do. Other types go volume by volume through float64.
+	dt := h.DataType
+	small := !h.Scaled() && (dt == nifti.Int16 || dt == nifti.Uint16 || dt == nifti.Int8 || dt == nifti.Uint8)
+	var acc *meanAcc
+	if !small {
+		acc = newMeanAcc(n, sv.Usable)
+		if len(scratch.vol) != n {
+			scratch.vol = make([]float64, n)
+		}
 	}
-	acc := newMeanAcc(n, sv.Usable)
 	// Inflating the next volume (the producer) overlaps summing the last one.
 	ready := make(chan error, L)
 	stop := make(chan struct{})
@@ -153,10 +162,30 @@ func SurveyKeep(ctx context.Context, path, maskPath string, scratch *Scratch) (*
 			}
 			return nil, volumeError(path, t, L, err)
 		}
-		h.Decode64(scratch.vol, raw[t*vb:(t+1)*vb])
-		acc.add(scratch.vol, t)
+		if !small {
+			h.Decode64(scratch.vol, raw[t*vb:(t+1)*vb])
+			acc.add(scratch.vol, t)
+		}
 	}
-	mean, changing := acc.finish(L)
+	var mean []float64
+	var changing, nonFinite []bool
+	switch {
+	case !small:
+		mean, changing = acc.finish(L)
+		nonFinite = acc.nonFinite
+	case dt == nifti.Int16:
+		mean, changing = intStats(values[int16](raw), n, L)
+	case dt == nifti.Uint16:
+		mean, changing = intStats(values[uint16](raw), n, L)
+	case dt == nifti.Int8:
+		mean, changing = intStats(values[int8](raw), n, L)
+	default:
+		mean, changing = intStats(raw, n, L)
+	}
+	if small {
+		copy(sv.Usable, changing) // integers are finite; a series varies where it changes
+		nonFinite = make([]bool, n)
+	}
 	if maskPath != "" {
 		if sv.Mask, err = LoadMask(maskPath, h); err != nil {
 			return nil, err
@@ -168,7 +197,7 @@ func SurveyKeep(ctx context.Context, path, maskPath string, scratch *Scratch) (*
 			return nil, fmt.Errorf("%s: no voxel's signal changes over time: every series is constant, so there is nothing to correlate", path)
 		}
 	}
-	k := &kept{h: h, nonFinite: acc.nonFinite, sel: sel, trSource: h.TRSource(), warnings: r.Warnings}
+	k := &kept{h: h, nonFinite: nonFinite, sel: sel, trSource: h.TRSource(), warnings: r.Warnings}
 	for f, in := range sv.Mask.In {
 		if in && sv.Usable[f] {
 			k.flat = append(k.flat, int32(f))
@@ -208,8 +237,34 @@ func SurveyKeep(ctx context.Context, path, maskPath string, scratch *Scratch) (*
 	return sv, nil
 }
 
+// intStats is meanImage's mean and changing flags for n voxels × L volumes of small
+// integers, volume-major: the integer sum over time divided by L (what the float64 sum gives:
+// every partial sum is an integer below 2⁵³), and whether a value differs from the first.
+func intStats[T int8 | uint8 | int16 | uint16](v []T, n, L int) ([]float64, []bool) {
+	mean, changing := make([]float64, n), make([]bool, n)
+	const block = 2048
+	var sum [block]int64
+	for b0 := 0; b0 < n; b0 += block {
+		b1 := min(b0+block, n)
+		s, ch, first := sum[:b1-b0], changing[b0:b1], v[b0:b1]
+		clear(s)
+		for t := 0; t < L; t++ {
+			row := v[t*n+b0 : t*n+b1]
+			row = row[:len(s)]
+			for i, x := range row {
+				s[i] += int64(x)
+				ch[i] = ch[i] || x != first[i]
+			}
+		}
+		for i, x := range s {
+			mean[b0+i] = float64(x) / float64(L)
+		}
+	}
+	return mean, changing
+}
+
 // values reinterprets bytes as fixed-size values (b from make([]byte), so aligned for them).
-func values[T uint16 | uint32 | uint64 | float32](b []byte) []T {
+func values[T int8 | int16 | uint16 | uint32 | uint64 | float32](b []byte) []T {
 	if len(b) == 0 {
 		return nil
 	}

@@ -94,7 +94,7 @@ func TestSurveyMatchesLoad(t *testing.T) {
 // TestSurveyKeepGivesLoad: SurveyKeep's survey is SurveyScan's, and Survey.Load gives exactly
 // the scan Load gives with the same mask — nodes, series, mask, drop counts, header facts,
 // digests — from the kept series (own mask, a mask file, a smaller mask) or by reading the file
-// again (a mask beyond the scan's own), for stored int16 (plain and scaled), float32 with
+// again (a mask beyond the scan's own), for stored int16 (plain and scaled), uint16, float32 with
 // NaN, ±Inf and constant voxels, and float64.
 func TestSurveyKeepGivesLoad(t *testing.T) {
 	dims := []int{12, 10, 8, 20}
@@ -141,7 +141,7 @@ func TestSurveyKeepGivesLoad(t *testing.T) {
 		slope float64
 		bad   bool
 	}
-	for _, fl := range []file{{"int16", nifti.Int16, 0, false}, {"int16-scaled", nifti.Int16, 0.5, false}, {"float32", nifti.Float32, 0, true}, {"float64", nifti.Float64, 0, true}} {
+	for _, fl := range []file{{"int16", nifti.Int16, 0, false}, {"uint16", nifti.Uint16, 0, false}, {"int16-scaled", nifti.Int16, 0.5, false}, {"float32", nifti.Float32, 0, true}, {"float64", nifti.Float64, 0, true}} {
 		d := append([]float32(nil), data...)
 		if fl.bad {
 			d[5*G+centre] = float32(math.NaN())
