@@ -315,13 +315,18 @@ func (r *Result) exportTab() fyne.CanvasObject {
 	what.Wrapping = fyne.TextWrapWord
 	views := widget.NewLabel("The 3D view and the three slices as they are shown now (overlay, crosshair, orientation letters).")
 	views.Wrapping = fyne.TextWrapWord
-	return container.NewVBox(
+	box := container.NewVBox(
 		widget.NewLabelWithStyle("Results folder", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		container.NewBorder(nil, nil, nil, cp, loc), files, widget.NewSeparator(),
 		widget.NewLabelWithStyle("Pictures", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		views, container.NewHBox(save3D, saveSlices), widget.NewSeparator(),
 		widget.NewLabelWithStyle("Report", fyne.TextAlignLeading, fyne.TextStyle{Bold: true}),
 		what, container.NewHBox(savePDF, save), r.ExportStatus)
+	if d := r.downloads(); d != nil {
+		box.Add(widget.NewSeparator())
+		box.Add(d)
+	}
+	return box
 }
 
 // write3DPNG writes the 3D view as shown, as PNG.
@@ -335,8 +340,13 @@ func (r *Result) write3DPNG(w io.Writer) error {
 // saveDialog asks where to save what (a file named name, filtered to ext), writes it with
 // write and says in ExportStatus what happened.
 func (r *Result) saveDialog(what, name, ext string, write func(io.Writer) error) {
-	if cannotSave != "" {
-		r.ExportStatus.SetText(cannotSave)
+	if saveFile != nil {
+		// The browser: no save dialog, the file comes as a download named name.
+		msg, err := saveFile(name, write)
+		if err != nil {
+			msg = fmt.Sprintf("Could not save %s: %v", what, err)
+		}
+		r.ExportStatus.SetText(msg)
 		return
 	}
 	if r.win == nil {

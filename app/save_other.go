@@ -2,5 +2,14 @@
 
 package app
 
-// cannotSave is empty where the app can save files (see save_js.go).
-const cannotSave = ""
+import (
+	"io"
+
+	"fyne.io/fyne/v2"
+)
+
+// saveFile is nil where the app has a save dialog (see save_js.go).
+var saveFile func(name string, write func(io.Writer) error) (string, error)
+
+// downloads is nil where the app saves files itself (see save_js.go).
+func (r *Result) downloads() fyne.CanvasObject { return nil }

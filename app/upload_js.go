@@ -41,9 +41,8 @@ const (
 )
 
 // BrowserLimits says, on the page, what the browser app cannot do that the desktop app does.
-const BrowserLimits = "In the browser HubScope cannot watch a folder, open a DICOM folder (upload it as a .zip) or " +
-	"save files (Fyne's web driver has no save dialog): the results, and the PDF report that " +
-	"\"hubscope-helper report BUNDLE\" writes, are in the helper's results folder."
+const BrowserLimits = "In the browser HubScope cannot watch a folder or open a DICOM folder (upload it as a .zip); " +
+	"files are saved as downloads (no save dialog): the links below, once a result is shown, and the Export tab."
 
 // Roles of the files sent beside a scan.
 const (

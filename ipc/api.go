@@ -23,7 +23,9 @@
 //	GET  /jobs/{id}/seed?voxel=i,j,k    seed-based connectivity map (binary volume)
 //	GET  /jobs/{id}/series?voxel=i,j,k  Series
 //	GET  /jobs/{id}/files               []FileInfo of the results bundle
-//	GET  /jobs/{id}/files/{name}        one bundle file's bytes
+//	GET  /jobs/{id}/files/{name}        one bundle file's bytes (an attachment)
+//	GET  /jobs/{id}/bundle.zip          a finished job's whole bundle as one .zip (download.go)
+//	GET  /jobs/{id}/report.pdf          a finished job's PDF report (HandlerOptions.Report)
 //	POST /dicom/series                  SeriesRequest → DICOMListing (Unix socket only)
 //
 // Errors come back with an HTTP status and an ErrorBody.

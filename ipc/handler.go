@@ -77,6 +77,9 @@ type HandlerOptions struct {
 	// WebRoot, when set, holds the browser build's files (index.html, wasm_exec.js, the
 	// wasm binary), served at / on GET.
 	WebRoot fs.FS
+	// Report, when set, builds a finished job's PDF report for GET /jobs/{id}/report.pdf
+	// (download.go); nil: that route answers 404.
+	Report ReportFunc
 }
 
 func (o HandlerOptions) withDefaults() HandlerOptions {
@@ -142,6 +145,8 @@ func NewHandler(svc Service, opts HandlerOptions) http.Handler {
 		{"GET", "/jobs/{id}/series", jobID | voxelQuery, http.StatusOK, h.series},
 		{"GET", "/jobs/{id}/files", jobID, http.StatusOK, h.files},
 		{"GET", "/jobs/{id}/files/{name...}", jobID | bundleName, 0, h.file},
+		{"GET", "/jobs/{id}/bundle.zip", jobID, 0, h.bundleZip},
+		{"GET", "/jobs/{id}/report.pdf", jobID, 0, h.reportPDF},
 		{"POST", "/dicom/series", localOnly, http.StatusOK, h.dicomSeries},
 	}
 	seen := map[string]bool{}

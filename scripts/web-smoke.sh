@@ -7,7 +7,9 @@
 # page of another origin on this host that carries the cookie is refused
 # (internal/smoke/websmoke/token.go); a file that is not NIfTI, one over the limit and one
 # that holds no NIfTI image are refused in words; and the demo phantom uploaded through the
-# page's file input is analysed to the end and its result drawn.
+# page's file input is analysed to the end and its result drawn, and its results .zip and PDF
+# report arrive as downloads from the page's links with the cookie and are refused without it
+# (internal/smoke/websmoke/download.go).
 # Usage: scripts/web-smoke.sh [SHOTS_DIR]   (screenshots and the page's console; default
 # out/web-smoke). WEB_SMOKE_KEEP=1 keeps the temporary folder (helper log, results).
 set -euo pipefail

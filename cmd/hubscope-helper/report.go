@@ -11,6 +11,7 @@ import (
 	"github.com/hubscope/hubscope/app/report"
 	"github.com/hubscope/hubscope/helper/daemon"
 	"github.com/hubscope/hubscope/helper/scratch"
+	"github.com/hubscope/hubscope/ipc"
 )
 
 // cmdReport writes the clinician's report of a finished results bundle: a PDF of one to three
@@ -48,15 +49,8 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	sum, err := d.Summary(ctx, job.ID)
+	r, err := readReport(ctx, d, job.ID)
 	if err != nil {
-		return fmt.Errorf("%s: %w", pos[0], err)
-	}
-	r, err := report.FromService(ctx, d, sum)
-	if err != nil {
-		return fmt.Errorf("%s: %w", pos[0], err)
-	}
-	if r.Figures, err = report.BundleFigures(ctx, d, sum, r.Metrics); err != nil {
 		return fmt.Errorf("%s: %w", pos[0], err)
 	}
 	for _, out := range []struct {
@@ -76,6 +70,34 @@ func cmdReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintf(stdout, "report      %s\n", out.path)
 	}
 	return nil
+}
+
+// readReport reads finished job id's report from svc, figures rendered from its maps.
+func readReport(ctx context.Context, svc ipc.Service, id string) (report.Report, error) {
+	sum, err := svc.Summary(ctx, id)
+	if err != nil {
+		return report.Report{}, err
+	}
+	r, err := report.FromService(ctx, svc, sum)
+	if err != nil {
+		return r, err
+	}
+	r.Figures, err = report.BundleFigures(ctx, svc, sum, r.Metrics)
+	return r, err
+}
+
+// reportPDF is the served PDF report of a finished job (GET /v1/jobs/{id}/report.pdf, the
+// browser app's download): the same pages as "report BUNDLE --pdf" and the app's "Save report".
+func reportPDF(ctx context.Context, svc ipc.Service, id string) ([]byte, error) {
+	r, err := readReport(ctx, svc, id)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	if err := report.WritePDF(&b, r); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // writeFileAtomic writes through a temporary file beside path, so a failed write never leaves

@@ -78,7 +78,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	srv, err := ipc.NewServer(d, ipc.ServerOptions{Socket: *socket, Web: *web,
 		Handler: ipc.HandlerOptions{Logger: slog.New(slog.NewTextHandler(stderr, nil)), Verbose: *verbose,
-			MaxUploadBytes: limit, WebRoot: root}})
+			MaxUploadBytes: limit, WebRoot: root, Report: reportPDF}})
 	if err != nil {
 		stopDaemon()
 		return err

@@ -96,6 +96,8 @@ type smoke struct {
 	// which the browser logs as a failed request; refusedNoCookie likewise its 401 to the
 	// page's request without the cookie (checkToken).
 	refusedUpload, refusedNoCookie bool
+	// refusedDownload: checkDownloads asked for the downloads without the cookie (401s).
+	refusedDownload bool
 }
 
 func (s *smoke) logf(format string, args ...any) {
@@ -245,6 +247,14 @@ func (s *smoke) run(ctx context.Context, f files) error {
 		// plots and tables instead of one line of text.
 		if _, err := s.waitDrawn(bctx, "result.png", area{0.36, 0.12, 1, 1}, 0.05); err != nil {
 			return fmt.Errorf("the finished analysis was not shown in the page: %w", err)
+		}
+		// Its files, as downloads from the page's links (no save dialog in the browser).
+		id, err := s.jobID(ctx, filepath.Base(f.scan))
+		if err != nil {
+			return err
+		}
+		if err := s.checkDownloads(ctx, bctx, u.Scheme+"://"+u.Host, id); err != nil {
+			return err
 		}
 	}
 	return s.checkConsole()
@@ -436,6 +446,20 @@ func dropFiles(files ...string) chromedp.Action[chromedp.Void] {
 
 // waitJob follows the job named name through the helper's API until it ends; it must end
 // done.
+// jobID is the ID of the helper's job named name.
+func (s *smoke) jobID(ctx context.Context, name string) (string, error) {
+	jobs, err := s.client.Jobs(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, j := range jobs {
+		if j.Name == name {
+			return j.ID, nil
+		}
+	}
+	return "", fmt.Errorf("the helper has no job named %s", name)
+}
+
 func (s *smoke) waitJob(ctx context.Context, name string) error {
 	last := ""
 	for {
@@ -484,6 +508,10 @@ func (s *smoke) checkConsole() error {
 			continue
 		}
 		if s.refusedNoCookie && m.Source == "network" && strings.HasSuffix(m.URL, ipc.Prefix+"/jobs") && strings.Contains(m.Text, "status of 401") {
+			continue
+		}
+		if s.refusedDownload && m.Source == "network" && (strings.HasSuffix(m.URL, "/bundle.zip") || strings.HasSuffix(m.URL, "/report.pdf")) &&
+			strings.Contains(m.Text, "status of 401") {
 			continue
 		}
 		if m.Type == chromedp.ConsoleError || m.IsException() || strings.Contains(m.Text, "panic:") {
