@@ -65,4 +65,7 @@ const (
 	LocalEfficiency = "local_efficiency"
 	EigenMax        = "eigen_max"
 	EigenScale      = "eigen_scale"
+	// Incremental sliding windows (fc.Sliding on the CUDA backend).
+	SlidingStats = "sliding_stats"
+	SlidingEdges = "sliding_edges"
 )

@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "da5c632db482fdb1e13c44e505e87c730debcb0da602bea9bdb93d0bcf5ca293"
+const SourceSHA256 = "34fe4146941eccbd5198bb32927f35e42866a853c33f060df7e09e61866e5c53"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "89fee91842efa1b82a2bfd232a1178b9a58babe04da5e142f5f72043cbeed9d8"
+const FatbinSHA256 = "4f4a17d98ecd1a68c5735b7825986b864c287a9efa203ee7a4641a9588f0a1bb"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
 
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/network"
@@ -80,45 +82,56 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 		if err != nil {
 			return true, fmt.Errorf("dfc: windows %d–%d: %w", first, first+count-1, err)
 		}
-		for c := 0; c < count; c++ {
-			kk := first + c
-			if err := ctx.Err(); err != nil {
-				return true, err
+		// Networks and measures of GOMAXPROCS windows at a time in parallel (each window's
+		// are independent), then each in window order.
+		par := runtime.GOMAXPROCS(0)
+		for c0 := 0; c0 < count; c0 += par {
+			wins := make([]Window, min(par, count-c0))
+			errs := make([]error, len(wins))
+			var wg sync.WaitGroup
+			for q := range wins {
+				wg.Add(1)
+				go func(q int) {
+					defer wg.Done()
+					c := c0 + q
+					kk := first + c
+					start := plan.Starts[kk]
+					if nv := n - constant[kk]; nv < 2 {
+						errs[q] = fmt.Errorf("dfc: window %d (volumes %d–%d): only %d of %d series vary within it", kk, start, start+w-1, nv, n)
+						return
+					}
+					nw := edgesToCSR(out[c], n)
+					iso, largest := fc.Components(nw)
+					fr := &fc.Report{Threshold: opt.FC.Threshold, Isolated: iso - constant[kk], LargestComponent: largest}
+					win := Window{Index: kk, Start: start, Network: nw}
+					var err error
+					if win.Measures, win.Degree, err = measure(ctx, nw, fr, constant[kk], opt); err != nil {
+						errs[q] = fmt.Errorf("dfc: window %d: %w", kk, err)
+					}
+					wins[q] = win
+				}(q)
 			}
-			start := plan.Starts[kk]
-			if nv := n - constant[kk]; nv < 2 {
-				return true, fmt.Errorf("dfc: window %d (volumes %d–%d): only %d of %d series vary within it", kk, start, start+w-1, nv, n)
-			}
-			nw := edgesToCSR(out[c], n)
-			iso, largest := fc.Components(nw)
-			fr := &fc.Report{Threshold: opt.FC.Threshold, Isolated: iso - constant[kk], LargestComponent: largest}
-			win := Window{Index: kk, Start: start, Network: nw}
-			if win.Measures, win.Degree, err = measure(ctx, nw, fr, constant[kk], opt); err != nil {
-				return true, fmt.Errorf("dfc: window %d: %w", kk, err)
-			}
-			if opt.Rank > 0 {
-				buf = buf[:0]
-				for i := 0; i < n; i++ {
-					buf = append(buf, x[i*t+start:i*t+start+w]...)
-				}
-				u, err := NormalizedWindow(buf, n, w, opt.FC.Measure)
-				if err != nil {
+			wg.Wait()
+			for q := range wins {
+				if err := ctx.Err(); err != nil {
 					return true, err
 				}
-				f, lr, err := LowRankWindow(ctx, u, opt.Rank, samples, opt.Seed+uint64(kk))
-				if err != nil {
-					return true, fmt.Errorf("dfc: window %d: %w", kk, err)
+				if errs[q] != nil {
+					return true, errs[q]
 				}
-				win.Factor, win.LowRank = f, &lr
-			}
-			if each != nil {
-				if err := each(&win); err != nil {
+				win := wins[q]
+				if err := lowRank(ctx, &win, x, n, t, w, opt, samples, &buf); err != nil {
 					return true, err
 				}
+				if each != nil {
+					if err := each(&win); err != nil {
+						return true, err
+					}
+				}
+				win.Network, win.Factor = nil, nil
+				res.Windows = append(res.Windows, win)
+				rep.Add(1)
 			}
-			win.Network, win.Factor = nil, nil
-			res.Windows = append(res.Windows, win)
-			rep.Add(1)
 		}
 		first += count
 		// The next chunk's size from the densest window so far, within the budget.
@@ -132,6 +145,27 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 		}
 	}
 	return true, nil
+}
+
+// lowRank adds the window's low-rank factor and its MAE when Options.Rank asks for them.
+func lowRank(ctx context.Context, win *Window, x []float32, n, t, w int, opt Options, samples int, buf *[]float32) error {
+	if opt.Rank <= 0 {
+		return nil
+	}
+	*buf = (*buf)[:0]
+	for i := 0; i < n; i++ {
+		*buf = append(*buf, x[i*t+win.Start:i*t+win.Start+w]...)
+	}
+	u, err := NormalizedWindow(*buf, n, w, opt.FC.Measure)
+	if err != nil {
+		return err
+	}
+	f, lr, err := LowRankWindow(ctx, u, opt.Rank, samples, opt.Seed+uint64(win.Index))
+	if err != nil {
+		return fmt.Errorf("dfc: window %d: %w", win.Index, err)
+	}
+	win.Factor, win.LowRank = f, &lr
+	return nil
 }
 
 // constantPerWindow counts, per window, the rows whose w values are all equal (exact float32

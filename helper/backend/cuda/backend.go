@@ -103,6 +103,8 @@ type backend struct {
 
 	// The graph analytics (graphaccel.go), made on first use.
 	ga *graphAccel
+	// Incremental sliding windows (sliding.go), made by PrepareSliding.
+	sl *slidingState
 }
 
 // SetNote implements fc.Noter: out of device memory mid-run, the backend carries on with
@@ -776,6 +778,9 @@ func (b *backend) release() error {
 	b.drain()
 	if b.ga != nil {
 		b.ga.free()
+	}
+	if b.sl != nil {
+		b.sl.free()
 	}
 	for re := range b.live {
 		re.free()

@@ -1,0 +1,240 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/kernels"
+	"gorgonia.org/cu"
+)
+
+// Incremental sliding windows on the device (fc.Sliding): sliding_stats computes every row's
+// window statistics, sliding_edges sweeps 64×64 tiles of pairs through all windows of a chunk
+// with float64 cross-products in registers (kernels/sliding_edges.cu). The centred series
+// stay on the device between chunks; edges come back per window.
+
+// slidingTile is SL_T in sliding_edges.cu; slidingBand is the tile rows launched between two
+// checks of the context (a band of a W6-size chunk runs for milliseconds).
+const (
+	slidingTile = 64
+	slidingBand = 64
+)
+
+type slidingState struct {
+	stats, edges cu.Function
+	n, t         int
+	xc           cu.DevicePtr // centred series, column-major float64
+	a, d, bb     cu.DevicePtr // count·n float64 each
+	statCap      int
+	out          cu.DevicePtr // windows × perWindow edges
+	outCap       int          // edges the buffer holds
+	perWindow    int          // edges per window the next launch reserves
+	counts       cu.DevicePtr // uint64 per window
+	countCap     int
+}
+
+func (s *slidingState) free() {
+	freeDev(&s.xc, &s.a, &s.d, &s.bb, &s.out, &s.counts)
+	s.statCap, s.outCap, s.countCap = 0, 0, 0
+}
+
+// PrepareSliding centres the series on their whole-scan means on the host (float64,
+// transposed to column-major so that a warp reads 32 rows of one volume) and uploads them.
+func (b *backend) PrepareSliding(ctx context.Context, x []float32, n, t int) error {
+	if n < 2 || t < 3 || len(x) != n*t {
+		return fmt.Errorf("sliding windows: %d values for %d series of %d volumes", len(x), n, t)
+	}
+	if n > math.MaxUint32 {
+		return fmt.Errorf("sliding windows: %d series exceed the uint32 node index", n)
+	}
+	xc := make([]float64, n*t)
+	var bad error
+	var mu sync.Mutex
+	parallelRows(n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			row := x[i*t : (i+1)*t]
+			var sum float64
+			for _, v := range row {
+				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+					mu.Lock()
+					bad = fmt.Errorf("sliding windows: series %d has a non-finite value", i)
+					mu.Unlock()
+					return
+				}
+				sum += float64(v)
+			}
+			mean := sum / float64(t)
+			for q, v := range row {
+				xc[q*n+i] = float64(v) - mean
+			}
+		}
+	})
+	if bad != nil {
+		return bad
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return b.do(func() error {
+		if b.sl == nil {
+			b.sl = &slidingState{perWindow: 1 << 16}
+			for _, k := range []struct {
+				name string
+				dst  *cu.Function
+			}{{kernels.SlidingStats, &b.sl.stats}, {kernels.SlidingEdges, &b.sl.edges}} {
+				fn, err := b.mod.Function(k.name)
+				if err != nil {
+					b.sl = nil
+					return fmt.Errorf("cuda backend: kernel %s not in the embedded fatbin: %w", k.name, err)
+				}
+				*k.dst = fn
+			}
+		}
+		s := b.sl
+		freeDev(&s.xc)
+		s.n, s.t = 0, 0
+		var err error
+		if s.xc, err = alloc("sliding-window series", 8*n*t); err != nil {
+			return err
+		}
+		if err := upload(s.xc, xc, "sliding-window series"); err != nil {
+			return err
+		}
+		s.n, s.t = n, t
+		return nil
+	})
+}
+
+// parallelRows splits [0, n) over GOMAXPROCS goroutines.
+func parallelRows(n int, f func(lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	per := (n + workers - 1) / workers
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += per {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			f(lo, hi)
+		}(lo, min(lo+per, n))
+	}
+	wg.Wait()
+}
+
+// SlidingEdges computes one chunk of windows on the device (fc.Sliding).
+func (b *backend) SlidingEdges(ctx context.Context, job fc.SlidingJob, out [][]fc.Edge) error {
+	if b.sl == nil || b.sl.n == 0 {
+		return errors.New("sliding windows: series not prepared")
+	}
+	if err := job.Validate(b.sl.t); err != nil {
+		return err
+	}
+	if len(out) < job.Count {
+		return fmt.Errorf("sliding windows: %d edge lists for %d windows", len(out), job.Count)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return b.do(func() error { return b.slidingEdges(ctx, job, out) })
+}
+
+func (b *backend) slidingEdges(ctx context.Context, job fc.SlidingJob, out [][]fc.Edge) error {
+	s, n, count := b.sl, b.sl.n, job.Count
+	stream := b.slots[0].stream
+	var err error
+	if s.statCap < count*n {
+		freeDev(&s.a, &s.d, &s.bb)
+		s.statCap = 0
+		for _, p := range []*cu.DevicePtr{&s.a, &s.d, &s.bb} {
+			if *p, err = alloc("sliding-window statistics", 8*count*n); err != nil {
+				return err
+			}
+		}
+		s.statCap = count * n
+	}
+	if s.countCap < count {
+		freeDev(&s.counts)
+		s.countCap = 0
+		if s.counts, err = alloc("sliding-window edge counts", 8*count); err != nil {
+			return err
+		}
+		s.countCap = count
+	}
+	if err := launch(kernels.SlidingStats, s.stats, ceilDiv(n, 256), 1, 256, 0, stream,
+		ptr(s.xc), i64(n), i64(job.Window), i64(job.Step), i64(job.First), i64(count), f64(job.Threshold),
+		ptr(s.a), ptr(s.d), ptr(s.bb)); err != nil {
+		return err
+	}
+	var flags int64
+	if job.Abs {
+		flags = opAbs
+	}
+	tiles := ceilDiv(n, slidingTile)
+	counts := make([]uint64, count)
+	for attempt := 0; ; attempt++ {
+		if s.outCap < count*s.perWindow {
+			freeDev(&s.out)
+			s.outCap = 0
+			if s.out, err = alloc("sliding-window edges", edgeBytes*count*s.perWindow); err != nil {
+				return err
+			}
+			s.outCap = count * s.perWindow
+		}
+		if err := cu.MemsetD32Async(s.counts, 0, int64(2*count), stream); err != nil {
+			return fmt.Errorf("cuda backend: clearing the sliding-window edge counts: %w", err)
+		}
+		for y0 := 0; y0 < tiles; y0 += slidingBand {
+			if err := ctx.Err(); err != nil {
+				_ = stream.Synchronize()
+				return err
+			}
+			if err := launch(kernels.SlidingEdges, s.edges, tiles, min(slidingBand, tiles-y0), 256, 0, stream,
+				ptr(s.xc), i64(n), i64(job.Window), i64(job.Step), i64(job.First), i64(count),
+				ptr(s.a), ptr(s.d), ptr(s.bb), uint64(flags), i64(y0), ptr(s.out), ptr(s.counts), i64(s.perWindow)); err != nil {
+				return err
+			}
+			if err := stream.Synchronize(); err != nil {
+				return fmt.Errorf("cuda backend: sliding windows: %w", err)
+			}
+		}
+		if err := download(counts, s.counts, "sliding-window edge counts"); err != nil {
+			return err
+		}
+		var total, most uint64
+		for _, c := range counts {
+			total += c
+			most = max(most, c)
+		}
+		if job.MaxEdges > 0 && total > uint64(job.MaxEdges) {
+			return fc.ErrSlidingBudget
+		}
+		if most <= uint64(s.perWindow) {
+			break
+		}
+		if attempt > 0 {
+			return fmt.Errorf("cuda backend: sliding windows: %d edges in a window after reserving %d", most, s.perWindow)
+		}
+		s.perWindow = int(most + most/8) // the next chunks are likely alike
+	}
+	for c := 0; c < count; c++ {
+		k := int(counts[c])
+		if k == 0 {
+			continue
+		}
+		o := len(out[c])
+		out[c] = append(out[c], make([]fc.Edge, k)...)
+		if err := cu.MemcpyDtoH(unsafe.Pointer(&out[c][o]), s.out+cu.DevicePtr(edgeBytes*c*s.perWindow), int64(edgeBytes*k)); err != nil {
+			return fmt.Errorf("cuda backend: copying sliding-window edges from the device: %w", err)
+		}
+	}
+	return nil
+}
+
+var _ fc.Sliding = (*backend)(nil)

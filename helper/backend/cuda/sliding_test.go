@@ -1,0 +1,165 @@
+//go:build cuda
+
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hubscope/hubscope/helper/dfc"
+	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/helper/network"
+)
+
+// TestSlidingW6 runs W6 (N = 30,000, T = 257, w = 150, r > 0.3; steps 1 and 4, the latter
+// leaving volumes that fill no window) through dfc.Run on the device, incremental and per
+// window, and checks every window against float64: each pair kept by either path is
+// recomputed in float64 from the series, and the incremental path must keep exactly those
+// with r > 0.3 (pairs within 1e-6 of 0.3 excepted) with weights within 1e-6. Per-window
+// measures must match wherever the two paths keep the same edges.
+func TestSlidingW6(t *testing.T) {
+	requireGPU(t)
+	const n, T, w, theta = 30000, 257, 150, 0.3
+	if testing.Short() {
+		t.Skip("W6 size")
+	}
+	be := newTestBackend(t, Options{})
+	defer be.Close()
+	x := fc.BenchData(n, T, fc.BenchSeed)
+	for _, step := range []int{1, 4} {
+		cfg := fc.Config{Measure: fc.Pearson, Mode: fc.Strength, Threshold: theta}
+		type kept struct {
+			nw *network.Network
+			m  dfc.Measures
+		}
+		collect := func(per bool) []kept {
+			var out []kept
+			t0 := time.Now()
+			defer func() { t.Logf("step %d, per window %v: %d windows in %.3f s (the callback's copies included)", step, per, len(out), time.Since(t0).Seconds()) }()
+			_, err := dfc.Run(context.Background(), be, x, n, T, dfc.Options{Window: w, Step: step, FC: cfg, PerWindow: per}, nil, func(win *dfc.Window) error {
+				nw := win.Network
+				out = append(out, kept{&network.Network{N: nw.N, Indptr: append([]uint64(nil), nw.Indptr...),
+					Indices: append([]uint32(nil), nw.Indices...), Weights: append([]float32(nil), nw.Weights...)}, win.Measures})
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("step %d, per window %v: %v", step, per, err)
+			}
+			return out
+		}
+		inc, ref := collect(false), collect(true)
+		k := (T-w)/step + 1
+		if len(inc) != k || len(ref) != k {
+			t.Fatalf("step %d: %d and %d windows, want %d", step, len(inc), len(ref), k)
+		}
+		var mu sync.Mutex
+		var bad []string
+		near, edges, same := 0, int64(0), 0
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+		for kk := 0; kk < k; kk++ {
+			edges += inc[kk].nw.Edges()
+			wg.Add(1)
+			sem <- struct{}{}
+			go func(kk int) {
+				defer func() { <-sem; wg.Done() }()
+				got, want := pairs(inc[kk].nw), pairs(ref[kk].nw)
+				s0 := kk * step
+				nNear := 0
+				check := func(p [2]uint32) string {
+					r := pearson64(x, T, int(p[0]), int(p[1]), s0, w)
+					wt, has := got[p]
+					if (r > theta) != has {
+						if math.Abs(r-theta) > 1e-6 {
+							return "window " + itoa(kk) + ": pair kept against float64"
+						}
+						nNear++
+						return ""
+					}
+					if has && math.Abs(float64(wt)-r) > 1e-6 {
+						return "window " + itoa(kk) + ": weight off float64 by more than 1e-6"
+					}
+					return ""
+				}
+				var msgs []string
+				for p := range got {
+					if m := check(p); m != "" {
+						msgs = append(msgs, m)
+					}
+				}
+				for p := range want {
+					if _, ok := got[p]; !ok {
+						if m := check(p); m != "" {
+							msgs = append(msgs, m)
+						}
+					}
+				}
+				identical := len(got) == len(want)
+				if identical {
+					for p := range want {
+						if _, ok := got[p]; !ok {
+							identical = false
+							break
+						}
+					}
+				}
+				gm, rm := inc[kk].m, ref[kk].m
+				gm.Modularity, rm.Modularity = nil, nil
+				if identical && gm != rm {
+					msgs = append(msgs, "window "+itoa(kk)+": measures differ with the same edges")
+				}
+				mu.Lock()
+				bad = append(bad, msgs...)
+				near += nNear
+				if identical {
+					same++
+				}
+				mu.Unlock()
+			}(kk)
+		}
+		wg.Wait()
+		if len(bad) > 0 {
+			t.Fatalf("step %d: %d problems, first: %s", step, len(bad), bad[0])
+		}
+		t.Logf("step %d: %d windows, %d edges, %d windows with the per-window path's exact edges, %d pairs within 1e-6 of θ decided differently", step, k, edges, same, near)
+		if edges < int64(k)*10000 {
+			t.Fatalf("step %d: only %d edges", step, edges)
+		}
+	}
+}
+
+func itoa(i int) string { return fmt.Sprint(i) }
+
+func pairs(nw *network.Network) map[[2]uint32]float32 {
+	m := make(map[[2]uint32]float32, nw.Edges())
+	for i := 0; i < nw.N; i++ {
+		cols, ws := nw.Row(i)
+		for p, j := range cols {
+			m[[2]uint32{uint32(i), j}] = ws[p]
+		}
+	}
+	return m
+}
+
+// pearson64 is r of rows i and j over the window [s0, s0+w) in float64.
+func pearson64(x []float32, t, i, j, s0, w int) float64 {
+	var mi, mj float64
+	for q := s0; q < s0+w; q++ {
+		mi += float64(x[i*t+q])
+		mj += float64(x[j*t+q])
+	}
+	mi, mj = mi/float64(w), mj/float64(w)
+	var sij, sii, sjj float64
+	for q := s0; q < s0+w; q++ {
+		a, b := float64(x[i*t+q])-mi, float64(x[j*t+q])-mj
+		sij += a * b
+		sii += a * a
+		sjj += b * b
+	}
+	return sij / math.Sqrt(sii*sjj)
+}
