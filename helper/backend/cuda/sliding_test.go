@@ -40,7 +40,9 @@ func TestSlidingW6(t *testing.T) {
 		collect := func(per bool) []kept {
 			var out []kept
 			t0 := time.Now()
-			defer func() { t.Logf("step %d, per window %v: %d windows in %.3f s (the callback's copies included)", step, per, len(out), time.Since(t0).Seconds()) }()
+			defer func() {
+				t.Logf("step %d, per window %v: %d windows in %.3f s (the callback's copies included)", step, per, len(out), time.Since(t0).Seconds())
+			}()
 			_, err := dfc.Run(context.Background(), be, x, n, T, dfc.Options{Window: w, Step: step, FC: cfg, PerWindow: per}, nil, func(win *dfc.Window) error {
 				nw := win.Network
 				out = append(out, kept{&network.Network{N: nw.N, Indptr: append([]uint64(nil), nw.Indptr...),
