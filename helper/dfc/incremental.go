@@ -42,10 +42,9 @@ func incremental(opt Options) bool {
 // window order. ok is false (and nothing was done) when the series hold a non-finite value:
 // the per-window path then reports which window.
 func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, plan Plan, opt Options, samples int, res *Result, rep progress.Reporter, each func(*Window) error) (ok bool, err error) {
-	for _, v := range x {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return false, nil
-		}
+	constant, finite := scanSeries(x, n, t, plan)
+	if !finite {
+		return false, nil
 	}
 	sl, has := b.(fc.Sliding)
 	if !has {
@@ -57,7 +56,6 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 		return true, fmt.Errorf("dfc: %w", err)
 	}
 	w, k := plan.Window, plan.Count()
-	constant := constantPerWindow(x, n, t, plan)
 	chunk := min(k, MaxChunkWindows)
 	if parts := (k + chunk - 1) / chunk; parts > 1 {
 		chunk = (k + parts - 1) / parts // equal chunks
@@ -82,56 +80,8 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 		if err != nil {
 			return true, fmt.Errorf("dfc: windows %d–%d: %w", first, first+count-1, err)
 		}
-		// Networks and measures of GOMAXPROCS windows at a time in parallel (each window's
-		// are independent), then each in window order.
-		par := runtime.GOMAXPROCS(0)
-		for c0 := 0; c0 < count; c0 += par {
-			wins := make([]Window, min(par, count-c0))
-			errs := make([]error, len(wins))
-			var wg sync.WaitGroup
-			for q := range wins {
-				wg.Add(1)
-				go func(q int) {
-					defer wg.Done()
-					c := c0 + q
-					kk := first + c
-					start := plan.Starts[kk]
-					if nv := n - constant[kk]; nv < 2 {
-						errs[q] = fmt.Errorf("dfc: window %d (volumes %d–%d): only %d of %d series vary within it", kk, start, start+w-1, nv, n)
-						return
-					}
-					nw := edgesToCSR(out[c], n)
-					iso, largest := fc.Components(nw)
-					fr := &fc.Report{Threshold: opt.FC.Threshold, Isolated: iso - constant[kk], LargestComponent: largest}
-					win := Window{Index: kk, Start: start, Network: nw}
-					var err error
-					if win.Measures, win.Degree, err = measure(ctx, nw, fr, constant[kk], opt); err != nil {
-						errs[q] = fmt.Errorf("dfc: window %d: %w", kk, err)
-					}
-					wins[q] = win
-				}(q)
-			}
-			wg.Wait()
-			for q := range wins {
-				if err := ctx.Err(); err != nil {
-					return true, err
-				}
-				if errs[q] != nil {
-					return true, errs[q]
-				}
-				win := wins[q]
-				if err := lowRank(ctx, &win, x, n, t, w, opt, samples, &buf); err != nil {
-					return true, err
-				}
-				if each != nil {
-					if err := each(&win); err != nil {
-						return true, err
-					}
-				}
-				win.Network, win.Factor = nil, nil
-				res.Windows = append(res.Windows, win)
-				rep.Add(1)
-			}
+		if err := emitChunk(ctx, out[:count], first, n, t, plan, x, constant, opt, samples, &buf, res, rep, each); err != nil {
+			return true, err
 		}
 		first += count
 		// The next chunk's size from the densest window so far, within the budget.
@@ -145,6 +95,73 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 		}
 	}
 	return true, nil
+}
+
+// emitChunk builds the chunk's windows' CSR networks and measures on up to GOMAXPROCS
+// goroutines (each window's are independent), at most 2·GOMAXPROCS windows ahead of the one
+// handed to each, which receives them in window order.
+func emitChunk(ctx context.Context, out [][]fc.Edge, first, n, t int, plan Plan, x []float32, constant []int, opt Options, samples int, buf *[]float32, res *Result, rep progress.Reporter, each func(*Window) error) error {
+	count, w := len(out), plan.Window
+	wins := make([]Window, count)
+	errs := make([]error, count)
+	done := make([]chan struct{}, count)
+	for c := range done {
+		done[c] = make(chan struct{})
+	}
+	ahead := make(chan struct{}, 2*runtime.GOMAXPROCS(0))
+	quit := make(chan struct{})
+	defer close(quit)
+	go func() {
+		for c := 0; c < count; c++ {
+			select {
+			case ahead <- struct{}{}:
+			case <-quit:
+				return
+			}
+			go func(c int) {
+				defer close(done[c])
+				kk := first + c
+				start := plan.Starts[kk]
+				if nv := n - constant[kk]; nv < 2 {
+					errs[c] = fmt.Errorf("dfc: window %d (volumes %d–%d): only %d of %d series vary within it", kk, start, start+w-1, nv, n)
+					return
+				}
+				nw := edgesToCSR(out[c], n)
+				iso, largest := fc.Components(nw)
+				fr := &fc.Report{Threshold: opt.FC.Threshold, Isolated: iso - constant[kk], LargestComponent: largest}
+				win := Window{Index: kk, Start: start, Network: nw}
+				var err error
+				if win.Measures, win.Degree, err = measure(ctx, nw, fr, constant[kk], opt); err != nil {
+					errs[c] = fmt.Errorf("dfc: window %d: %w", kk, err)
+				}
+				wins[c] = win
+			}(c)
+		}
+	}()
+	for c := 0; c < count; c++ {
+		<-done[c]
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if errs[c] != nil {
+			return errs[c]
+		}
+		win := wins[c]
+		wins[c] = Window{}
+		if err := lowRank(ctx, &win, x, n, t, w, opt, samples, buf); err != nil {
+			return err
+		}
+		if each != nil {
+			if err := each(&win); err != nil {
+				return err
+			}
+		}
+		win.Network, win.Factor = nil, nil
+		res.Windows = append(res.Windows, win)
+		rep.Add(1)
+		<-ahead
+	}
+	return nil
 }
 
 // lowRank adds the window's low-rank factor and its MAE when Options.Rank asks for them.
@@ -168,27 +185,56 @@ func lowRank(ctx context.Context, win *Window, x []float32, n, t, w int, opt Opt
 	return nil
 }
 
-// constantPerWindow counts, per window, the rows whose w values are all equal (exact float32
-// equality, as fc.CheckSeries tests constancy), from the runs of equal values in each row.
-func constantPerWindow(x []float32, n, t int, plan Plan) []int {
-	cnt := make([]int, plan.Count())
-	run := make([]int32, t)
-	for i := 0; i < n; i++ {
-		row := x[i*t : (i+1)*t]
-		run[0] = 1
-		for q := 1; q < t; q++ {
-			run[q] = 1
-			if row[q] == row[q-1] {
-				run[q] = run[q-1] + 1
+// scanSeries counts, per window, the rows whose w values are all equal (exact float32
+// equality, as fc.CheckSeries tests constancy), from the runs of equal values in each row, and
+// reports whether every value is finite; rows are shared among GOMAXPROCS goroutines.
+func scanSeries(x []float32, n, t int, plan Plan) (constant []int, finite bool) {
+	workers := runtime.GOMAXPROCS(0)
+	per := (n + workers - 1) / workers
+	counts := make([][]int, 0, workers)
+	bad := false
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for lo := 0; lo < n; lo += per {
+		cnt := make([]int, plan.Count())
+		counts = append(counts, cnt)
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			run := make([]int32, t)
+			for i := lo; i < hi; i++ {
+				row := x[i*t : (i+1)*t]
+				for _, v := range row {
+					if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+						mu.Lock()
+						bad = true
+						mu.Unlock()
+						return
+					}
+				}
+				run[0] = 1
+				for q := 1; q < t; q++ {
+					run[q] = 1
+					if row[q] == row[q-1] {
+						run[q] = run[q-1] + 1
+					}
+				}
+				for k, s := range plan.Starts {
+					if run[s+plan.Window-1] >= int32(plan.Window) {
+						cnt[k]++
+					}
+				}
 			}
-		}
-		for k, s := range plan.Starts {
-			if run[s+plan.Window-1] >= int32(plan.Window) {
-				cnt[k]++
-			}
+		}(lo, min(lo+per, n))
+	}
+	wg.Wait()
+	constant = make([]int, plan.Count())
+	for _, cnt := range counts {
+		for k, c := range cnt {
+			constant[k] += c
 		}
 	}
-	return cnt
+	return constant, !bad
 }
 
 // edgesToCSR sorts a window's edges (any order, I < J) into a strict-upper-triangle CSR

@@ -209,6 +209,7 @@ func (s *SlidingCPU) SlidingEdges(ctx context.Context, job SlidingJob, out [][]E
 		go func(wk int) {
 			defer wg.Done()
 			acc := make([]float64, slideRows*slideCols)
+			hits := make([]int32, slideCols/4)
 			edges := make([][]Edge, job.Count)
 			for {
 				k := next.Add(1) - 1
@@ -224,7 +225,7 @@ func (s *SlidingCPU) SlidingEdges(ctx context.Context, job SlidingJob, out [][]E
 				for _, e := range edges {
 					before += len(e)
 				}
-				s.sweepTile(&job, acc, tl.i0, min(tl.i0+slideRows, n), tl.j0, min(tl.j0+slideCols, n), a, d, b, edges)
+				s.sweepTile(&job, acc, tl.i0, min(tl.i0+slideRows, n), tl.j0, min(tl.j0+slideCols, n), a, d, b, edges, hits)
 				after := 0
 				for _, e := range edges {
 					after += len(e)
@@ -250,108 +251,62 @@ func (s *SlidingCPU) SlidingEdges(ctx context.Context, job SlidingJob, out [][]E
 }
 
 // sweepTile runs tile rows [i0, i1) × columns [j0, j1) through every window of the chunk:
-// S from the first window's volumes, then per window the rank-2s update fused with the test.
-// Only pairs j > i are held (on a diagonal tile the rest of a row is never touched).
-func (s *SlidingCPU) sweepTile(job *SlidingJob, acc []float64, i0, i1, j0, j1 int, a, d, b []float64, edges [][]Edge) {
+// S from the first window's volumes (rank-1 updates), then per window the rank-2s update fused
+// with the test (slideUpdate, slideTest: AVX2 on amd64). Only pairs j > i are held (on a
+// diagonal tile the rest of a row is never touched). hits is slideTest's scratch.
+func (s *SlidingCPU) sweepTile(job *SlidingJob, acc []float64, i0, i1, j0, j1 int, a, d, b []float64, edges [][]Edge, hits []int32) {
 	n, w, step := s.n, job.Window, job.Step
 	h, wd := i1-i0, j1-j0
 	lo := func(ii int) int { return max(0, i0+ii-j0+1) }
-	s0 := job.First * step
 	for ii := 0; ii < h; ii++ {
-		xi := s.xr[(i0+ii)*s.t+s0 : (i0+ii)*s.t+s0+w]
-		row := acc[ii*slideCols : ii*slideCols+wd]
-		jj := lo(ii)
-		for ; jj+4 <= wd; jj += 4 {
-			j := j0 + jj
-			y0 := s.xr[j*s.t+s0 : j*s.t+s0+w]
-			y1 := s.xr[(j+1)*s.t+s0 : (j+1)*s.t+s0+w]
-			y2 := s.xr[(j+2)*s.t+s0 : (j+2)*s.t+s0+w]
-			y3 := s.xr[(j+3)*s.t+s0 : (j+3)*s.t+s0+w]
-			var c0, c1, c2, c3 float64
-			for q, v := range xi {
-				c0 += v * y0[q]
-				c1 += v * y1[q]
-				c2 += v * y2[q]
-				c3 += v * y3[q]
-			}
-			row[jj], row[jj+1], row[jj+2], row[jj+3] = c0, c1, c2, c3
-		}
-		for ; jj < wd; jj++ {
-			j := j0 + jj
-			row[jj] = Dot(xi, s.xr[j*s.t+s0:j*s.t+s0+w])
+		clear(acc[ii*slideCols+lo(ii) : ii*slideCols+wd])
+	}
+	s0 := job.First * step
+	for q := s0; q < s0+w; q++ {
+		col := s.xc[q*n : (q+1)*n]
+		for ii := 0; ii < h; ii++ {
+			jl := lo(ii)
+			v := col[j0+jl : j1]
+			slideUpdate(acc[ii*slideCols+jl:ii*slideCols+wd], v, v, col[i0+ii], 0)
 		}
 	}
 	for c := 0; c < job.Count; c++ {
-		var un, uo, vn, vo []float64
+		var add, sub []float64
 		if c > 0 {
 			// Volumes entering: prev+w … prev+w+step−1; leaving: prev … prev+step−1. All but the
 			// last pair of updates here, the last fused with the test below.
 			prev := (job.First + c - 1) * step
 			for q := 0; q < step-1; q++ {
-				add, sub := s.xc[(prev+w+q)*n:], s.xc[(prev+q)*n:]
-				un, uo, vn, vo = add[i0:i1], sub[i0:i1], add[j0:j1], sub[j0:j1]
-				for ii := range un {
+				add, sub = s.xc[(prev+w+q)*n:(prev+w+q+1)*n], s.xc[(prev+q)*n:(prev+q+1)*n]
+				for ii := 0; ii < h; ii++ {
 					jl := lo(ii)
-					row := acc[ii*slideCols+jl : ii*slideCols+wd]
-					xn, xo := un[ii], uo[ii]
-					vn, vo := vn[jl:len(row)+jl], vo[jl:len(row)+jl]
-					for jj := range row {
-						row[jj] += xn*vn[jj] - xo*vo[jj]
-					}
+					slideUpdate(acc[ii*slideCols+jl:ii*slideCols+wd], add[j0+jl:j1], sub[j0+jl:j1], add[i0+ii], sub[i0+ii])
 				}
 			}
-			add, sub := s.xc[(prev+w+step-1)*n:], s.xc[(prev+step-1)*n:]
-			un, uo, vn, vo = add[i0:i1], sub[i0:i1], add[j0:j1], sub[j0:j1]
+			add, sub = s.xc[(prev+w+step-1)*n:(prev+w+step)*n], s.xc[(prev+step-1)*n:(prev+step)*n]
 		}
 		ac, dc, bc := a[c*n:(c+1)*n], d[c*n:(c+1)*n], b[c*n:(c+1)*n]
 		for ii := 0; ii < h; ii++ {
 			i := i0 + ii
 			jl := lo(ii)
 			row := acc[ii*slideCols+jl : ii*slideCols+wd]
+			vn, vo, xn, xo := row, row, 0.0, 0.0 // window 0: S as re-based (adding 0 is exact)
+			if c > 0 {
+				vn, vo, xn, xo = add[j0+jl:j1], sub[j0+jl:j1], add[i], sub[i]
+			}
 			bi := bc[i]
 			if math.IsInf(bi, 1) { // constant in this window: update only
 				if c > 0 {
-					xn, xo := un[ii], uo[ii]
-					vn, vo := vn[jl:len(row)+jl], vo[jl:len(row)+jl]
-					for jj := range row {
-						row[jj] += xn*vn[jj] - xo*vo[jj]
-					}
+					slideUpdate(row, vn, vo, xn, xo)
 				}
 				continue
 			}
 			ai, di := ac[i], dc[i]
-			as, ds := ac[j0+jl:j0+jl+len(row)], dc[j0+jl:j0+jl+len(row)]
+			as, ds := ac[j0+jl:j1], dc[j0+jl:j1]
 			jbase := j0 + jl
-			if c == 0 {
-				for jj, sv := range row {
-					cv := sv - ai*as[jj]
-					if (job.Abs && math.Abs(cv) > bi*ds[jj]) || cv > bi*ds[jj] {
-						edges[c] = append(edges[c], edge(i, jbase+jj, cv, di*ds[jj], job.Abs))
-					}
-				}
-				continue
-			}
-			xn, xo := un[ii], uo[ii]
-			vn, vo := vn[jl:len(row)+jl], vo[jl:len(row)+jl]
-			if job.Abs {
-				for jj := range row {
-					sv := row[jj] + xn*vn[jj] - xo*vo[jj]
-					row[jj] = sv
-					cv := sv - ai*as[jj]
-					if math.Abs(cv) > bi*ds[jj] {
-						edges[c] = append(edges[c], edge(i, jbase+jj, cv, di*ds[jj], true))
-					}
-				}
-			} else {
-				for jj := range row {
-					sv := row[jj] + xn*vn[jj] - xo*vo[jj]
-					row[jj] = sv
-					cv := sv - ai*as[jj]
-					if cv > bi*ds[jj] {
-						edges[c] = append(edges[c], edge(i, jbase+jj, cv, di*ds[jj], false))
-					}
-				}
-			}
+			slideTest(row, vn, vo, as, ds, xn, xo, ai, bi, job.Abs, hits, func(jj int, cv float64) {
+				edges[c] = append(edges[c], edge(i, jbase+jj, cv, di*ds[jj], job.Abs))
+			})
 		}
 	}
 }

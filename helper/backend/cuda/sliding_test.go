@@ -165,3 +165,55 @@ func pearson64(x []float32, t, i, j, s0, w int) float64 {
 	}
 	return sij / math.Sqrt(sii*sjj)
 }
+
+// BenchmarkSlidingW6 times W6's phases on the device: PrepareSliding (centring, upload), the
+// chunk of 108 windows at r > 0.3 and at r > 1 (kernels alone: no edge to copy back), and
+// dfc.Run end to end (what bench --workloads w6 times).
+func BenchmarkSlidingW6(b *testing.B) {
+	requireGPU(b)
+	const n, T, w = 30000, 257, 150
+	x := fc.BenchData(n, T, fc.BenchSeed)
+	bk, err := New(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer bk.Close()
+	be := bk.(*backend)
+	ctx := context.Background()
+	out := make([][]fc.Edge, 108)
+	clear := func() {
+		for c := range out {
+			out[c] = out[c][:0]
+		}
+	}
+	opt := dfc.Options{Window: w, Step: 1, FC: fc.Config{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.3}}
+	for _, phase := range []string{"prepare", "edges", "kernels", "run"} {
+		b.Run(phase, func(b *testing.B) {
+			if err := be.PrepareSliding(ctx, x, n, T); err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i <= b.N; i++ { // one warm-up
+				if i == 1 {
+					b.ResetTimer()
+				}
+				var err error
+				switch phase {
+				case "prepare":
+					err = be.PrepareSliding(ctx, x, n, T)
+				case "edges", "kernels":
+					clear()
+					th := 0.3
+					if phase == "kernels" {
+						th = 1
+					}
+					err = be.SlidingEdges(ctx, fc.SlidingJob{Window: w, Step: 1, Count: 108, Threshold: th}, out)
+				case "run":
+					_, err = dfc.Run(ctx, be, x, n, T, opt, nil, nil)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
