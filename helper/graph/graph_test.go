@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -113,5 +114,89 @@ func TestTrianglesWideIndices(t *testing.T) {
 	}
 	if total == 0 {
 		t.Fatal("test graph has no triangles")
+	}
+}
+
+// TestTrianglesBitRows: Triangles intersects the hubs' rows as bit rows and the others entry by
+// entry (docs/algorithms.md, "Triangles"), or every row entry by entry where the bit rows would
+// hold less than half of the scan. A graph with hubs and a long tail takes the first way with
+// both kinds of rows, one without hubs the second; on both every node's count equals the plain
+// count over all pairs of its neighbours, in both index widths.
+func TestTrianglesBitRows(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		n    int
+		p    func(i, j int) float64
+		bits bool
+	}{
+		{"hubs", 700, func(i, j int) float64 { return min(1, 9*math.Pow(float64((i+1)*(j+1)), -0.7)) }, true},
+		{"no hubs", 4000, func(i, j int) float64 { return 0.006 }, false},
+	} {
+		n := tc.n
+		rng := rand.New(rand.NewPCG(5, 6))
+		var edges [][2]int32
+		for i := 0; i < n; i++ {
+			for j := i + 1; j < n; j++ {
+				if rng.Float64() < tc.p(i, j) {
+					edges = append(edges, [2]int32{int32(i), int32(j)})
+				}
+			}
+		}
+		g, err := FromEdges(n, edges, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Which rows take which path, as triangles decides it.
+		rank, _ := degreeRanks(g)
+		var bitRows, entryRows int
+		var scan, bitScan float64
+		for i := 0; i < n; i++ {
+			var o int64
+			for _, j := range g.Neighbors(i) {
+				if rank[j] > rank[i] {
+					o++
+				}
+			}
+			w := float64(int64(g.Degree(i))-o) * float64(o)
+			scan += w
+			switch words := int64((n-1)>>6 - int(rank[i]+1)>>6 + 1); {
+			case int(rank[i])+1 < n && 2*words <= o:
+				bitRows++
+				bitScan += w
+			case o >= 2:
+				entryRows++
+			}
+		}
+		if bits := 2*bitScan >= scan; bits != tc.bits || bits && (bitRows < 20 || entryRows < 20) {
+			t.Fatalf("%s: %d bit rows with %.0f of %.0f of the scan, %d entry rows: not the path meant", tc.name, bitRows, bitScan, scan, entryRows)
+		}
+		want := make([]int64, n)
+		var total int64
+		for i := 0; i < n; i++ {
+			nb := g.Neighbors(i)
+			for a := range nb {
+				for b := a + 1; b < len(nb); b++ {
+					if g.HasEdge(int(nb[a]), int(nb[b])) {
+						want[i]++
+					}
+				}
+			}
+			total += want[i]
+		}
+		if total == 0 {
+			t.Fatalf("%s: no triangles", tc.name)
+		}
+		for name, count := range map[string]func(context.Context, *Graph) ([]int64, error){
+			"16-bit": triangles[uint16], "32-bit": triangles[int32]} {
+			got, err := count(context.Background(), g)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				if got[i] != want[i] {
+					t.Fatalf("%s, %s: node %d (degree %d): %d triangles, want %d", tc.name, name, i, g.Degree(i), got[i], want[i])
+				}
+			}
+		}
 	}
 }
