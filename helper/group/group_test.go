@@ -277,6 +277,7 @@ for s in range(3):
 	if c.L != 40 || !strings.Contains(strings.Join(c.Notes, "\n"), "--truncate: every subject's first 40 volumes") {
 		t.Fatalf("truncated cohort: L %d, notes %q", c.L, c.Notes)
 	}
+	sameWays(t, c, []Subject{subs[0], short}, Options{MaskPath: mask, Truncate: true})
 	whole, err := scan.Load(context.Background(), short.Path, scan.Options{MaskPath: mask}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +314,39 @@ nib.save(nib.Nifti1Image(img.get_fdata().astype("float32"), img.affine, h), sys.
 	if c.L != 20 || c.Scan.TR != 2.5 || !strings.Contains(notes, "TR: 1 at 1.25 s (sub-fast) resampled to 2.5 s") {
 		t.Fatalf("TR resampling: L %d, TR %g, notes %q", c.L, c.Scan.TR, notes)
 	}
+	sameWays(t, c, []Subject{subs[0], fast}, Options{MaskPath: mask, Truncate: true})
+	sameWays(t, c, []Subject{fast, subs[0]}, Options{MaskPath: mask, Truncate: true}) // the resampled one first
 	t.Logf("%s", notes)
+}
+
+// sameWays checks that every way of loading gives c's matrix (with the subjects in the order
+// given: c's when that is the same, else each subject's part of each row swapped).
+func sameWays(t *testing.T, c *Cohort, subs []Subject, opt Options) {
+	t.Helper()
+	for _, how := range []loadWay{wayStream, wayKeep, wayTwoPass} {
+		opt.how = how
+		d, err := Load(context.Background(), subs, opt, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.L != c.L || d.Scan.N != c.Scan.N || len(d.X) != len(c.X) {
+			t.Fatalf("way %d: %d nodes × %d volumes, want %d × %d", how, d.Scan.N, d.L, c.Scan.N, c.L)
+		}
+		swap := subs[0].Path != c.Subjects[0].Path
+		L := c.L
+		for v := 0; v < c.Scan.N; v++ {
+			for s := 0; s < 2; s++ {
+				cs := s
+				if swap {
+					cs = 1 - s
+				}
+				a, b := d.X[v*2*L+s*L:v*2*L+(s+1)*L], c.X[v*2*L+cs*L:v*2*L+(cs+1)*L]
+				if !slices.Equal(a, b) {
+					t.Fatalf("way %d: node %d subject %d differs", how, v, s)
+				}
+			}
+		}
+	}
 }
 
 // TestResampler: band-limited resampling of a signal below the new Nyquist frequency onto a
@@ -437,9 +470,9 @@ func TestPhantomCohortAgainstNumpy(t *testing.T) {
 	checkNumpy(t, subs, filepath.Join(dir, "truth", "modules.nii.gz"))
 }
 
-// TestOneDecodeMatchesTwoPasses: the loader that decodes each file once (the survey keeps each
-// subject's series) gives the cohort the loader that decoded each file twice (survey, then
-// read) gave, value for value: three int16 phantom subjects whose automatic masks differ (a
+// TestOneDecodeMatchesTwoPasses: the loader's ways that decode each file once (streaming each
+// subject into the matrix, or keeping each subject's series from the survey) give the cohort
+// the loader that decoded each file twice (survey, then read) gave, value for value: three int16 phantom subjects whose automatic masks differ (a
 // slab of sub-03 dimmed below its mask's threshold but still varying, so the union holds
 // voxels outside sub-03's own mask and sub-03 is read again for them), one of them at TR 1 s
 // with 119 volumes (resampled to the group's 2 s: 60), every subject cleaned, with the rules
@@ -529,31 +562,34 @@ func TestOneDecodeMatchesTwoPasses(t *testing.T) {
 	}
 	counts := map[string]int{}
 	for _, rule := range []string{MaskIntersect, MaskUnion} {
-		var cs [2]*Cohort
-		for k, two := range []bool{false, true} {
-			cs[k], err = Load(context.Background(), subs, Options{MaskRule: rule, Clean: clean, twoPass: two}, nil)
+		want, err := Load(context.Background(), subs, Options{MaskRule: rule, Clean: clean, how: wayTwoPass}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, how := range []loadWay{wayStream, wayKeep, wayAuto} {
+			name := fmt.Sprintf("%s, way %d", rule, how)
+			got, err := Load(context.Background(), subs, Options{MaskRule: rule, Clean: clean, how: how}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-		}
-		got, want := cs[0], cs[1]
-		if got.L != 59 || got.L != want.L || got.Scan.N != want.Scan.N || len(got.X) != len(want.X) {
-			t.Fatalf("%s: one decode %d nodes × %d volumes, two passes %d × %d", rule, got.Scan.N, got.L, want.Scan.N, want.L)
-		}
-		for i := range want.X {
-			if math.Float32bits(got.X[i]) != math.Float32bits(want.X[i]) {
-				t.Fatalf("%s: value %d (node %d): one decode %g, two passes %g", rule, i, i/(3*got.L), got.X[i], want.X[i])
+			if got.L != 59 || got.L != want.L || got.Scan.N != want.Scan.N || len(got.X) != len(want.X) {
+				t.Fatalf("%s: one decode %d nodes × %d volumes, two passes %d × %d", name, got.Scan.N, got.L, want.Scan.N, want.L)
 			}
+			for i := range want.X {
+				if math.Float32bits(got.X[i]) != math.Float32bits(want.X[i]) {
+					t.Fatalf("%s: value %d (node %d): one decode %g, two passes %g", name, i, i/(3*got.L), got.X[i], want.X[i])
+				}
+			}
+			if !slices.Equal(got.Scan.IJK, want.Scan.IJK) || !slices.Equal(got.Scan.Mask.In, want.Scan.Mask.In) || !slices.Equal(got.Notes, want.Notes) ||
+				!slices.Equal(got.Inputs, want.Inputs) || got.Scan.TR != 2 || got.Scan.Dropped != want.Scan.Dropped {
+				t.Errorf("%s: one decode nodes/mask/notes/inputs/TR differ from two passes': notes %q vs %q", name, got.Notes, want.Notes)
+			}
+			if !strings.Contains(strings.Join(got.Notes, "\n"), "TR: 1 at 1 s (sub-02) resampled to 2 s") {
+				t.Errorf("%s: notes %q do not say the resampling", name, got.Notes)
+			}
+			counts[rule] = got.Scan.N
 		}
-		if !slices.Equal(got.Scan.IJK, want.Scan.IJK) || !slices.Equal(got.Scan.Mask.In, want.Scan.Mask.In) || !slices.Equal(got.Notes, want.Notes) ||
-			!slices.Equal(got.Inputs, want.Inputs) || got.Scan.TR != 2 || got.Scan.Dropped != want.Scan.Dropped {
-			t.Errorf("%s: one decode nodes/mask/notes/inputs/TR differ from two passes': notes %q vs %q", rule, got.Notes, want.Notes)
-		}
-		if !strings.Contains(strings.Join(got.Notes, "\n"), "TR: 1 at 1 s (sub-02) resampled to 2 s") {
-			t.Errorf("%s: notes %q do not say the resampling", rule, got.Notes)
-		}
-		counts[rule] = got.Scan.N
-		t.Logf("%s: %d nodes × 3 subjects × %d volumes equal; %s", rule, got.Scan.N, got.L, got.Notes[0])
+		t.Logf("%s: %d nodes × 3 subjects × %d volumes equal; %s", rule, want.Scan.N, want.L, want.Notes[0])
 	}
 	if counts[MaskUnion] <= counts[MaskIntersect] {
 		t.Errorf("union %d nodes, intersection %d: the union should hold sub-03's dimmed voxels", counts[MaskUnion], counts[MaskIntersect])

@@ -48,30 +48,77 @@ type kept struct {
 // are surveyed without keeping anything. The file is hashed beside the decoding (Scan.Inputs),
 // as Load does.
 func SurveyKeep(ctx context.Context, path, maskPath string, scratch *Scratch) (*Survey, error) {
+	sv, all, err := surveyDecode(ctx, path, maskPath, scratch)
+	if err != nil || all == nil {
+		return sv, err
+	}
+	// Keep the voxels of the mask with usable series, in the stored type (8-byte types as the
+	// float32 values Load gives).
+	k := *all
+	k.flat, k.raw = nil, nil
+	for f, in := range sv.Mask.In {
+		if in && sv.Usable[f] {
+			k.flat = append(k.flat, int32(f))
+		}
+	}
+	n, size, L := len(sv.Usable), all.h.DataType.Size(), sv.L
+	vb, K := n*size, len(k.flat)
+	raw := all.raw
+	if size == 8 {
+		k.f32 = true
+		k.raw = make([]byte, L*K*4)
+		tmp := make([]byte, K*8)
+		for t := 0; t < L; t++ {
+			gatherValues(values[uint64](tmp), values[uint64](raw[t*vb:(t+1)*vb]), k.flat)
+			k.h.Decode(values[float32](k.raw[t*K*4:(t+1)*K*4]), tmp)
+		}
+	} else {
+		k.raw = make([]byte, L*K*size)
+		for t := 0; t < L; t++ {
+			gatherRaw(k.raw[t*K*size:(t+1)*K*size], raw[t*vb:(t+1)*vb], k.flat, size)
+		}
+	}
+	sv.keep = &k
+	return sv, nil
+}
+
+// SurveyRead is SurveyKeep followed by Survey.Load with the scan's own mask, without keeping
+// anything: the survey and the scan Load gives, from one decoding of the file. Memory: the
+// scan's stored volumes (scratch) while it runs.
+func SurveyRead(ctx context.Context, path, maskPath string, scratch *Scratch) (*Survey, *Scan, error) {
+	sv, all, err := surveyDecode(ctx, path, maskPath, scratch)
+	if err != nil {
+		return nil, nil, err
+	}
+	sv.keep = all // nil when the scan was too large to hold: Load reads it again
+	s, err := sv.Load(ctx, &sv.Mask, sv.MaskRule)
+	sv.Release()
+	if err != nil {
+		return nil, nil, err
+	}
+	return sv, s, nil
+}
+
+// surveyDecode surveys the scan from one decoding of its file and returns, besides the
+// survey, every voxel's stored values (flat nil), in scratch, valid until scratch is used
+// again; nil (and a survey by SurveyScan) when they exceed KeepLimit.
+func surveyDecode(ctx context.Context, path, maskPath string, scratch *Scratch) (*Survey, *kept, error) {
 	r, err := nifti.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer r.Close()
 	h := r.Header
-	sel, err := SelectVolumes(&h, 0, nil)
+	sv, sel, err := surveyHeader(&h, path, maskPath)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, err
 	}
-	L := h.Volumes()
-	if sel != nil {
-		L = len(sel)
-	}
+	L := sv.L
 	n, size := h.VoxelsPerVolume(), h.DataType.Size()
 	if int64(readUpTo(sel, L))*int64(n)*int64(size) > KeepLimit || n > math.MaxInt32 {
 		r.Close()
-		return SurveyScan(ctx, path, maskPath)
-	}
-	if h.Dim[0] < 4 || L < 2 {
-		return nil, fmt.Errorf("%s: 3D image (%d×%d×%d, one volume) where a 4D time series is needed", path, h.Nx(), h.Ny(), h.Nz())
-	}
-	if L < MinTimePoints {
-		return nil, fmt.Errorf("%s: %d volumes; at least %d time points are needed for a correlation", path, L, MinTimePoints)
+		sv, err := SurveyScan(ctx, path, maskPath)
+		return sv, nil, err
 	}
 	dctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -79,7 +126,6 @@ func SurveyKeep(ctx context.Context, path, maskPath string, scratch *Scratch) (*
 	if maskPath != "" {
 		digests = append(digests, digestAsync(dctx, maskPath))
 	}
-	sv := &Survey{Dims: [3]int{h.Nx(), h.Ny(), h.Nz()}, Affine: h.Affine(), TR: h.TR(), L: L, path: path, maskPath: maskPath}
 	sv.Usable = make([]bool, n)
 	for i := range sv.Usable {
 		sv.Usable[i] = true
@@ -158,9 +204,9 @@ func SurveyKeep(ctx context.Context, path, maskPath string, scratch *Scratch) (*
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("load %s: %w", path, ctx.Err())
+				return nil, nil, fmt.Errorf("load %s: %w", path, ctx.Err())
 			}
-			return nil, volumeError(path, t, L, err)
+			return nil, nil, volumeError(path, t, L, err)
 		}
 		if !small {
 			h.Decode64(scratch.vol, raw[t*vb:(t+1)*vb])
@@ -188,53 +234,24 @@ func SurveyKeep(ctx context.Context, path, maskPath string, scratch *Scratch) (*
 	}
 	if maskPath != "" {
 		if sv.Mask, err = LoadMask(maskPath, h); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		sv.MaskRule = MaskRuleUser
 	} else {
 		sv.Mask, sv.MaskRule, sv.Note = AutoMask(mean, changing, sv.Dims, 0, 0)
 		if sv.Mask.Count() == 0 {
-			return nil, fmt.Errorf("%s: no voxel's signal changes over time: every series is constant, so there is nothing to correlate", path)
+			return nil, nil, fmt.Errorf("%s: no voxel's signal changes over time: every series is constant, so there is nothing to correlate", path)
 		}
 	}
-	k := &kept{h: h, nonFinite: nonFinite, sel: sel, trSource: h.TRSource(), warnings: r.Warnings}
-	for f, in := range sv.Mask.In {
-		if in && sv.Usable[f] {
-			k.flat = append(k.flat, int32(f))
-		}
-	}
-	K := len(k.flat)
-	if size == 8 {
-		k.f32 = true
-		k.raw = make([]byte, L*K*4)
-		tmp := make([]byte, K*8)
-		for t := 0; t < L; t++ {
-			gatherValues(values[uint64](tmp), values[uint64](raw[t*vb:(t+1)*vb]), k.flat)
-			h.Decode(values[float32](k.raw[t*K*4:(t+1)*K*4]), tmp)
-		}
-	} else {
-		k.raw = make([]byte, L*K*size)
-		for t := 0; t < L; t++ {
-			dst, src := k.raw[t*K*size:(t+1)*K*size], raw[t*vb:(t+1)*vb]
-			switch size {
-			case 1:
-				gatherValues(dst, src, k.flat)
-			case 2:
-				gatherValues(values[uint16](dst), values[uint16](src), k.flat)
-			case 4:
-				gatherValues(values[uint32](dst), values[uint32](src), k.flat)
-			}
-		}
-	}
+	k := &kept{h: h, nonFinite: nonFinite, sel: sel, trSource: h.TRSource(), warnings: r.Warnings, raw: raw}
 	for _, wait := range digests {
 		d, err := wait()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		k.inputs = append(k.inputs, d)
 	}
-	sv.keep = k
-	return sv, nil
+	return sv, k, nil
 }
 
 // intStats is meanImage's mean and changing flags for n voxels × L volumes of small
@@ -275,6 +292,20 @@ func values[T int8 | int16 | uint16 | uint32 | uint64 | float32](b []byte) []T {
 func gatherValues[T uint8 | uint16 | uint32 | uint64](dst, src []T, flat []int32) {
 	for k, f := range flat {
 		dst[k] = src[f]
+	}
+}
+
+// gatherRaw copies the size-byte values src[flat[k]] to dst[k].
+func gatherRaw(dst, src []byte, flat []int32, size int) {
+	switch size {
+	case 1:
+		gatherValues(dst, src, flat)
+	case 2:
+		gatherValues(values[uint16](dst), values[uint16](src), flat)
+	case 4:
+		gatherValues(values[uint32](dst), values[uint32](src), flat)
+	case 8:
+		gatherValues(values[uint64](dst), values[uint64](src), flat)
 	}
 }
 
@@ -324,6 +355,10 @@ func (sv *Survey) Load(ctx context.Context, mask *Mask, rule string) (*Scan, err
 			drop.ZeroVariance++
 			continue
 		}
+		if k.flat == nil { // every voxel's values
+			idx = append(idx, int32(f))
+			continue
+		}
 		for j < len(k.flat) && int(k.flat[j]) < f {
 			j++
 		}
@@ -336,6 +371,9 @@ func (sv *Survey) Load(ctx context.Context, mask *Mask, rule string) (*Scan, err
 		return nil, fmt.Errorf("%s: no voxel in the mask %s", sv.path, sv.maskPath)
 	}
 	N, L, K := len(idx), sv.L, len(k.flat)
+	if k.flat == nil {
+		K = len(sv.Usable)
+	}
 	if N == 0 {
 		return nil, fmt.Errorf("%s: every one of the %d voxels in the mask has a constant series or NaN/Inf values", sv.path, drop.MaskVoxels)
 	}
@@ -351,25 +389,21 @@ func (sv *Survey) Load(ctx context.Context, mask *Mask, rule string) (*Scan, err
 	}
 	s.Data = make([]float32, N*L)
 	blk := make([]float32, scatterVolumes*N)
-	var vol []float32 // one volume's kept values, when only some are nodes
+	var sub []byte // one volume's values of the nodes, when only some kept values are nodes
 	if N < K {
-		vol = make([]float32, K)
+		sub = make([]byte, N*size)
 	}
 	for t := 0; t < L; t++ {
 		b := t % scatterVolumes
 		raw, dst := k.raw[t*K*size:(t+1)*K*size], blk[b*N:(b+1)*N]
-		if vol != nil {
-			dst = vol
+		if sub != nil {
+			gatherRaw(sub, raw, idx, size)
+			raw = sub
 		}
 		if k.f32 {
 			copy(dst, values[float32](raw))
 		} else {
 			k.h.Decode(dst, raw)
-		}
-		if vol != nil {
-			for v, i := range idx {
-				blk[b*N+v] = vol[i]
-			}
 		}
 		if b == scatterVolumes-1 || t == L-1 {
 			scatterBlock(s.Data, blk, N, L, t-b, b+1)
@@ -379,7 +413,10 @@ func (sv *Survey) Load(ctx context.Context, mask *Mask, rule string) (*Scan, err
 	s.Mask = Mask{Dims: sv.Dims, In: make([]bool, len(mask.In))}
 	nx, ny := int32(sv.Dims[0]), int32(sv.Dims[1])
 	for v, i := range idx {
-		f := k.flat[i]
+		f := i
+		if k.flat != nil {
+			f = k.flat[i]
+		}
 		s.IJK[v] = [3]int32{f % nx, (f / nx) % ny, f / (nx * ny)}
 		s.Mask.In[f] = true
 	}

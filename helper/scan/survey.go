@@ -38,21 +38,11 @@ func SurveyScan(ctx context.Context, path, maskPath string) (*Survey, error) {
 	}
 	defer r.Close()
 	h := r.Header
-	sel, err := SelectVolumes(&h, 0, nil)
+	sv, sel, err := surveyHeader(&h, path, maskPath)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, err
 	}
-	L := h.Volumes()
-	if sel != nil {
-		L = len(sel)
-	}
-	if h.Dim[0] < 4 || L < 2 {
-		return nil, fmt.Errorf("%s: 3D image (%d×%d×%d, one volume) where a 4D time series is needed", path, h.Nx(), h.Ny(), h.Nz())
-	}
-	if L < MinTimePoints {
-		return nil, fmt.Errorf("%s: %d volumes; at least %d time points are needed for a correlation", path, L, MinTimePoints)
-	}
-	sv := &Survey{Dims: [3]int{h.Nx(), h.Ny(), h.Nz()}, Affine: h.Affine(), TR: h.TR(), L: L, path: path, maskPath: maskPath}
+	L := sv.L
 	n := h.VoxelsPerVolume()
 	sv.Usable = make([]bool, n)
 	for i := range sv.Usable {
@@ -74,4 +64,35 @@ func SurveyScan(ctx context.Context, path, maskPath string) (*Survey, error) {
 		}
 	}
 	return sv, nil
+}
+
+// SurveyHeader is the part of a Survey that the header gives (Dims, Affine, TR, L), with
+// SurveyScan's errors for a header that cannot be a scan's: a cohort's loader checks the
+// subjects' grids and time axes before it decodes any of them.
+func SurveyHeader(path string) (*Survey, error) {
+	r, err := nifti.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	sv, _, err := surveyHeader(&r.Header, path, "")
+	return sv, err
+}
+
+func surveyHeader(h *nifti.Header, path, maskPath string) (*Survey, []int, error) {
+	sel, err := SelectVolumes(h, 0, nil)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	L := h.Volumes()
+	if sel != nil {
+		L = len(sel)
+	}
+	if h.Dim[0] < 4 || L < 2 {
+		return nil, nil, fmt.Errorf("%s: 3D image (%d×%d×%d, one volume) where a 4D time series is needed", path, h.Nx(), h.Ny(), h.Nz())
+	}
+	if L < MinTimePoints {
+		return nil, nil, fmt.Errorf("%s: %d volumes; at least %d time points are needed for a correlation", path, L, MinTimePoints)
+	}
+	return &Survey{Dims: [3]int{h.Nx(), h.Ny(), h.Nz()}, Affine: h.Affine(), TR: h.TR(), L: L, path: path, maskPath: maskPath}, sel, nil
 }

@@ -94,8 +94,9 @@ func TestSurveyMatchesLoad(t *testing.T) {
 // TestSurveyKeepGivesLoad: SurveyKeep's survey is SurveyScan's, and Survey.Load gives exactly
 // the scan Load gives with the same mask — nodes, series, mask, drop counts, header facts,
 // digests — from the kept series (own mask, a mask file, a smaller mask) or by reading the file
-// again (a mask beyond the scan's own), for stored int16 (plain and scaled), uint16, float32 with
-// NaN, ±Inf and constant voxels, and float64.
+// again (a mask beyond the scan's own); SurveyRead gives the own mask's scan from one decoding.
+// Stored int16 (plain and scaled), uint16, float32 with NaN, ±Inf and constant voxels, and
+// float64.
 func TestSurveyKeepGivesLoad(t *testing.T) {
 	dims := []int{12, 10, 8, 20}
 	G := 12 * 10 * 8
@@ -191,6 +192,18 @@ func TestSurveyKeepGivesLoad(t *testing.T) {
 				if !reflect.DeepEqual(got, want) {
 					t.Errorf("%s mask %q, %s mask: Survey.Load gives %d nodes %+v, Load %d nodes %+v", fl.name, mp, c.name, got.N, got.Dropped, want.N, want.Dropped)
 				}
+			}
+			// SurveyRead: the same survey and the own mask's scan, from one decoding.
+			rs, got, err := SurveyRead(context.Background(), path, mp, &scratch)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := Load(context.Background(), path, Options{Mask: &sv.Mask, MaskRule: sv.MaskRule, MaskPath: mp}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) || !reflect.DeepEqual(rs.Usable, ref.Usable) || !reflect.DeepEqual(rs.Mask, ref.Mask) || rs.KeptBytes() != 0 {
+				t.Errorf("%s mask %q: SurveyRead's scan or survey differs from Load's (kept %d bytes)", fl.name, mp, rs.KeptBytes())
 			}
 			if fl.bad && (sv.Usable[centre] || sv.Usable[centre+1] || sv.Usable[centre+12]) {
 				t.Errorf("%s: a NaN, Inf or constant voxel is usable", fl.name)
