@@ -184,20 +184,22 @@ type UI struct {
 	// result the window's width; opening the Slices or Dynamics tab folds it by itself.
 	ListToggle *widget.Button
 
-	opts       Options
-	ctx        context.Context
-	svc        ipc.Service
-	volumes    *slices.VolumeCache // one per helper connection, shared by every result's views
-	info       ipc.Info
-	pending    *widget.List
-	jobsBox    *fyne.Container
-	resultBox  *fyne.Container
-	left       fyne.CanvasObject // the left column, built by Content
-	split      *container.Split
-	watchUI    *folderWatch
-	toOpen     []string       // scans to analyse as soon as the helper answers (--open)
-	listing    sync.WaitGroup // DICOM series listings in flight (tests wait for them)
-	submitting sync.WaitGroup // submissions in flight (tests wait for them)
+	opts      Options
+	ctx       context.Context
+	svc       ipc.Service
+	volumes   *slices.VolumeCache // one per helper connection, shared by every result's views
+	info      ipc.Info
+	pending   *widget.List
+	jobsBox   *fyne.Container
+	resultBox *fyne.Container
+	left      fyne.CanvasObject // the left column, built by Content
+	split     *container.Split
+	watchUI   *folderWatch
+	toOpen    []string // scans to analyse as soon as the helper answers (--open)
+	// toOpenResults are results folders to show as soon as the helper answers (--open-results).
+	toOpenResults []string
+	listing       sync.WaitGroup // DICOM series listings in flight (tests wait for them)
+	submitting    sync.WaitGroup // submissions in flight (tests wait for them)
 	// openScan is what "Open scan…" does: Fyne's file dialog on the desktop; in the browser,
 	// where that dialog cannot read files, the page's own file chooser (EnableBrowserUpload).
 	openScan func()
@@ -353,6 +355,10 @@ func (u *UI) connected(svc ipc.Service, info ipc.Info, listed []ipc.Job) {
 		u.toOpen = nil
 		u.OpenScans(paths...)
 	}
+	for _, dir := range u.toOpenResults {
+		u.OpenFolder(dir)
+	}
+	u.toOpenResults = nil
 }
 
 // Dropped handles files dropped on the window (Window.SetOnDropped).

@@ -58,6 +58,16 @@ func (u *UI) OpenFolder(dir string) {
 	u.ShowCohort(dir)
 }
 
+// OpenResults shows a results folder as OpenFolder does, once the helper has answered
+// (hubscope --open-results).
+func (u *UI) OpenResults(dir string) {
+	if u.svc == nil {
+		u.toOpenResults = append(u.toOpenResults, dir)
+		return
+	}
+	u.OpenFolder(dir)
+}
+
 // openInHelper asks the helper to open a finished results folder (JobRequest.Open) and shows
 // it (open). done, when set, is called on the UI goroutine with the job's summary instead.
 func (u *UI) openInHelper(dir string, done func(ipc.Summary, error)) {
@@ -118,6 +128,21 @@ func (u *UI) clearResults() {
 	u.cohort = nil
 }
 
+// SelectCohortTab shows the cohort view's tab with this name (Subjects, Comparison, T-maps)
+// and reports whether there is one.
+func (u *UI) SelectCohortTab(name string) bool {
+	if u.cohort == nil {
+		return false
+	}
+	for _, it := range u.cohort.Tabs.Items {
+		if it.Text == name {
+			u.cohort.Tabs.Select(it)
+			return true
+		}
+	}
+	return false
+}
+
 // comparisonDir is the folder with compare.json among a cohort's results: the folder itself
 // or its compare/ (compare's default output), "" without one.
 func comparisonDir(dir string) string {
@@ -153,6 +178,11 @@ func (u *UI) ShowCohort(dir string) {
 	}
 	tab := container.NewTabItem(TabTMaps, container.NewStack(widget.NewLabel("Opening the comparison's t-maps in the helper…")))
 	v.Tabs.Append(tab)
+	v.Tabs.OnSelected = func(it *container.TabItem) {
+		if it == tab {
+			u.SetListShown(false) // three slices and the table of nodes need the window's width
+		}
+	}
 	u.openInHelper(cmp, func(s ipc.Summary, err error) {
 		if u.cohort != v {
 			return // another result replaced the cohort
@@ -190,5 +220,6 @@ func (u *UI) showComparison(s ipc.Summary) {
 	title := widget.NewLabelWithStyle(s.Job.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	u.resultBox.Objects = []fyne.CanvasObject{container.NewBorder(title, nil, nil, nil, c)}
 	u.resultBox.Refresh()
+	u.SetListShown(false) // three slices and the table of nodes need the window's width
 	c.Start()
 }

@@ -134,6 +134,15 @@ func TestOpenFolder(t *testing.T) {
 	if len(rows) != len(slicestest.Hubs) {
 		t.Fatalf("%d significant nodes, want the %d hubs: %+v", len(rows), len(slicestest.Hubs), rows)
 	}
+	// The T-maps tab takes the window's width: the scan list folds away.
+	var listShown bool
+	fyne.DoAndWait(func() {
+		u.SelectCohortTab(TabTMaps)
+		listShown = u.left.Visible()
+	})
+	if listShown {
+		t.Error("the scan list stays beside the T-maps tab")
+	}
 
 	fyne.DoAndWait(func() { u.OpenFolder(filepath.Join(cohort, "group")) })
 	r := <-results

@@ -94,6 +94,23 @@ func (f *SettingsForm) SetSweep(spec string) {
 	f.validate()
 }
 
+// SetCleaning selects the cleaning preset named by its settings value (hubscope --denoise:
+// auto, simple, scrubbing, compcor, none), as the Cleaning picker does; an unknown name is an
+// error listing the known ones.
+func (f *SettingsForm) SetCleaning(strategy string) error {
+	for _, c := range cleaningChoices {
+		if c.Value == strategy {
+			f.Cleaning.SetSelected(c.Label)
+			return nil
+		}
+	}
+	var known []string
+	for _, c := range cleaningChoices {
+		known = append(known, c.Value)
+	}
+	return fmt.Errorf("cleaning %q: want one of %s", strategy, strings.Join(known, ", "))
+}
+
 // sweepSyntax is the form of a threshold sweep the helper takes (package sweep): a kind and a
 // range LO:HI:STEP or a comma list.
 var sweepSyntax = regexp.MustCompile(`^(r|density)=\s*[-+0-9.eE]+\s*(:\s*[-+0-9.eE]+\s*:\s*[-+0-9.eE]+|(,\s*[-+0-9.eE]+\s*)*)$`)

@@ -35,6 +35,16 @@ func TestSweepAndNormSettings(t *testing.T) {
 	if s, err := f.Settings(); err != nil || s.Sweep != "r=0.2,0.3" {
 		t.Errorf("SetSweep: %q, %v", s.Sweep, err)
 	}
+	// hubscope --denoise: the preset in the next request; an unknown one is refused by name.
+	if err := f.SetCleaning("none"); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := f.Settings(); err != nil || s.Denoise != settings.DenoiseNone {
+		t.Errorf("SetCleaning(none): %q, %v", s.Denoise, err)
+	}
+	if err := f.SetCleaning("gentle"); err == nil || !strings.Contains(err.Error(), "auto, simple, scrubbing, compcor, none") {
+		t.Errorf("SetCleaning(gentle): %v", err)
+	}
 	f.Sweep.SetText("r from 0.3 to 0.6")
 	if !strings.Contains(f.Problem.Text, "A threshold sweep is written r=LO:HI:STEP") {
 		t.Errorf("bad sweep: %q", f.Problem.Text)

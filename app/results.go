@@ -42,7 +42,10 @@ type Result struct {
 	// Links is the 3D view's slider over the share of the network's links drawn (the
 	// connectome, connectome.go), nil when the bundle has none to draw.
 	Links *widget.Slider
-	tab3D *fyne.Container
+	// NormLegend says under the 3D view which marker colour is which (hubs lost, gained, the
+	// cohort's hubs); empty without a norm comparison.
+	NormLegend *fyne.Container
+	tab3D      *fyne.Container
 	// Slices is the Slices tab's viewer and Inspector the voxel inspector beside it; a voxel
 	// tapped in the slices, a hub tapped in the 3D view or the hub table is selected in all of
 	// them (SelectHub).
@@ -203,7 +206,9 @@ func (r *Result) build3D(ctx context.Context) {
 			case conn != nil:
 				r.Links, links = ConnectomeBar(v, conn)
 			}
-			r.tab3D.Objects = []fyne.CanvasObject{container.NewBorder(links, container.NewBorder(nil, nil, nil, r.showInSlices, r.selected), nil, nil, v)}
+			r.NormLegend = container.NewHBox()
+			bottom := container.NewVBox(r.NormLegend, container.NewBorder(nil, nil, nil, r.showInSlices, r.selected))
+			r.tab3D.Objects = []fyne.CanvasObject{container.NewBorder(links, bottom, nil, nil, v)}
 		}
 		r.tab3D.Refresh()
 		r.loadSlices() // last: its fetch applies its widgets on another goroutine in tests

@@ -1,13 +1,17 @@
 package app
 
 import (
+	"fmt"
 	"image/color"
 	"strings"
 
 	"github.com/go-gl/mathgl/mgl32"
 
+	"fyne.io/fyne/v2"
+	"fyne.io/fyne/v2/canvas"
 	"fyne.io/fyne/v2/container"
 	"fyne.io/fyne/v2/theme"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/hubscope/hubscope/app/normview"
 	"github.com/hubscope/hubscope/app/slices"
@@ -64,13 +68,17 @@ func (r *Result) moreTabs(s ipc.Summary) []*container.TabItem {
 var (
 	LostColor   = color.NRGBA{0x00, 0xd8, 0xff, 255}
 	GainedColor = color.NRGBA{0xff, 0x00, 0xd0, 255}
+	// CohortHubColor marks the normative cohort's own hubs (white: no module colour either),
+	// drawn smaller than the markers of hubs lost and gained.
+	CohortHubColor = color.NRGBA{0xf4, 0xf4, 0xf4, 255}
 )
 
 // NormMarkerID is the first sphere ID of the norm markers (beyond every hub index, so a tap on
 // one selects no hub).
 const NormMarkerID = 1 << 24
 
-// addNormMarkers draws the hubs lost and gained in the 3D view beside the scan's hubs.
+// addNormMarkers draws the hubs lost and gained, and the cohort's own hubs, in the 3D view
+// beside the scan's hubs, and says in the legend under it which colour is which.
 func (r *Result) addNormMarkers() {
 	if r.View3D == nil || r.Norm == nil {
 		return
@@ -82,19 +90,52 @@ func (r *Result) addNormMarkers() {
 	scene := *base
 	scene.Spheres = append([]render.Sphere(nil), base.Spheres...)
 	rad := float32(0.6 * render.MaxHubRadius)
-	for i, row := range r.Norm.Rows {
+	at := func(v [3]int) mgl32.Vec3 {
+		x := slices.World(r.Norm.Affine, v)
+		return mgl32.Vec3{float32(x[0]), float32(x[1]), float32(x[2])}
+	}
+	// The cohort's hubs first, so that a lost hub's marker is drawn over its cohort marker.
+	id := NormMarkerID
+	for _, v := range r.Norm.CohortHubs {
+		scene.Spheres = append(scene.Spheres, render.Sphere{Center: at(v), Radius: 0.35 * float32(render.MaxHubRadius), Color: CohortHubColor, ID: id})
+		id++
+	}
+	var lost, gained int
+	for _, row := range r.Norm.Rows {
 		c := LostColor
 		switch row.Kind {
 		case normview.KindLost:
+			lost++
 		case normview.KindGained:
 			c = GainedColor
+			gained++
 		default:
 			continue
 		}
-		x := slices.World(r.Norm.Affine, row.Voxel)
-		scene.Spheres = append(scene.Spheres, render.Sphere{Center: mgl32.Vec3{float32(x[0]), float32(x[1]), float32(x[2])}, Radius: rad, Color: c, ID: NormMarkerID + i})
+		scene.Spheres = append(scene.Spheres, render.Sphere{Center: at(row.Voxel), Radius: rad, Color: c, ID: id})
+		id++
 	}
 	r.View3D.SetScene(&scene)
+	if r.NormLegend != nil {
+		r.NormLegend.Objects = []fyne.CanvasObject{
+			legendItem(LostColor, fmt.Sprintf("hubs lost (%d)", lost)),
+			legendItem(GainedColor, fmt.Sprintf("hubs gained (%d)", gained)),
+			legendItem(CohortHubColor, fmt.Sprintf("the cohort's hubs (%d)", len(r.Norm.CohortHubs))),
+		}
+		if len(r.Norm.CohortHubs) == 0 {
+			r.NormLegend.Objects = r.NormLegend.Objects[:2]
+		}
+		r.NormLegend.Refresh()
+	}
+}
+
+// legendItem is a colour swatch with its meaning.
+func legendItem(c color.NRGBA, text string) fyne.CanvasObject {
+	sw := canvas.NewCircle(c)
+	sw.StrokeColor = color.NRGBA{0x40, 0x40, 0x40, 0xff}
+	sw.StrokeWidth = 1
+	box := container.NewGridWrap(fyne.NewSize(14, 14), sw)
+	return container.NewHBox(container.NewCenter(box), widget.NewLabel(text))
 }
 
 // showFinding puts the crosshair of every view on a row of the Norm tab and shows it over the

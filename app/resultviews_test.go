@@ -13,6 +13,7 @@ import (
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/test"
+	"fyne.io/fyne/v2/widget"
 
 	"github.com/hubscope/hubscope/app/normview"
 	"github.com/hubscope/hubscope/app/slices"
@@ -30,7 +31,7 @@ const normJSON = `{"z_cut":2,"nodes_compared":5000,"hubs_lost":1,"hubs_gained":1
 
 func (h normHelper) Summary(ctx context.Context, id string) (ipc.Summary, error) {
 	s, err := h.phantomHelper.Summary(ctx, id)
-	s.Volumes = append(s.Volumes, normview.VolumeZDegree, normview.VolumeLost, normview.VolumeGained)
+	s.Volumes = append(s.Volumes, normview.VolumeZDegree, normview.VolumeLost, normview.VolumeGained, normview.VolumeCohortHubs)
 	s.Files = append(s.Files, ipc.FileInfo{Name: normview.NormFile})
 	return s, err
 }
@@ -53,6 +54,8 @@ func (h normHelper) Volume(ctx context.Context, id, name string) (*ipc.Volume, e
 		f = mark(slicestest.Hubs[0], 1, 0)
 	case normview.VolumeGained:
 		f = mark(slicestest.Hubs[1], 1, 0)
+	case normview.VolumeCohortHubs: // the hub lost and the third hub
+		f = func(v [3]int) float64 { return mark(slicestest.Hubs[2], 1, 0)(v) + mark(slicestest.Hubs[0], 1, 0)(v) }
 	case normview.VolumeZDegree:
 		f = func(v [3]int) float64 {
 			if v == slicestest.Hubs[1] {
@@ -117,20 +120,32 @@ func TestNormTab(t *testing.T) {
 	if want := "Hubs lost: 1 of the cohort's 40 hubs have a degree z below -2."; !bytes.Contains([]byte(summary), []byte(want)) {
 		t.Fatalf("summary %q", summary)
 	}
-	// The 3D view draws the hub lost cyan and the hub gained magenta beside the hubs.
+	// The 3D view draws the cohort's hubs (the third hub, then the hub lost, in grid order)
+	// small and white, the hub lost cyan and the hub gained
+	// magenta beside the hubs, and its legend says so with the counts.
 	<-r.Ready3D
 	var markers []render.Sphere
+	var legend []string
 	fyne.DoAndWait(func() {
 		for _, sp := range r.View3D.Scene().Spheres {
 			if sp.ID >= NormMarkerID {
 				markers = append(markers, sp)
 			}
 		}
+		for _, o := range r.NormLegend.Objects {
+			legend = append(legend, o.(*fyne.Container).Objects[1].(*widget.Label).Text)
+		}
 	})
 	lostAt := slices.World(slicestest.Affine, slicestest.Hubs[0])
-	if len(markers) != 2 || markers[0].Color != LostColor || markers[1].Color != GainedColor ||
-		markers[0].Center[0] != float32(lostAt[0]) || markers[0].Center[2] != float32(lostAt[2]) {
+	thirdAt := slices.World(slicestest.Affine, slicestest.Hubs[2])
+	if len(markers) != 4 || markers[0].Color != CohortHubColor || markers[1].Color != CohortHubColor || markers[0].Radius >= markers[2].Radius ||
+		markers[2].Color != LostColor || markers[3].Color != GainedColor ||
+		markers[2].Center[0] != float32(lostAt[0]) || markers[2].Center[2] != float32(lostAt[2]) ||
+		markers[1].Center != markers[2].Center || markers[0].Center[0] != float32(thirdAt[0]) || markers[0].Center[1] != float32(thirdAt[1]) {
 		t.Fatalf("3D markers %+v", markers)
+	}
+	if strings.Join(legend, "; ") != "hubs lost (1); hubs gained (1); the cohort's hubs (2)" {
+		t.Fatalf("3D legend %q", legend)
 	}
 	c := make(changes, 16)
 	fyne.DoAndWait(func() {

@@ -6,8 +6,10 @@
 # (its saved snapshot and on screen) shows the hub at its crosshair in its module's colour
 # (internal/smoke/smokecheck); then of the Quality tab (the phantom has a confounds table: FD
 # and DVARS traces), of a second app's Norm tab for a phantom patient against a normative
-# cohort of phantom controls (a hub lost lies in the planted lesion), and of a third app's
-# Sweep tab (hubscope --sweep: the curves, the bundle's threshold marked).
+# cohort of phantom controls (the hubs lost recover the planted lesion), of a third app's
+# T-maps tab for the cohort's two-group comparison (hubscope --open-results: significant nodes
+# in the lesion, the t-map in the diverging scale), and of a fourth app's Sweep tab (hubscope
+# --sweep: the curves, the bundle's threshold marked).
 # Usage: scripts/gui-smoke.sh [SHOTS_DIR]   (SHOTS_DIR: copy the screenshots there, e.g. docs/gui)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,11 +27,16 @@ trap cleanup EXIT
 # the default cleaning (auto → fMRIPrep's simple) has an FD trace for the Quality tab.
 SCAN=sub-01_task-rest_desc-preproc_bold.nii.gz
 bin/hubscope-helper synth --voxel-mm 6 --nuisance 2 --out "$T/$SCAN" >/dev/null
-# A normative cohort of 4 phantom controls analysed with the app's default settings, and a
-# patient who lost the planted hubs of one module (truth/lesion.tsv).
-bin/hubscope-helper synth --subjects 4 --lesion --voxel-mm 6 --length 120 --out "$T/cohort" >/dev/null
-bin/hubscope-helper cohort "$T/cohort" --out "$T/deriv" --metrics none >/dev/null
+# A normative cohort of 4 phantom controls and 3 patients who lost the planted hubs of one
+# module (truth/lesion.tsv). The cohort phantom has no nuisance and plants its modules across
+# the whole spectrum, so it is analysed uncleaned (--denoise none, as the engine's norm test
+# does): the default cleaning's band-pass and tCompCor remove part of the planted signal, and
+# with 4 controls the lesion's degree drop then hid in their spread (1 of 8 lesion voxels
+# flagged; uncleaned, all 8). The patients against the controls (compare) give the T-maps.
+bin/hubscope-helper synth --subjects 4 --lesion --patients 3 --voxel-mm 6 --length 120 --out "$T/cohort" >/dev/null
+bin/hubscope-helper cohort "$T/cohort" --out "$T/deriv" --metrics none --denoise none >/dev/null
 bin/hubscope-helper norm build "$T/deriv" --out "$T/norm" --group-column diagnosis --group control >/dev/null
+bin/hubscope-helper compare "$T/deriv" --group-column diagnosis --permutations 100 >/dev/null
 PATIENT=$(ls "$T"/cohort/sub-patient01/func/*_bold.nii.gz)
 bin/hubscope-helper serve --socket "$T/helper.sock" --results "$T/results" >"$T/helper.log" 2>&1 &
 HELPER_PID=$!
@@ -61,12 +68,18 @@ xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
   kill $app; wait $app 2>/dev/null || true
   # The patient against the normative cohort (Norm tab), then the phantom with a threshold
   # sweep (Sweep tab): one app each, on the same helper.
-  bin/hubscope --helper bin/hubscope-helper --socket "$1/helper.sock" --norm "$1/norm" --open "$3" --smoke-dump "$1/dump-norm" >"$1/app-norm.log" 2>&1 &
+  bin/hubscope --helper bin/hubscope-helper --socket "$1/helper.sock" --denoise none --norm "$1/norm" --open "$3" --smoke-dump "$1/dump-norm" >"$1/app-norm.log" 2>&1 &
   app=$!
   waitfor "$1/dump-norm/done" || { tail -20 "$1/app-norm.log"; kill $app; exit 1; }
   touch "$1/dump-norm/show-slices" "$1/dump-norm/show-norm"
   waitfor "$1/dump-norm/norm-done" || { tail -20 "$1/app-norm.log"; kill $app; exit 1; }
   import -window root "$1/root-norm.png"
+  kill $app; wait $app 2>/dev/null || true
+  # The cohort folder with its comparison (T-maps tab: the t-map over the anatomy).
+  bin/hubscope --helper bin/hubscope-helper --socket "$1/helper.sock" --open-results "$1/deriv" --smoke-dump "$1/dump-cohort" >"$1/app-cohort.log" 2>&1 &
+  app=$!
+  waitfor "$1/dump-cohort/t-maps-done" || { tail -20 "$1/app-cohort.log"; kill $app; exit 1; }
+  import -window root "$1/root-tmaps.png"
   kill $app; wait $app 2>/dev/null || true
   bin/hubscope --helper bin/hubscope-helper --socket "$1/helper.sock" --sweep "r=0.3:0.6:0.1" --open "$1/$2" --smoke-dump "$1/dump-sweep" >"$1/app-sweep.log" 2>&1 &
   app=$!
@@ -80,6 +93,7 @@ xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
 go run ./internal/smoke/smokecheck "$T/dump" "$T/root.png" "$T/root-slices.png"
 go run ./internal/smoke/smokecheck tab "$T/dump" Quality "$T/root-quality.png"
 go run ./internal/smoke/smokecheck tab "$T/dump-norm" Norm "$T/root-norm.png" "$T/cohort/truth/lesion.tsv"
+go run ./internal/smoke/smokecheck tab "$T/dump-cohort" T-maps "$T/root-tmaps.png" "$T/cohort/truth/lesion.tsv"
 go run ./internal/smoke/smokecheck tab "$T/dump-sweep" Sweep "$T/root-sweep.png"
 # The app's PDF report renders and holds its sections and figures (poppler-utils).
 pdftoppm -r 30 -png "$T/dump/report.pdf" "$T/report-page" || { echo "gui-smoke: report.pdf does not render"; exit 1; }
@@ -93,6 +107,7 @@ if [ $# -ge 1 ]; then
   cp "$T/root-slices.png" "$1/slices-window.png"
   cp "$T/root-quality.png" "$1/quality-window.png"
   cp "$T/root-norm.png" "$1/norm-window.png"
+  cp "$T/root-tmaps.png" "$1/tmaps-window.png"
   cp "$T/root-sweep.png" "$1/sweep-window.png"
   cp "$T/dump/view3d.png" "$1/3d-view.png"
   cp "$T/dump/slices.png" "$1/slices.png"

@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,7 +42,7 @@ type Row struct {
 // Titles of the table's columns.
 var Titles = []string{"t", "q (FDR)", "x mm", "y mm", "z mm", "Region"}
 
-var widths = []float32{70, 80, 55, 55, 55, 190}
+var widths = []float32{60, 70, 45, 45, 45, 170}
 
 // Cells are a row's texts, in Titles' order.
 func (r Row) Cells() []string {
@@ -174,7 +175,9 @@ func New(ctx context.Context, svc ipc.Service, s ipc.Summary) *View {
 			v.show(m)
 		}
 	})
-	note := widget.NewLabel("Tap a row to put the crosshair on it. Coordinates are MNI when the runs are in MNI space or registered to it, else the scan's own; the slices are drawn on the anatomy of one compared run (" + s.Job.Name + "'s reference bundle: " + s.Bundle + ").")
+	// The run's bundle by its folder's name only: a whole path is one long word, which a
+	// wrapped label cannot break, and would widen the window.
+	note := widget.NewLabel("Tap a row to put the crosshair on it. Coordinates are MNI when the runs are in MNI space or registered to it, else the scan's own. The slices are drawn on the anatomy of one compared run, " + filepath.Base(s.Bundle) + ".")
 	note.Wrapping = fyne.TextWrapWord
 	note.Importance = widget.LowImportance
 	top := container.NewVBox(v.Header, container.NewHBox(widget.NewLabel("Map"), v.Map))

@@ -30,6 +30,8 @@ const (
 	VolumeZDegree = "z_degree"
 	VolumeLost    = "hubs_lost"
 	VolumeGained  = "hubs_gained"
+	// VolumeCohortHubs is the normative cohort's own hubs at the scan's nodes.
+	VolumeCohortHubs = "cohort_hubs"
 	// MaxRows bounds the table: a large lesion can take thousands of cohort hub voxels with it.
 	MaxRows = 500
 )
@@ -157,6 +159,22 @@ func Rows(s ipc.Summary, rep *Report, lost, gained, z, atlas *ipc.Volume) []Row 
 	return append(hubs, rows...)
 }
 
+// Marked lists the voxels of a label volume that are set (≥ 0.5; NaN outside the mask is not).
+func Marked(v *ipc.Volume) [][3]int {
+	var out [][3]int
+	d := v.Header.Dims
+	for k := range d[2] {
+		for j := range d[1] {
+			for i := range d[0] {
+				if v.At(i, j, k) >= 0.5 {
+					out = append(out, [3]int{i, j, k})
+				}
+			}
+		}
+	}
+	return out
+}
+
 func kindOrder(k string) int {
 	if k == KindLost {
 		return 0
@@ -219,6 +237,9 @@ type Tab struct {
 	Report *Report
 	Rows   []Row
 	Affine [4][4]float64
+	// CohortHubs are the voxels of the cohort's own hubs (cohort_hubs; none for a bundle
+	// without it).
+	CohortHubs [][3]int
 
 	content fyne.CanvasObject
 	loaded  chan struct{}
@@ -240,7 +261,7 @@ func NewTab(ctx context.Context, svc Service, s ipc.Summary, after <-chan struct
 			t.OnShowZ()
 		}
 	})
-	note := widget.NewLabel("Tap a row to put the crosshair on it. Coordinates are MNI when the scan is in MNI space or registered to it, else the scan's own. In the 3D view, hubs lost are drawn cyan and hubs gained magenta beside this scan's hubs.")
+	note := widget.NewLabel("Tap a row to put the crosshair on it. Coordinates are MNI when the scan is in MNI space or registered to it, else the scan's own. In the 3D view, hubs lost are drawn cyan, hubs gained magenta and the cohort's own hubs as small white spheres beside this scan's hubs.")
 	note.Wrapping = fyne.TextWrapWord
 	note.Importance = widget.LowImportance
 	top := container.NewVBox(t.Summary, container.NewHBox(t.ShowZ), note)
@@ -274,6 +295,13 @@ func (t *Tab) load(ctx context.Context, svc Service, s ipc.Summary, after <-chan
 	if err == nil {
 		z, err = svc.Volume(ctx, id, VolumeZDegree)
 	}
+	var cohortHubs [][3]int
+	if err == nil && slices.Contains(s.Volumes, VolumeCohortHubs) {
+		var ch *ipc.Volume
+		if ch, err = svc.Volume(ctx, id, VolumeCohortHubs); err == nil {
+			cohortHubs = Marked(ch)
+		}
+	}
 	if err == nil && s.Atlas != nil && slices.Contains(s.Volumes, "atlas") {
 		atlas, _ = svc.Volume(ctx, id, "atlas") // without it the rows just have no region
 	}
@@ -289,7 +317,7 @@ func (t *Tab) load(ctx context.Context, svc Service, s ipc.Summary, after <-chan
 			t.Summary.SetText("The comparison with the normative cohort could not be read: " + err.Error())
 			return
 		}
-		t.Report, t.Rows, t.Affine = rep, rows, lost.Header.Affine
+		t.Report, t.Rows, t.Affine, t.CohortHubs = rep, rows, lost.Header.Affine, cohortHubs
 		hubRows := 0
 		cells := make([][]string, len(rows))
 		for i, r := range rows {

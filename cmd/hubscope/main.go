@@ -12,6 +12,7 @@ import (
 	fyneapp "fyne.io/fyne/v2/app"
 
 	"github.com/hubscope/hubscope/app"
+	"github.com/hubscope/hubscope/app/compareview"
 	"github.com/hubscope/hubscope/assets"
 	"github.com/hubscope/hubscope/ipc"
 	"github.com/hubscope/hubscope/ipc/schema"
@@ -24,7 +25,7 @@ func run(cfg config) {
 	a.SetIcon(fyne.NewStaticResource("icon.png", assets.Icon))
 	w := a.NewWindow(schema.AppName + " " + schema.Version)
 	ctx := context.Background()
-	opts := app.Options{Connect: cfg.connect, Window: w, OnResult: cfg.onResult}
+	opts := app.Options{Connect: cfg.connect, Window: w, OnResult: cfg.onResult, OnComparison: cfg.onComparison}
 	u := app.New(ctx, opts)
 	w.SetContent(u.Content())
 	w.SetOnDropped(u.Dropped)
@@ -41,4 +42,6 @@ type config struct {
 	connect  func(ctx context.Context) (ipc.Service, error)
 	onResult func(*app.Result)
 	started  func(*app.UI, fyne.Window)
+	// onComparison is called when a comparison's t-maps are shown (the smoke dump).
+	onComparison func(*compareview.View, error)
 }

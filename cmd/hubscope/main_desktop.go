@@ -24,6 +24,8 @@ func main() {
 	open := flag.String("open", "", "analyse this scan (.nii or .nii.gz) with the default settings as soon as the helper answers")
 	watchDir := flag.String("watch", "", "watch this folder: new scans there are analysed once they have finished copying")
 	sweep := flag.String("sweep", "", "analyse with this threshold sweep (r=LO:HI:STEP, density=LO:HI:STEP or a list), as the Advanced settings' Threshold sweep")
+	results := flag.String("open-results", "", "show this results folder as soon as the helper answers: a finished bundle (a scan's or a group's), a cohort's folder or a comparison's, as Open results folder… does")
+	denoise := flag.String("denoise", "", "analyse with this cleaning preset (auto, simple, scrubbing, compcor, none), as the settings' Cleaning picker")
 	norm := flag.String("norm", "", "compare every scan analysed in this session with this normative folder (built by hubscope-helper norm build), instead of the one chosen in the settings")
 	smoke := flag.String("smoke-dump", "", "once the first result is shown, write a screenshot of the window, the 3D view's place in it, the hub table (TSV), the slices and the report to this folder; then show the Slices tab when the file show-slices appears there (for scripts/gui-smoke.sh)")
 	flag.Usage = func() {
@@ -45,6 +47,17 @@ func main() {
 			os.Exit(2)
 		}
 		*open = abs
+	}
+	if *results != "" {
+		abs, err := filepath.Abs(*results)
+		if err == nil {
+			_, err = os.Stat(abs)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "hubscope: --open-results %s: %v\n", *results, err)
+			os.Exit(2)
+		}
+		*results = abs
 	}
 	if *norm != "" {
 		abs, err := filepath.Abs(*norm)
@@ -68,13 +81,21 @@ func main() {
 	if *smoke != "" {
 		dmp = dump.New(*smoke)
 		cfg.onResult = dmp.Result
+		cfg.onComparison = dmp.Comparison
 	}
 	cfg.started = func(u *app.UI, w fyne.Window) {
 		if dmp != nil {
 			dmp.SetWindow(w)
+			dmp.SetUI(u)
 		}
 		if *norm != "" {
 			u.Settings.Norm.Use(*norm)
+		}
+		if *denoise != "" {
+			if err := u.Settings.SetCleaning(*denoise); err != nil {
+				fmt.Fprintf(os.Stderr, "hubscope: --denoise: %v\n", err)
+				os.Exit(2)
+			}
 		}
 		if *sweep != "" {
 			u.Settings.SetSweep(*sweep)
@@ -85,6 +106,9 @@ func main() {
 		}
 		if *open != "" {
 			u.OpenScans(*open)
+		}
+		if *results != "" {
+			u.OpenResults(*results)
 		}
 		if *watchDir != "" {
 			u.WatchFolder(*watchDir)

@@ -41,8 +41,10 @@ type TabInfo struct {
 	// Quality: whether the FD trace is shown, and the DVARS trace's points.
 	FDShown     bool `json:"fd_shown,omitempty"`
 	DVARSPoints int  `json:"dvars_points,omitempty"`
-	// Norm: the table's rows as shown.
+	// Norm: the table's rows as shown; T-maps: the significant nodes (Kind "significant", Z
+	// their t) and the |t| the slices show from (Cut).
 	Rows []NormRow `json:"rows,omitempty"`
+	Cut  float64   `json:"cut,omitempty"`
 	// Sweep: each curve drawn and its points.
 	Curves map[string]int `json:"curves,omitempty"`
 }

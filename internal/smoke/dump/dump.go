@@ -19,6 +19,7 @@ import (
 	"fyne.io/fyne/v2"
 
 	"github.com/hubscope/hubscope/app"
+	"github.com/hubscope/hubscope/app/compareview"
 	"github.com/hubscope/hubscope/internal/smoke"
 )
 
@@ -34,6 +35,9 @@ type Dump struct {
 	dir  string
 	win  fyne.Window
 	done bool
+	ui   *app.UI
+	// tmaps is set once a comparison's t-maps were written (Comparison).
+	tmaps bool
 }
 
 // place returns o's place in the window's pixels.
@@ -48,6 +52,69 @@ func New(dir string) *Dump { return &Dump{dir: dir} }
 
 // SetWindow names the window whose screenshot and layout are written.
 func (d *Dump) SetWindow(w fyne.Window) { d.win = w }
+
+// SetUI names the app whose cohort view Comparison shows.
+func (d *Dump) SetUI(u *app.UI) { d.ui = u }
+
+// Comparison is the app's OnComparison hook (hubscope --open-results with a comparison): on
+// the first t-maps shown it selects the cohort view's T-maps tab and writes t-maps.json (the
+// view's place, its significant nodes — voxel and t — and the |t| cut), t-maps-slices.png (the
+// slice viewer's three views, as Snapshot draws them) with t-maps-slices.json (the crosshair
+// and overlay), and t-maps-done.
+func (d *Dump) Comparison(v *compareview.View, err error) {
+	if d.tmaps {
+		return
+	}
+	d.tmaps = true
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "hubscope: --smoke-dump: the t-maps:", err)
+		os.Exit(1)
+	}
+	if d.ui != nil {
+		d.ui.SelectCohortTab(app.TabTMaps)
+	}
+	go func() {
+		time.Sleep(2 * time.Second) // laid out and drawn
+		fyne.Do(func() {
+			if err := d.writeTMaps(v); err != nil {
+				fmt.Fprintln(os.Stderr, "hubscope: --smoke-dump:", err)
+				os.Exit(1)
+			}
+		})
+	}()
+}
+
+func (d *Dump) writeTMaps(v *compareview.View) error {
+	base := strings.ToLower(app.TabTMaps)
+	if err := os.MkdirAll(d.dir, 0o755); err != nil {
+		return err
+	}
+	info := smoke.TabInfo{Tab: app.TabTMaps, Place: d.place(v, d.scale()), Cut: v.Cut}
+	for _, r := range v.Rows {
+		info.Rows = append(info.Rows, smoke.NormRow{Kind: "significant", Voxel: r.Voxel, Z: r.T})
+	}
+	img, err := v.Viewer.Snapshot()
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(d.dir, base+"-slices.png"), b.Bytes(), 0o644); err != nil {
+		return err
+	}
+	_, overlay := v.Viewer.Overlay()
+	si, _ := json.MarshalIndent(smoke.SlicesInfo{Crosshair: v.Viewer.Crosshair(), Overlay: overlay, Opacity: v.Viewer.Style().Opacity}, "", "  ")
+	if err := os.WriteFile(filepath.Join(d.dir, base+"-slices.json"), si, 0o644); err != nil {
+		return err
+	}
+	js, _ := json.MarshalIndent(info, "", "  ")
+	if err := os.WriteFile(filepath.Join(d.dir, base+".json"), js, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(d.dir, base+"-done"), []byte("ok\n"), 0o644)
+}
 
 // Result is the app's onResult hook: on the first result it writes the dump.
 func (d *Dump) Result(r *app.Result) {

@@ -15,11 +15,13 @@ import (
 	"github.com/hubscope/hubscope/internal/smoke"
 )
 
-// checkTab checks a Quality, Norm or Sweep tab that the dump showed (DIR/<tab>.json) and the
+// checkTab checks a Quality, Norm, T-maps or Sweep tab that the dump showed (DIR/<tab>.json) and the
 // window's screenshot taken then: the Quality tab shows the FD trace and the DVARS trace drawn
 // in its line colour; the Norm tab lists, among its hubs lost, a voxel of the planted lesion
-// (LESION.tsv: synth's truth/lesion.tsv, columns i, j, k); the Sweep tab draws its curves with
-// the chosen threshold marked.
+// (LESION.tsv: synth's truth/lesion.tsv, columns i, j, k) — at least 0.8 of the lesion's
+// voxels; the T-maps tab (a cohort's comparison) lists significant nodes, at least half of
+// them in the lesion, and draws the first one's t on screen in the diverging scale; the Sweep
+// tab draws its curves with the chosen threshold marked.
 func checkTab(dir, tab, shotPath string, extra []string) error {
 	b, err := os.ReadFile(filepath.Join(dir, strings.ToLower(tab)+".json"))
 	if err != nil {
@@ -66,8 +68,42 @@ func checkTab(dir, tab, shotPath string, extra []string) error {
 			}
 		}
 		fmt.Printf("Norm tab: %d rows, %d hubs lost, %d of them in the planted lesion (%d voxels)\n", len(info.Rows), lost, hit, len(lesion))
-		if hit == 0 {
-			return fmt.Errorf("the Norm tab: no hub lost lies in the planted lesion")
+		if recall := float64(hit) / float64(len(lesion)); recall < 0.8 {
+			return fmt.Errorf("the Norm tab: %d of the %d lesion voxels are among the hubs lost (recall %.2f < 0.8)", hit, len(lesion), recall)
+		}
+	case "t-maps":
+		if len(extra) < 1 {
+			return fmt.Errorf("the T-maps tab: give the planted lesion's table")
+		}
+		lesion, err := readVoxels(extra[0])
+		if err != nil {
+			return err
+		}
+		hit := 0
+		for _, r := range info.Rows {
+			if lesion[r.Voxel] {
+				hit++
+			}
+		}
+		// On screen: the diverging scale (its colour bar at least). In the viewer's snapshot,
+		// whose colour bar has as many warm as cold pixels, the first row's node at the
+		// crosshair adds warm pixels for t > 0, cold ones for t < 0.
+		hot, cold := diverging(shot, area)
+		snap, err := readPNG(filepath.Join(dir, "t-maps-slices.png"))
+		if err != nil {
+			return err
+		}
+		sh, sc := diverging(snap, snap.Bounds())
+		fmt.Printf("T-maps tab: %d significant nodes, %d of them in the planted lesion (%d voxels); |t| >= %.2f; %d warm and %d cold pixels on screen, %d and %d in the slices' snapshot\n",
+			len(info.Rows), hit, len(lesion), info.Cut, hot, cold, sh, sc)
+		if len(info.Rows) == 0 || 2*hit < len(info.Rows) {
+			return fmt.Errorf("the T-maps tab: %d of its %d significant nodes lie in the planted lesion (want at least one, and half)", hit, len(info.Rows))
+		}
+		if hot < 50 || cold < 50 {
+			return fmt.Errorf("the T-maps tab: no diverging colour scale on screen (%d warm, %d cold pixels)", hot, cold)
+		}
+		if first := info.Rows[0]; first.Z > 0 && sh <= sc || first.Z < 0 && sc <= sh {
+			return fmt.Errorf("the T-maps tab: the first node's t %.2f is not drawn at the crosshair (%d warm, %d cold pixels in the snapshot)", first.Z, sh, sc)
 		}
 	case "sweep":
 		if len(info.Curves) < 3 {
@@ -85,6 +121,23 @@ func checkTab(dir, tab, shotPath string, extra []string) error {
 		return fmt.Errorf("unknown tab %q", tab)
 	}
 	return nil
+}
+
+// diverging counts area's pixels of the diverging scale's warm half (red well above blue) and
+// cold half (blue well above red); the anatomy behind is grey, the crosshair green.
+func diverging(img image.Image, area image.Rectangle) (hot, cold int) {
+	for y := area.Min.Y; y < area.Max.Y; y++ {
+		for x := area.Min.X; x < area.Max.X; x++ {
+			r, _, b, _ := img.At(x, y).RGBA()
+			switch r, b := int(r>>8), int(b>>8); {
+			case r > b+80:
+				hot++
+			case b > r+80:
+				cold++
+			}
+		}
+	}
+	return hot, cold
 }
 
 // count counts area's pixels of colour c (within 8 per channel).
