@@ -2,6 +2,7 @@ package group
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -593,6 +594,43 @@ func TestOneDecodeMatchesTwoPasses(t *testing.T) {
 	}
 	if counts[MaskUnion] <= counts[MaskIntersect] {
 		t.Errorf("union %d nodes, intersection %d: the union should hold sub-03's dimmed voxels", counts[MaskUnion], counts[MaskIntersect])
+	}
+}
+
+// TestLoadCancels: a load cancelled while a subject is being cleaned stops with an error that
+// wraps context.Canceled and names a subject, whichever way it reads (12 subjects: the other
+// goroutines stop within a volume, or before copying).
+func TestLoadCancels(t *testing.T) {
+	m, a, err := synth.DemoMask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, a = synth.ResampleMask(m, a, 16)
+	p := synth.DefaultParams()
+	p.Length = 30
+	dir := filepath.Join(t.TempDir(), "bids")
+	ct, err := synth.WriteCohort(context.Background(), m, a, p, synth.CohortOptions{Subjects: 2}, dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subs []Subject
+	for i := range 12 {
+		s := ct.Subjects[i%2]
+		subs = append(subs, Subject{Label: fmt.Sprintf("sub-%02d", i+1), Path: synth.CohortScan(dir, s)})
+	}
+	for _, how := range []loadWay{wayStream, wayKeep} {
+		ctx, cancel := context.WithCancel(context.Background())
+		clean := func(sub Subject, s *scan.Scan) error {
+			if sub.Label == "sub-03" {
+				cancel()
+			}
+			return nil
+		}
+		_, err := Load(ctx, subs, Options{Clean: clean, how: how}, nil)
+		cancel()
+		if !errors.Is(err, context.Canceled) || !strings.HasPrefix(err.Error(), "sub-") {
+			t.Errorf("way %d: cancelled load: %v", how, err)
+		}
 	}
 }
 
