@@ -299,3 +299,106 @@ func TestMaskSurfaceResolutionIndependent(t *testing.T) {
 		t.Error("7 voxels for a 2×2×2 grid accepted")
 	}
 }
+
+// blurReference is BlurVolume as first written, voxel by voxel with its coordinate divided
+// out: the run-wise form must give the same floats, bit for bit.
+func blurReference(vol []float32, dims [3]int, passes int) []float32 {
+	nx, ny := dims[0], dims[1]
+	out := append([]float32(nil), vol...)
+	tmp := make([]float32, len(out))
+	strides := [3]int{1, nx, nx * ny}
+	for p := 0; p < passes; p++ {
+		for axis := 0; axis < 3; axis++ {
+			n, st := dims[axis], strides[axis]
+			for i := range out {
+				c := i / st % n
+				lo, hi := i, i
+				if c > 0 {
+					lo = i - st
+				}
+				if c < n-1 {
+					hi = i + st
+				}
+				tmp[i] = 0.25*out[lo] + 0.5*out[i] + 0.25*out[hi]
+			}
+			out, tmp = tmp, out
+		}
+	}
+	return out
+}
+
+func TestBlurVolumeBitForBit(t *testing.T) {
+	for _, dims := range [][3]int{{1, 1, 1}, {7, 1, 1}, {1, 5, 3}, {9, 11, 13}, {2, 2, 2}} {
+		vol := make([]float32, dims[0]*dims[1]*dims[2])
+		for i := range vol {
+			vol[i] = float32((i*7919)%13) / 3
+		}
+		for _, passes := range []int{0, 1, 3} {
+			got, err := BlurVolume(vol, dims, passes)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := blurReference(vol, dims, passes)
+			for i := range want {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("%v, %d passes: voxel %d = %g, voxel by voxel %g", dims, passes, i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// smoothReference is Smooth's step as first written with mgl32's Vec3 methods: the written-out
+// form must move every vertex to the same floats, bit for bit.
+func smoothReference(m *Mesh, iterations int) {
+	start, nbr := m.neighbours()
+	delta := make([]mgl32.Vec3, len(m.Vertices))
+	step := func(f float32) {
+		for v := range m.Vertices {
+			ns := nbr[start[v]:start[v+1]]
+			if len(ns) == 0 {
+				delta[v] = mgl32.Vec3{}
+				continue
+			}
+			var s mgl32.Vec3
+			for _, u := range ns {
+				s = s.Add(m.Vertices[u])
+			}
+			delta[v] = s.Mul(1 / float32(len(ns))).Sub(m.Vertices[v]).Mul(f)
+		}
+		for v := range m.Vertices {
+			m.Vertices[v] = m.Vertices[v].Add(delta[v])
+		}
+	}
+	for it := 0; it < iterations; it++ {
+		step(0.5)
+		step(-0.53)
+	}
+}
+
+func TestSmoothBitForBit(t *testing.T) {
+	vol := make([]float32, 12*13*11)
+	for k := 0; k < 11; k++ {
+		for j := 0; j < 13; j++ {
+			for i := 0; i < 12; i++ {
+				d := math.Hypot(math.Hypot(float64(i)-5.5, float64(j)-6), float64(k)-5)
+				vol[i+12*(j+13*k)] = float32(4.5 - d + 0.3*math.Sin(float64(i*j+k)))
+			}
+		}
+	}
+	aff := [4][4]float64{{2, 0, 0, -11}, {0, 2.5, 0, 3}, {0, 0, 1.5, 7}, {0, 0, 0, 1}}
+	a, err := MarchingCubes(vol, [3]int{12, 13, 11}, aff, 0)
+	if err != nil || len(a.Vertices) < 100 {
+		t.Fatalf("test surface: %v, %d vertices", err, len(a.Vertices))
+	}
+	b := &Mesh{Vertices: append([]mgl32.Vec3(nil), a.Vertices...), Triangles: a.Triangles}
+	a.Smooth(5)
+	smoothReference(b, 5)
+	for v := range a.Vertices {
+		for c := 0; c < 3; c++ {
+			if math.Float32bits(a.Vertices[v][c]) != math.Float32bits(b.Vertices[v][c]) {
+				t.Fatalf("vertex %d: %v, with Vec3's methods %v", v, a.Vertices[v], b.Vertices[v])
+			}
+		}
+	}
+}
