@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"image/png"
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -81,7 +83,9 @@ type Result struct {
 
 	showInSlices, backToHubs *widget.Button
 	afterFirstOverlay        func()
-	sliceFig                 []byte
+	sliceFigMu               sync.Mutex  // guards sliceFig, encoded by whoever asks first
+	sliceFig                 []byte      // sliceFigImg as PNG, encoded on first use
+	sliceFigImg              image.Image // the report's slice figure, once made
 	sliceFigTitle            string
 	sliceFigErr              error
 }
@@ -170,12 +174,11 @@ func (g gatedFiles) OpenFile(ctx context.Context, id, name string) (io.ReadClose
 }
 
 func (r *Result) build3D(ctx context.Context) {
-	prefetched := make(chan struct{})
-	go func() {
-		prefetchSlices(ctx, r.volumes, r.Summary)
-		close(prefetched)
-	}()
 	scene, err := BrainScene(ctx, r.svc, r.Summary)
+	// The Slices tab is not on screen when a result opens (the 3D tab is): its volumes are
+	// fetched once the brain surface no longer needs the cores, while the 3D view is built and
+	// drawn, and the 3D view does not wait for them.
+	go prefetchSlices(ctx, r.volumes, r.Summary)
 	if err != nil && regionsOnly(r.Summary) {
 		// A region network's bundle has no volumes, so no brain surface: its regions and
 		// links are drawn on their own (the regions replace the hub spheres below).
@@ -190,7 +193,6 @@ func (r *Result) build3D(ctx context.Context) {
 		}
 	}
 	<-r.Network.Loaded()
-	<-prefetched
 	fyne.Do(func() {
 		defer close(r.Ready3D)
 		if err != nil {

@@ -228,16 +228,13 @@ func (r *Result) makeSliceFigure(next func()) {
 			fig.SetCrosshair(h.Voxel)
 			title = fmt.Sprintf("Axial slice through the strongest hub (%s, MNI z = %.0f mm), hub voxels in their modules' colours", regionName(h), h.MNI[2])
 		}
+		// The picture is kept; its PNG is encoded when a report asks for it (SliceFigure).
 		img, err := fig.SnapshotPlanes(slices.Axial)
-		var b bytes.Buffer
-		if err == nil {
-			err = png.Encode(&b, img)
-		}
 		if err != nil {
 			r.sliceFigErr = fmt.Errorf("slice figure of %s: %w", r.Summary.Job.Name, err)
 			return
 		}
-		r.sliceFig, r.sliceFigTitle = b.Bytes(), title
+		r.sliceFigImg, r.sliceFigTitle = img, title
 	}
 	fig.LoadWithOverlay(r.ctx, r.Summary.Job.ID, r.Summary, figureOverlay(r.Summary))
 }
@@ -245,14 +242,27 @@ func (r *Result) makeSliceFigure(next func()) {
 // SliceFigure returns the report's slice figure (PNG) and its title, or why there is none.
 // It is final once SlicesReady is closed.
 func (r *Result) SliceFigure() ([]byte, string, error) {
-	if r.sliceFig == nil && r.sliceFigErr == nil {
+	if r.sliceFigErr != nil {
+		return nil, "", r.sliceFigErr
+	}
+	if r.sliceFig == nil && r.sliceFigImg == nil {
 		return nil, "", fmt.Errorf("slice figure of %s: not made yet", r.Summary.Job.Name)
 	}
-	return r.sliceFig, r.sliceFigTitle, r.sliceFigErr
+	r.sliceFigMu.Lock()
+	defer r.sliceFigMu.Unlock()
+	if r.sliceFig == nil {
+		var b bytes.Buffer
+		if err := png.Encode(&b, r.sliceFigImg); err != nil {
+			return nil, "", fmt.Errorf("slice figure of %s: %w", r.Summary.Job.Name, err)
+		}
+		r.sliceFig = b.Bytes()
+	}
+	return r.sliceFig, r.sliceFigTitle, nil
 }
 
 // prefetchSlices fetches the volumes the Slices tab shows first (background, hubs, modules) into
-// the shared cache while the 3D surface is built; the viewer then finds them there. Errors are
+// the shared cache while the 3D view is built and drawn; the viewer then finds them there (or
+// joins their fetch). Errors are
 // left to the viewer, which fetches again and reports them in words.
 func prefetchSlices(ctx context.Context, volumes *slices.VolumeCache, s ipc.Summary) {
 	var wg sync.WaitGroup

@@ -4,7 +4,10 @@ import (
 	"image"
 	"image/color"
 	"math"
-	"sort"
+	"runtime"
+	"slices"
+	"sync"
+	"weak"
 
 	"github.com/hubscope/hubscope/ipc"
 )
@@ -32,6 +35,37 @@ const grayMax = 200
 // finite values (a subsample of at most ~65,000 voxels), so a few bright vessels or a dark
 // outside do not wash the brain out.
 func intensityWindow(v *ipc.Volume) (lo, hi float32) {
+	// A cached volume is shared and never changed: its window is worked out once (the
+	// viewer and the report's slice figure both draw the same background when a result opens).
+	key := weak.Make(v)
+	windowsMu.Lock()
+	w, ok := windows[key]
+	windowsMu.Unlock()
+	if ok {
+		return w[0], w[1]
+	}
+	lo, hi = intensityWindowOf(v)
+	windowsMu.Lock()
+	if _, again := windows[key]; !again {
+		windows[key] = [2]float32{lo, hi}
+		// A volume the cache drops takes its entry with it.
+		runtime.AddCleanup(v, func(k weak.Pointer[ipc.Volume]) {
+			windowsMu.Lock()
+			delete(windows, k)
+			windowsMu.Unlock()
+		}, key)
+	}
+	windowsMu.Unlock()
+	return lo, hi
+}
+
+// windows holds intensityWindow's answers by volume (weak keys).
+var (
+	windowsMu sync.Mutex
+	windows   = map[weak.Pointer[ipc.Volume]][2]float32{}
+)
+
+func intensityWindowOf(v *ipc.Volume) (lo, hi float32) {
 	step := max(1, len(v.Data)/65536)
 	s := make([]float32, 0, len(v.Data)/step+1)
 	for n := 0; n < len(v.Data); n += step {
@@ -42,7 +76,7 @@ func intensityWindow(v *ipc.Volume) (lo, hi float32) {
 	if len(s) == 0 {
 		return 0, 1
 	}
-	sort.Slice(s, func(a, b int) bool { return s[a] < s[b] })
+	slices.Sort(s) // no NaN here: the same order as a < b
 	lo, hi = s[len(s)/100], s[min(len(s)-1, len(s)*995/1000)]
 	if hi <= lo {
 		lo, hi = s[0], s[len(s)-1]
