@@ -2,7 +2,6 @@ package register
 
 import (
 	"context"
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +13,7 @@ import (
 	"github.com/hubscope/hubscope/helper/internal/pyref"
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/realign"
+	"github.com/hubscope/hubscope/helper/register/registertest"
 	"github.com/hubscope/hubscope/helper/scan"
 	"github.com/hubscope/hubscope/helper/synth"
 	"github.com/hubscope/hubscope/internal/shareddata"
@@ -49,44 +49,25 @@ func maskedEPI(t *testing.T, path string) Image {
 	return Image{Dims: dims, Affine: h.Affine(), Data: out}
 }
 
-// dipyAffine is dipy's affine registration of a moving image to a static one as its
-// documentation chains it: centres of mass, translation, rigid, affine, each with mutual
-// information (32 bins) over the pyramid 10000/1000/100 iterations, σ 3/1/0, factors 4/2/1. It
-// prints the static-world → moving-world affine.
-const dipyAffine = `
-import sys, json, numpy as np, nibabel as nib
-from dipy.align.imaffine import AffineRegistration, MutualInformationMetric, transform_centers_of_mass
-from dipy.align.transforms import TranslationTransform3D, RigidTransform3D, AffineTransform3D
-s = nib.load(sys.argv[1]); m = nib.load(sys.argv[2])
-S = np.asarray(s.dataobj, dtype=np.float64); M = np.asarray(m.dataobj, dtype=np.float64)
-reg = AffineRegistration(metric=MutualInformationMetric(32, None), level_iters=[10000, 1000, 100],
-                         sigmas=[3.0, 1.0, 0.0], factors=[4, 2, 1], verbosity=0)
-a = transform_centers_of_mass(S, s.affine, M, m.affine).affine
-for tr in (TranslationTransform3D(), RigidTransform3D(), AffineTransform3D()):
-    a = reg.optimize(S, M, tr, None, s.affine, m.affine, starting_affine=a).affine
-print(json.dumps(a.tolist()))
-`
-
 // labelAgreement is the smallest fraction of a real scan's brain voxels whose AAL label must be
 // the same through our affine and dipy's (measured on ax_asc_35sl_6: see TestAgainstDipy's log
 // and docs/realign.md); below it one of the two registrations failed.
 const labelAgreement = 0.75
 
-// corners of the MNI brain's bounding box (mm).
-var corners = func() [][3]float64 {
-	var c [][3]float64
-	for _, x := range []float64{-70, 70} {
-		for _, y := range []float64{-104, 72} {
-			for _, z := range []float64{-50, 80} {
-				c = append(c, [3]float64{x, y, z})
-			}
-		}
-	}
-	return c
-}()
+// cornerBound: how far (mm) our affine may put the MNI brain's corners from dipy's best of three
+// starts (TestAgainstDipy): the issue's goal, 1 voxel of the 2 mm template. Measured on
+// ax_asc_35sl_6 against dipy on the 4 mm template: 1.96 mm (1.82 mm under the race detector,
+// where ours uses the 4 mm template too); against dipy's documented centre-of-mass start alone
+// 3.8 mm, which is why the reference is the best of three (docs/realign.md).
+const cornerBound = 2.0
 
-// TestAgainstDipy registers real EPI volumes to the template with ToMNI and with dipy and
-// compares where the two put the MNI brain's bounding-box corners in the scan.
+// TestAgainstDipy registers a real EPI volume to the template with ToMNI and with dipy, and
+// compares where the two put the MNI brain's bounding-box corners in the scan, the brain voxels'
+// MNI positions and their AAL labels. The reference is dipy's best solution (its own cost) of
+// three starts (registertest.DipyStarts: centres of mass, principal axes, ours): from its
+// documented centre-of-mass start alone dipy stops short of its own optimum on these slabs and
+// its answers from the three starts spread by 6.9 / 9.2 / 20.9 mm at the corners on the 4 mm
+// template (docs/realign.md).
 func TestAgainstDipy(t *testing.T) {
 	dir := dataDir(t)
 	pyref.Require(t, "numpy", "nibabel", "dipy")
@@ -99,10 +80,8 @@ func TestAgainstDipy(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
-	// dipy registers to the embedded 4 mm template: 9 CPU-s instead of 50 on the 2 mm one, and
-	// on the 2 mm one dipy's answer moves with small changes of the template (13.2 mm from ours
-	// with the app's display template, 1.7 mm with the same brain resampled by scipy; in both
-	// cases its outline overlap is no better than ours; docs/realign.md).
+	// dipy registers to the embedded 4 mm template: 5–10 CPU-s a start instead of 35–65 on the
+	// 2 mm one (the 2 mm figures of docs/realign.md were measured outside the test).
 	h4, d4, err := nifti.ReadImageFS(assets.Template, assets.TemplateImage)
 	if err != nil {
 		t.Fatal(err)
@@ -111,8 +90,8 @@ func TestAgainstDipy(t *testing.T) {
 	if err := nifti.WriteImage(tplPath, nifti.NewHeader([]int{h4.Nx(), h4.Ny(), h4.Nz()}, nifti.Float32, h4.Affine(), 0), d4); err != nil {
 		t.Fatal(err)
 	}
-	// One scan keeps the check within CI's time (dipy takes ~40 s); fMRI_MB_asc_25 gave 10.9 mm
-	// when last measured (docs in the report: a 130 mm slab, objective differences).
+	// One scan keeps the check within CI's time (three dipy runs take ~25 CPU-s); the pipeline's
+	// TestRegisteredHubsAgainstDipy checks sag_int_36sl_21 the same way through its hubs.
 	for _, name := range []string{"ax_asc_35sl_6"} {
 		epi := maskedEPI(t, filepath.Join(dir, "dicom", "ref", name+".nii"))
 		start := time.Now()
@@ -125,11 +104,17 @@ func TestAgainstDipy(t *testing.T) {
 		if err := nifti.WriteImage(epiPath, nifti.NewHeader([]int{epi.Dims[0], epi.Dims[1], epi.Dims[2]}, nifti.Float32, epi.Affine, 0), epi.Data); err != nil {
 			t.Fatal(err)
 		}
-		var dm realign.Affine
-		if err := json.Unmarshal(pyref.Run(t, dipyAffine, tplPath, epiPath), &dm); err != nil {
-			t.Fatal(err)
-		}
 		ours, _ := realign.Inverse(res.ToMNI) // MNI → scan
+		sols := registertest.DipyStarts(t, tplPath, epiPath, ours)
+		var spread float64
+		for _, a := range sols {
+			for _, b := range sols {
+				spread = math.Max(spread, registertest.CornerDistance(a.Affine, b.Affine))
+			}
+			t.Logf("%s: dipy from %s: cost %.4f, corners %.1f mm from ours (%.1f CPU-s)", name, a.Start, a.Cost, registertest.CornerDistance(a.Affine, ours), a.CPU)
+		}
+		dm := sols[0].Affine
+		t.Logf("%s: dipy's best is from %s; its three solutions spread by %.1f mm at the corners", name, sols[0].Start, spread)
 		// An independent measure of both: the overlap (Dice) of the scan's brain mask with the
 		// MNI152 2 mm brain mask, over the template voxels inside the scan's field of view.
 		dOurs, dDipy := brainDice(t, epi, ours), brainDice(t, epi, dm)
@@ -149,20 +134,12 @@ func TestAgainstDipy(t *testing.T) {
 		if miOurs < miDipy-0.005 {
 			t.Errorf("%s: dipy's affine scores MI %.4f under our cost, ours only %.4f: the search stalled", name, miDipy, miOurs)
 		}
-		var worst float64
-		for _, c := range corners {
-			a, b := realign.Apply(ours, c), realign.Apply(dm, c)
-			worst = math.Max(worst, math.Sqrt((a[0]-b[0])*(a[0]-b[0])+(a[1]-b[1])*(a[1]-b[1])+(a[2]-b[2])*(a[2]-b[2])))
-		}
-		t.Logf("%s: %v, MI %.3f, zooms %.3f %.3f %.3f, shear %.3f, plausible %v; brain corners differ from dipy's by up to %.1f mm\n ours MNI→scan %v\n dipy %v",
+		worst := registertest.CornerDistance(ours, dm)
+		t.Logf("%s: %v, MI %.3f, zooms %.3f %.3f %.3f, shear %.3f, plausible %v; brain corners differ from dipy's best by up to %.2f mm\n ours MNI→scan %v\n dipy %v",
 			name, took.Round(time.Millisecond), res.MI, res.Zooms[0], res.Zooms[1], res.Zooms[2], res.Shear, res.Plausible, worst, ours, dm)
-		// The issue's goal: 1 voxel of the 2 mm template (2 mm). Measured 1.7 mm against dipy on
-		// the 2 mm template (docs/realign.md); against dipy on the 4 mm template, as here, 3.8 mm
-		// (3.6 mm under the race detector, where ours uses the 4 mm template too: raceBuild) —
-		// and dipy's own answers on the two templates are 3.3 mm apart. This bound catches a
-		// failed or stalled registration (69.8 mm was seen).
-		if worst > 5 || !res.Plausible {
-			t.Errorf("%s: corners %.1f mm from dipy's (bound 5 mm), plausible %v %s", name, worst, res.Plausible, res.Problem)
+		// The issue's goal: 1 voxel of the 2 mm template (cornerBound).
+		if worst > cornerBound || !res.Plausible {
+			t.Errorf("%s: corners %.1f mm from dipy's best (bound %.1f mm), plausible %v %s", name, worst, cornerBound, res.Plausible, res.Problem)
 		}
 		// Atlas labels through either affine (the issue's check of hub labels; every brain voxel
 		// of the scan stands for a possible hub: a two-volume scan has no meaningful network).
@@ -245,7 +222,7 @@ func knownAffinePhantomMI(t *testing.T, origin [3]float64, dims [3]int) (float64
 	}
 	ours, _ := realign.Inverse(res.ToMNI)
 	var worst float64
-	for _, p := range corners {
+	for _, p := range registertest.Corners {
 		u, v := realign.Apply(ours, p), realign.Apply(truth, p)
 		worst = math.Max(worst, math.Sqrt((u[0]-v[0])*(u[0]-v[0])+(u[1]-v[1])*(u[1]-v[1])+(u[2]-v[2])*(u[2]-v[2])))
 	}
