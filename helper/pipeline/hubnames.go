@@ -25,7 +25,13 @@ func defaultHubAtlas(cfg Config, s *scan.Scan, toMNI *[4][4]float64) (*atlas.Atl
 	var codes []int32
 	space := ""
 	if toMNI == nil {
-		if _, ok := alreadyMNI(cfg.Scan); ok {
+		_, mni := alreadyMNI(cfg.Scan)
+		if registerWanted(cfg) && !mni {
+			// registerScan estimated an affine and refused it (implausible zooms or shear): the
+			// issue's rule is to keep the network and refuse the labels, whatever the header says.
+			return nil, "not named by region: the registration to MNI was refused as implausible (qc/registration.json)", nil
+		}
+		if mni {
 			codes = []int32{nifti.XformMNI152}
 		} else if r, err := nifti.Open(cfg.Scan); err == nil {
 			codes = []int32{r.Header.SformCode, r.Header.QformCode}
