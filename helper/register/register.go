@@ -88,6 +88,11 @@ func ToMNI(ctx context.Context, epi Image, tpl Image) (*Result, error) {
 	}
 	levels := []*level{}
 	for _, ls := range levelsFor(tpl) {
+		// The levels' smoothing takes a few tenths of a second each: check between them, so a
+		// cancel lands within a second (TestCancel).
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		lv, err := makeLevel(tpl, epi, ls)
 		if err != nil {
 			return nil, err
@@ -105,6 +110,9 @@ func ToMNI(ctx context.Context, epi Image, tpl Image) (*Result, error) {
 	start := p
 	bestStart := cost(levels[0], p)
 	for rx := -40.0; rx <= 40; rx += 10 {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		for ry := -20.0; ry <= 20; ry += 10 {
 			for rz := -20.0; rz <= 20; rz += 10 {
 				q := start

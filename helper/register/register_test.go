@@ -179,23 +179,10 @@ func TestAgainstDipy(t *testing.T) {
 	}
 }
 
-// knownAffinePhantom registers back a "scan" that is the template moved by a known affine
-// (rotation, translation, anisotropic zoom, shear) and resampled onto a 3.5 mm grid whose
-// corner is at origin (mm) with dims voxels, and returns how far the MNI brain's bounding-box
-// corners land from where the known affine puts them (mm).
-func knownAffinePhantom(t *testing.T, origin [3]float64, dims [3]int) (float64, *Result) {
-	worst, res, _ := knownAffinePhantomMI(t, origin, dims)
-	return worst, res
-}
-
-// knownAffinePhantomMI is knownAffinePhantom that also returns the mutual information at the
-// finest level of the truth and of our result, under our cost ([truth, ours]).
-func knownAffinePhantomMI(t *testing.T, origin [3]float64, dims [3]int) (float64, *Result, [2]float64) {
-	t.Helper()
-	tpl, err := Template()
-	if err != nil {
-		t.Fatal(err)
-	}
+// knownAffineScan is the template moved by a known affine (rotation, translation, anisotropic
+// zoom, shear) and resampled onto a 3.5 mm grid whose corner is at origin (mm) with dims voxels;
+// it returns the scan and the known affine (MNI → scan world).
+func knownAffineScan(tpl Image, origin [3]float64, dims [3]int) (Image, realign.Affine) {
 	c := [3]float64{0, -18, 18}
 	truth := paramMatrix([12]float64{6, -4, 3, 0.12, -0.05, 0.08, 1.06, 0.95, 1.1, 0.03, 0, 0}, c) // MNI → scan world
 	inv, _ := realign.Inverse(truth)
@@ -216,7 +203,28 @@ func knownAffinePhantomMI(t *testing.T, origin [3]float64, dims [3]int) (float64
 			}
 		}
 	}
-	res, err := ToMNI(context.Background(), Image{Dims: dims, Affine: a, Data: data}, tpl)
+	return Image{Dims: dims, Affine: a, Data: data}, truth
+}
+
+// knownAffinePhantom registers back a "scan" that is the template moved by a known affine
+// (rotation, translation, anisotropic zoom, shear) and resampled onto a 3.5 mm grid whose
+// corner is at origin (mm) with dims voxels, and returns how far the MNI brain's bounding-box
+// corners land from where the known affine puts them (mm).
+func knownAffinePhantom(t *testing.T, origin [3]float64, dims [3]int) (float64, *Result) {
+	worst, res, _ := knownAffinePhantomMI(t, origin, dims)
+	return worst, res
+}
+
+// knownAffinePhantomMI is knownAffinePhantom that also returns the mutual information at the
+// finest level of the truth and of our result, under our cost ([truth, ours]).
+func knownAffinePhantomMI(t *testing.T, origin [3]float64, dims [3]int) (float64, *Result, [2]float64) {
+	t.Helper()
+	tpl, err := Template()
+	if err != nil {
+		t.Fatal(err)
+	}
+	epi, truth := knownAffineScan(tpl, origin, dims)
+	res, err := ToMNI(context.Background(), epi, tpl)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,11 +234,11 @@ func knownAffinePhantomMI(t *testing.T, origin [3]float64, dims [3]int) (float64
 		u, v := realign.Apply(ours, p), realign.Apply(truth, p)
 		worst = math.Max(worst, math.Sqrt((u[0]-v[0])*(u[0]-v[0])+(u[1]-v[1])*(u[1]-v[1])+(u[2]-v[2])*(u[2]-v[2])))
 	}
-	lv, err := makeLevel(tpl, Image{Dims: dims, Affine: a, Data: data}, levelsFor(tpl)[1])
+	lv, err := makeLevel(tpl, epi, levelsFor(tpl)[1])
 	if err != nil {
 		t.Fatal(err)
 	}
-	ainv, _ := realign.Inverse(a)
+	ainv, _ := realign.Inverse(epi.Affine)
 	return worst, res, [2]float64{mutualInformation(lv, realign.Mul(ainv, truth), dims), mutualInformation(lv, realign.Mul(ainv, ours), dims)}
 }
 
