@@ -7,7 +7,9 @@ import (
 )
 
 // naiveLocalEfficiency is the definition read literally: for each node, the induced subgraph on
-// its neighbours, a plain queue BFS from every member, Σ 1/d over the pairs it reaches.
+// its neighbours, a plain queue BFS from every member, the ordered pairs counted per distance
+// and Σ_d count_d / d over them, summed in increasing d as LocalEfficiencies does, so that the
+// two agree to the last bit whenever the counts agree.
 func naiveLocalEfficiency(g *Graph) []float64 {
 	out := make([]float64, g.N)
 	for i := 0; i < g.N; i++ {
@@ -20,7 +22,7 @@ func naiveLocalEfficiency(g *Graph) []float64 {
 		for _, v := range nb {
 			in[v] = true
 		}
-		var s float64
+		var hist []int64
 		for _, src := range nb {
 			dist := map[int32]int{src: 0}
 			queue := []int32{src}
@@ -29,16 +31,71 @@ func naiveLocalEfficiency(g *Graph) []float64 {
 				queue = queue[1:]
 				for _, u := range g.Neighbors(int(v)) {
 					if _, seen := dist[u]; in[u] && !seen {
-						dist[u] = dist[v] + 1
-						s += 1 / float64(dist[u])
+						d := dist[v] + 1
+						dist[u] = d
+						for len(hist) <= d {
+							hist = append(hist, 0)
+						}
+						hist[d]++
 						queue = append(queue, u)
 					}
 				}
 			}
 		}
+		var s float64
+		for d := 1; d < len(hist); d++ {
+			s += float64(hist[d]) / float64(d)
+		}
 		out[i] = s / (float64(k) * float64(k-1))
 	}
 	return out
+}
+
+// wheelsGraph has neighbourhoods where most pairs lie at distance ≥ 3 or in different parts:
+// hub 0 over a path of 150 nodes (distances up to 149, three bit-matrix words); hub 1 over
+// three disjoint rings (5, 40 and 70 nodes), a 12-clique, a pair and 10 leaves of its own;
+// hub 2 over both hubs' members at once; and isolated nodes.
+func wheelsGraph(t testing.TB) *Graph {
+	t.Helper()
+	var edges [][2]int32
+	add := func(a, b int) { edges = append(edges, [2]int32{int32(a), int32(b)}) }
+	next := 3
+	take := func(m int) int { next += m; return next - m }
+	p := take(150)
+	for j := 0; j < 150; j++ {
+		add(0, p+j)
+		add(2, p+j)
+		if j > 0 {
+			add(p+j-1, p+j)
+		}
+	}
+	for _, m := range []int{5, 40, 70} {
+		r := take(m)
+		for j := 0; j < m; j++ {
+			add(1, r+j)
+			add(2, r+j)
+			add(r+j, r+(j+1)%m)
+		}
+	}
+	c := take(12)
+	for a := 0; a < 12; a++ {
+		add(1, c+a)
+		for b := a + 1; b < 12; b++ {
+			add(c+a, c+b)
+		}
+	}
+	pair := take(2)
+	add(1, pair)
+	add(1, pair+1)
+	add(pair, pair+1)
+	for l := take(10); l < next; l++ {
+		add(1, l)
+	}
+	g, err := FromEdges(next+4, edges, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
 }
 
 // clusteredGraph has neighbourhoods of every kind the local-efficiency code distinguishes:
@@ -107,6 +164,7 @@ func TestLocalEfficiencyAgainstDefinition(t *testing.T) {
 		{"clustered", clusteredGraph(t, 400, 1)},
 		{"G(300, 0.05)", randomGraph(t, 300, 0.05, 3, 5)},
 		{"G(150, 0.4)", randomGraph(t, 150, 0.4, 0, 6)},
+		{"wheels", wheelsGraph(t)},
 	} {
 		want := naiveLocalEfficiency(c.g)
 		for _, bitWords := range []int{1 << 20, 40} { // bit matrices; lists above ~5 members
@@ -116,7 +174,7 @@ func TestLocalEfficiencyAgainstDefinition(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := range want {
-				if !near(got[i], want[i], 1e-14) {
+				if got[i] != want[i] {
 					t.Fatalf("%s (bit matrix up to %d words): node %d (degree %d) local efficiency %.17g, definition %.17g",
 						c.name, bitWords, i, c.g.Degree(i), got[i], want[i])
 				}

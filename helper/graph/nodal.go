@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
 
 	"github.com/hubscope/hubscope/helper/progress"
 )
@@ -54,39 +55,99 @@ func Mean(x []float64) float64 {
 // E_loc,i = 1/(k_i(k_i−1)) Σ_{j≠h ∈ N_i} 1/d^{(i)}_jh, with d^{(i)} distances inside that subgraph
 // and 0 for k_i < 2. This is networkx's local_efficiency per node and, for binary undirected
 // graphs, the Brain Connectivity Toolbox's efficiency_bin(A, 1). Each neighbourhood is built as
-// a bit matrix from the upper halves of its members' rows, split into its connected components,
-// and each component's distances come from the same bit-parallel BFS as ShortestPaths
-// (docs/algorithms.md, "Local efficiency"). The distance counts are exact integers, so the
-// result does not depend on the method or the schedule. Parallel over nodes; progress counts
-// nodes.
+// a bit matrix from the upper halves of its members' rows and split into its connected
+// components; distance 1 is the rows' bit count, distance 2 a search per member over the bit
+// rows that stops once every member is reached, and the rare pairs at distance ≥ 3 are reached
+// level by level (docs/algorithms.md, "Local efficiency"). The distance counts are exact
+// integers, so the result does not depend on the method, the numbering or the schedule.
+// Parallel over nodes; progress counts nodes.
 func LocalEfficiencies(ctx context.Context, g *Graph, rep progress.Reporter) ([]float64, error) {
 	rep = progress.OrDiscard(rep)
 	if g == nil {
 		return nil, errors.New("graph: local efficiency of a nil graph")
 	}
 	// Node indices below 2¹⁶ are read in 16 bits: the neighbourhoods are built by streaming
-	// Σ k_j over the neighbours' rows, and half the bytes is half the memory traffic.
+	// the neighbours' rows, and half the bytes is half the memory traffic.
 	if g.N <= 1<<16 {
-		adj := make([]uint16, len(g.Adj))
-		for p, v := range g.Adj {
-			adj[p] = uint16(v)
-		}
-		return localEfficiencies(ctx, g, adj, rep)
+		off, adj, order := degreeOrdered[uint16](g)
+		return unorder(localEfficiencies(ctx, g.N, off, adj, rep))(order)
 	}
-	return localEfficiencies(ctx, g, g.Adj, rep)
+	if len(g.Adj) <= maxRenumberedEntries {
+		off, adj, order := degreeOrdered[int32](g)
+		return unorder(localEfficiencies(ctx, g.N, off, adj, rep))(order)
+	}
+	return localEfficiencies(ctx, g.N, g.Offsets, g.Adj, rep) // as numbered: no second copy
+}
+
+// maxRenumberedEntries caps the adjacency entries of a graph over 2¹⁶ nodes that
+// LocalEfficiencies copies in degree order (4 bytes each); larger graphs keep their numbering.
+const maxRenumberedEntries = 1 << 28
+
+// unorder maps values of the degree-ordered nodes back to the original numbering.
+func unorder(x []float64, err error) func(order []int32) ([]float64, error) {
+	return func(order []int32) ([]float64, error) {
+		if err != nil {
+			return nil, err
+		}
+		out := make([]float64, len(x))
+		for r, v := range order {
+			out[v] = x[r]
+		}
+		return out, nil
+	}
+}
+
+// degreeOrdered returns g's adjacency (off, adj) with the nodes renumbered by increasing degree
+// (ties by index) and order, the original index of each new node. Rows come out sorted: each
+// new node r is appended to its neighbours' rows in increasing r. In this numbering the part
+// of a row past its own node holds the neighbours of equal or higher degree, so that building
+// a neighbourhood from those parts streams each edge inside it from its lower-degree end:
+// Σ over edges of min(k_u, k_v) entries in all, against Σ max for the opposite order.
+func degreeOrdered[I uint16 | int32](g *Graph) ([]int64, []I, []int32) {
+	n := g.N
+	order := make([]int32, n)
+	for v := range order {
+		order[v] = int32(v)
+	}
+	slices.SortStableFunc(order, func(a, b int32) int { return g.Degree(int(a)) - g.Degree(int(b)) })
+	newID := make([]int32, n)
+	for r, v := range order {
+		newID[v] = int32(r)
+	}
+	off := make([]int64, n+1)
+	for r, v := range order {
+		off[r+1] = off[r] + int64(g.Degree(int(v)))
+	}
+	adj := make([]I, len(g.Adj))
+	fill := slices.Clone(off[:n])
+	for r, v := range order {
+		for _, u := range g.Neighbors(int(v)) {
+			nu := newID[u]
+			adj[fill[nu]] = I(r)
+			fill[nu]++
+		}
+	}
+	return off, adj, order
 }
 
 // maxLocalBitWords caps one neighbourhood's bit matrix ((k+1)² bits); larger neighbourhoods
 // (k > ~8,000) are built as adjacency lists by looking every member's row up in a marker array.
 var maxLocalBitWords = 1 << 20
 
-func localEfficiencies[I uint16 | int32](ctx context.Context, g *Graph, adj []I, rep progress.Reporter) ([]float64, error) {
-	n := g.N
+// localEfficiencies is LocalEfficiencies on the adjacency (off, adj) of n nodes, rows sorted.
+func localEfficiencies[I uint16 | int32](ctx context.Context, n int, off []int64, adj []I, rep progress.Reporter) ([]float64, error) {
 	maxDeg := 0
 	for i := 0; i < n; i++ {
-		maxDeg = max(maxDeg, g.Degree(i))
+		maxDeg = max(maxDeg, int(off[i+1]-off[i]))
 	}
 	rep.Start("local efficiency", int64(n))
+	// above[v]: where v's row passes v (the part of the row a neighbourhood reads, see
+	// neighbourhood), found once instead of once per neighbourhood holding v.
+	above := make([]int64, n)
+	for v := 0; v < n; v++ {
+		lo, _ := slices.BinarySearch(adj[off[v]:off[v+1]], I(v)) // v is not in its own row
+		above[v] = off[v] + int64(lo)
+	}
 	eloc := make([]float64, n)
 	workers := workerCount((n + 63) / 64)
 	ws := make([]*localScratch[I], workers)
@@ -96,12 +157,12 @@ func localEfficiencies[I uint16 | int32](ctx context.Context, g *Graph, adj []I,
 	err := forEachChunk(ctx, n, 64, workers, false, func(w, lo, hi int) error {
 		s := ws[w]
 		for i := lo; i < hi; i++ {
-			k := g.Degree(i)
+			k := int(off[i+1] - off[i])
 			if k < 2 {
 				continue
 			}
 			s.bfs.hist = s.bfs.hist[:0]
-			s.neighbourhood(g, adj, i)
+			s.neighbourhood(off, adj, above, i)
 			var inv float64
 			for d := 1; d < len(s.bfs.hist); d++ {
 				inv += float64(s.bfs.hist[d]) / float64(d)
@@ -119,58 +180,52 @@ func localEfficiencies[I uint16 | int32](ctx context.Context, g *Graph, adj []I,
 
 // localScratch is one worker's space for LocalEfficiencies.
 type localScratch[I uint16 | int32] struct {
-	local []I      // local[v] = position of v in the current neighbourhood + 1, else 0
+	local []I      // local[v] = v's position (1..k) in the current neighbourhood, else 0
 	bits  []uint64 // the neighbourhood's bit matrix, rows and columns 1..k (0 is a sink)
 	comp  []int32  // a component's members (local positions, 1-based)
-	pos   []int32  // pos[x] = x's index inside its component's CSR
 	left  []uint64 // members not yet given a component
-	off   []int64
+	mask  []uint64 // the current component's members (zero between components)
+	u     []uint64 // members a search has not reached yet
+	f     []uint64 // the current search level
+	next  []uint64 // the next search level
+	off   []int64  // neighbourhoodLists' CSR
 	adj   []int32
-	bfs   *msbfs
+	bfs   *msbfs // neighbourhoodLists' search; bfs.hist: the ordered pairs at each distance
 }
 
 func newLocalScratch[I uint16 | int32](n, maxDeg int) *localScratch[I] {
-	return &localScratch[I]{local: make([]I, n), comp: make([]int32, 0, maxDeg), pos: make([]int32, maxDeg+1),
+	return &localScratch[I]{local: make([]I, n), comp: make([]int32, 0, maxDeg),
 		off: make([]int64, maxDeg+1), bfs: newMSBFS(maxDeg)}
 }
 
 // neighbourhood adds the ordered pairs at each distance inside node i's neighbourhood subgraph
 // to s.bfs.hist.
-func (s *localScratch[I]) neighbourhood(g *Graph, adj []I, i int) {
-	nb := g.Neighbors(i)
+func (s *localScratch[I]) neighbourhood(off []int64, adj []I, above []int64, i int) {
+	nb := adj[off[i]:off[i+1]]
 	k := len(nb)
 	wpr := (k + 1 + 63) / 64 // words per row: columns 0..k
 	if (k+1)*wpr > maxLocalBitWords {
-		s.neighbourhoodLists(g, adj, i)
+		s.neighbourhoodLists(off, adj, i)
 		return
 	}
 	for li, v := range nb {
-		s.local[v] = I(li + 1)
+		s.local[v] = I(k - li) // the highest degree (last in nb) at position 1
 	}
 	if cap(s.bits) < (k+1)*wpr {
 		s.bits = make([]uint64, (k+1)*wpr)
 	}
 	bm := s.bits[:(k+1)*wpr]
 	clear(bm)
-	// Every edge {v, u} inside N_i is met once, from its lower end v (u > v: the part of v's
-	// sorted row past v), and set in both rows. A neighbour of v outside N_i has local 0 and
-	// lands in row or column 0, which nothing reads: no branch on membership in the hot loop.
+	// Positions run against the numbering: position 1 holds the highest degree, so that the
+	// searches meet the best-connected members first (see search). Every edge {v, u} inside N_i
+	// is met once, from its lower end v (u > v: the part of v's sorted row past v, see
+	// degreeOrdered), and set in both rows. A neighbour of v outside N_i has local 0 and lands
+	// in row or column 0, cleared below: no branch on membership in the hot loop.
 	for li, v := range nb {
-		x := li + 1
-		a, b := g.Offsets[v], g.Offsets[v+1]
-		row := adj[a:b]
-		lo, hi := 0, len(row)
-		for lo < hi { // first u > v
-			m := int(uint(lo+hi) >> 1)
-			if int(row[m]) <= int(v) {
-				lo = m + 1
-			} else {
-				hi = m
-			}
-		}
+		x := k - li
 		rx := bm[x*wpr : (x+1)*wpr]
 		xw, xb := x>>6, uint64(1)<<uint(x&63)
-		for _, u := range row[lo:] {
+		for _, u := range adj[above[v]:off[v+1]] {
 			y := int(s.local[u])
 			rx[y>>6] |= 1 << uint(y&63)
 			bm[y*wpr+xw] |= xb
@@ -180,9 +235,16 @@ func (s *localScratch[I]) neighbourhood(g *Graph, adj []I, i int) {
 		s.local[v] = 0
 	}
 	// Connected components by search over the bit rows; each component of ≥ 2 members gets its
-	// own CSR and MS-BFS, so a search never scans members it cannot reach.
+	// own searches, which never scan members they cannot reach.
 	if cap(s.left) < wpr {
 		s.left = make([]uint64, wpr)
+		s.mask = make([]uint64, wpr)
+		s.u = make([]uint64, wpr)
+		s.f = make([]uint64, wpr)
+		s.next = make([]uint64, wpr)
+	}
+	for x := 1; x <= k; x++ { // column 0 collected the neighbours outside N_i
+		bm[x*wpr] &^= 1
 	}
 	left := s.left[:wpr]
 	for w := range left {
@@ -216,8 +278,13 @@ func (s *localScratch[I]) neighbourhood(g *Graph, adj []I, i int) {
 	}
 }
 
-// component runs the distance count on one connected component of the neighbourhood's bit
-// matrix bm (members comp, local positions).
+// component adds the ordered pairs at each distance inside one connected component of the
+// neighbourhood's bit matrix bm (members comp, local positions; bit 0 of every row cleared).
+// Distance 1 is the rows' bit count. Distance 2 and beyond are counted per unordered pair,
+// each member j searching only the members at positions below its own (see search): a
+// member of low degree sits late and has few rows to remove, and a member of high degree has
+// few members before it. The few members left at distance ≥ 3 are reached level by level
+// (farther).
 func (s *localScratch[I]) component(bm []uint64, wpr int, comp []int32) {
 	c := len(comp)
 	switch c {
@@ -227,31 +294,166 @@ func (s *localScratch[I]) component(bm []uint64, wpr int, comp []int32) {
 		s.addHist(1, 2)
 		return
 	}
-	for p, x := range comp {
-		s.pos[x] = int32(p)
-	}
-	s.adj = s.adj[:0]
-	complete := true
-	for p, x := range comp {
-		s.off[p] = int64(len(s.adj))
-		r := bm[int(x)*wpr : int(x+1)*wpr]
-		for w, word := range r {
-			if w == 0 {
-				word &^= 1 // column 0: the neighbours outside N_i
-			}
-			for ; word != 0; word &= word - 1 {
-				s.adj = append(s.adj, s.pos[w<<6|bits.TrailingZeros64(word)])
-			}
+	var links int64
+	for _, x := range comp {
+		for _, word := range bm[int(x)*wpr : int(x+1)*wpr] {
+			links += int64(bits.OnesCount64(word))
 		}
-		complete = complete && len(s.adj)-int(s.off[p]) == c-1
 	}
-	s.off[c] = int64(len(s.adj))
-	if complete { // a clique: every pair at distance 1
-		s.addHist(1, int64(c)*int64(c-1))
+	s.addHist(1, links)
+	if links == int64(c)*int64(c-1) { // a clique: every pair at distance 1
 		return
 	}
-	for src := 0; src < c; src += 64 {
-		s.bfs.sweep(s.off[:c+1], s.adj, src, min(src+64, c))
+	// The component's members as a bit row, and the span of words they occupy.
+	mask := s.mask[:wpr]
+	wlo, whi := wpr, 0
+	for _, x := range comp {
+		w := int(x) >> 6
+		mask[w] |= 1 << uint(x&63)
+		wlo, whi = min(wlo, w), max(whi, w+1)
+	}
+	var at2 int64 // unordered pairs at distance 2
+	for _, j := range comp {
+		reach, far := s.search(bm, wpr, j, j, wlo, whi)
+		at2 += reach - far
+		if far > 0 {
+			// Some members below j lie at distance ≥ 3: search again over all of the
+			// component, which gives the whole level 2, and count those below j level by level.
+			_, far = s.search(bm, wpr, j, int32(whi*64), wlo, whi)
+			s.farther(bm, wpr, j, wlo, whi, far)
+		}
+	}
+	s.addHist(2, 2*at2)
+	for _, x := range comp {
+		mask[int(x)>>6] = 0
+	}
+}
+
+// search finds which members at positions below to of j's component (s.mask, words
+// wlo..whi−1) lie at distance 2 from j. It returns reach, the members below to that are
+// neither j nor j's neighbours, and far, those of them not at distance 2, which s.u then
+// holds. The members still unreached, U, first lose the rows of j's neighbours one by one, in
+// position order (the best-connected first): in a dense neighbourhood a few rows leave U
+// nearly empty. Once U holds no more members than j has rows left to remove, each member h
+// left tests its own row against j's instead (a common neighbour puts h at distance 2), which
+// in position order usually stops at the first word. Against the MS-BFS over the component's
+// edges that this replaces (every edge scanned per 64 sources and level), it reads a few words
+// per pair: on the C5 network 12 instead of 35 CPU-s for all local efficiencies.
+func (s *localScratch[I]) search(bm []uint64, wpr int, j, to int32, wlo, whi int) (reach, far int64) {
+	u, mask := s.u[:wpr], s.mask[:wpr]
+	rj := bm[int(j)*wpr : int(j+1)*wpr]
+	lo, hi := wlo, min(whi, int(to+63)>>6)
+	if lo >= hi {
+		return 0, 0
+	}
+	for w := lo; w < hi; w++ {
+		u[w] = mask[w] &^ rj[w]
+	}
+	if r := to & 63; r != 0 && int(to)>>6 == hi-1 {
+		u[hi-1] &= uint64(1)<<uint(r) - 1 // the positions below to
+	}
+	if jw := int(j) >> 6; jw >= lo && jw < hi {
+		u[jw] &^= 1 << uint(j&63)
+	}
+	for w := lo; w < hi; w++ {
+		reach += int64(bits.OnesCount64(u[w]))
+	}
+	if reach == 0 {
+		return 0, 0
+	}
+	var deg int64
+	for w := wlo; w < whi; w++ {
+		deg += int64(bits.OnesCount64(rj[w]))
+	}
+	for u[lo] == 0 {
+		lo++
+	}
+	for u[hi-1] == 0 {
+		hi--
+	}
+	left := reach
+rows:
+	for w0 := wlo; w0 < whi; w0++ {
+		for nb := rj[w0]; nb != 0; nb &= nb - 1 {
+			x := w0<<6 | bits.TrailingZeros64(nb)
+			rx := bm[x*wpr : (x+1)*wpr]
+			left = 0
+			for w := lo; w < hi; w++ {
+				u[w] &^= rx[w]
+				left += int64(bits.OnesCount64(u[w]))
+			}
+			deg--
+			if left == 0 {
+				return reach, 0
+			}
+			for u[lo] == 0 {
+				lo++
+			}
+			for u[hi-1] == 0 {
+				hi--
+			}
+			if left <= deg {
+				break rows
+			}
+		}
+	}
+	if deg > 0 {
+		for w0 := lo; w0 < hi; w0++ {
+			for m := u[w0]; m != 0; m &= m - 1 {
+				h := w0<<6 | bits.TrailingZeros64(m)
+				rh := bm[h*wpr : (h+1)*wpr]
+				for w := wlo; w < whi; w++ {
+					if rh[w]&rj[w] != 0 {
+						u[w0] &^= 1 << uint(h&63)
+						left--
+						break
+					}
+				}
+			}
+		}
+	}
+	return reach, left // the words of s.u in [wlo, min(whi, ⌈to/64⌉)) outside [lo, hi) are zero
+}
+
+// farther adds 2× the members above j at distance ≥ 3 from j (each unordered pair counted once,
+// see component) to their distances' counts. s.u holds all far members of j's component (far
+// of them, in words wlo..whi−1, after a search from 0); every other member but j and its row
+// lies at distance 2. Level d+1 is the set of members left whose row meets level d.
+func (s *localScratch[I]) farther(bm []uint64, wpr int, j int32, wlo, whi int, far int64) {
+	u, mask, level, next := s.u[:wpr], s.mask[:wpr], s.f[:wpr], s.next[:wpr]
+	rj := bm[int(j)*wpr : int(j+1)*wpr]
+	for w := wlo; w < whi; w++ { // level 2: the component minus j, its row and U
+		level[w] = mask[w] &^ rj[w] &^ u[w]
+	}
+	level[int(j)>>6] &^= 1 << uint(j&63)
+	for d := 3; far > 0; d++ {
+		var found, below int64
+		for w0 := wlo; w0 < whi; w0++ {
+			next[w0] = 0
+			for m := u[w0]; m != 0; m &= m - 1 {
+				h := w0<<6 | bits.TrailingZeros64(m)
+				rh := bm[h*wpr : (h+1)*wpr]
+				for w := wlo; w < whi; w++ {
+					if rh[w]&level[w] != 0 {
+						next[w0] |= 1 << uint(h&63)
+						found++
+						if h < int(j) {
+							below++
+						}
+						break
+					}
+				}
+			}
+		}
+		if found == 0 { // cannot happen inside one component; guards against a broken row
+			panic("graph: local efficiency: unreachable member inside a component")
+		}
+		s.addHist(d, 2*below)
+		far -= found
+		for w := wlo; w < whi; w++ {
+			u[w] &^= next[w]
+			level[w] = next[w]
+		}
 	}
 }
 
@@ -265,8 +467,8 @@ func (s *localScratch[I]) addHist(d int, count int64) {
 // neighbourhoodLists is neighbourhood for neighbourhoods too large for a bit matrix: the
 // induced subgraph as adjacency lists (every member's row looked up in the marker array), one
 // MS-BFS over all of it.
-func (s *localScratch[I]) neighbourhoodLists(g *Graph, adj []I, i int) {
-	nb := g.Neighbors(i)
+func (s *localScratch[I]) neighbourhoodLists(off []int64, adj []I, i int) {
+	nb := adj[off[i]:off[i+1]]
 	k := len(nb)
 	for li, v := range nb {
 		s.local[v] = I(li + 1)
@@ -274,7 +476,7 @@ func (s *localScratch[I]) neighbourhoodLists(g *Graph, adj []I, i int) {
 	s.adj = s.adj[:0]
 	for li, v := range nb {
 		s.off[li] = int64(len(s.adj))
-		for _, u := range adj[g.Offsets[v]:g.Offsets[v+1]] {
+		for _, u := range adj[off[v]:off[v+1]] {
 			if lu := s.local[u]; lu != 0 {
 				s.adj = append(s.adj, int32(lu)-1)
 			}
