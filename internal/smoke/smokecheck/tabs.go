@@ -109,6 +109,13 @@ func checkTab(dir, tab, shotPath string, extra []string) error {
 		if len(info.Curves) < 3 {
 			return fmt.Errorf("the Sweep tab: %d curves %v", len(info.Curves), info.Curves)
 		}
+		// The app's default settings (full metrics, 15 random networks) measure Q and σ at
+		// every threshold: the tab draws their curves.
+		for _, k := range []string{"modularity", "sigma"} {
+			if _, ok := info.Curves[k]; !ok {
+				return fmt.Errorf("the Sweep tab has no %s curve (curves %v)", k, info.Curves)
+			}
+		}
 		for k, n := range info.Curves {
 			if n < 2 {
 				return fmt.Errorf("the Sweep tab: curve %s has %d points", k, n)
