@@ -198,7 +198,10 @@ func (u *UI) ShowCohort(dir string) {
 		c := compareview.New(u.ctx, u.volumes, s)
 		c.OnLoaded = u.comparisonLoaded
 		u.comparison = c
-		tab.Content = c
+		// In a scroll container, as the result's Slices tab: three slices and the table are
+		// wider than the result's half of the window beside the scan list, and would make the
+		// window itself grow past the screen.
+		tab.Content = container.NewScroll(c)
 		v.Tabs.Refresh()
 		c.Start() // last: it updates the view from other goroutines in tests
 	})
@@ -218,7 +221,7 @@ func (u *UI) showComparison(s ipc.Summary) {
 	c.OnLoaded = u.comparisonLoaded
 	u.comparison = c
 	title := widget.NewLabelWithStyle(s.Job.Name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	u.resultBox.Objects = []fyne.CanvasObject{container.NewBorder(title, nil, nil, nil, c)}
+	u.resultBox.Objects = []fyne.CanvasObject{container.NewBorder(title, nil, nil, nil, container.NewScroll(c))}
 	u.resultBox.Refresh()
 	u.SetListShown(false) // three slices and the table of nodes need the window's width
 	c.Start()

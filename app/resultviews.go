@@ -73,6 +73,12 @@ var (
 	CohortHubColor = color.NRGBA{0xf4, 0xf4, 0xf4, 255}
 )
 
+// MaxCohortMarkers bounds the cohort's hubs drawn in 3D: a cohort's hub rule (mean + 1 SD)
+// marks about a sixth of the nodes, thousands at 3 mm, and each sphere costs frame time (the
+// 3D frame is budgeted for the scan's own hubs). Beyond it an even sample is drawn, in grid
+// order, and the legend says how many.
+const MaxCohortMarkers = 2000
+
 // NormMarkerID is the first sphere ID of the norm markers (beyond every hub index, so a tap on
 // one selects no hub).
 const NormMarkerID = 1 << 24
@@ -88,7 +94,12 @@ func (r *Result) addNormMarkers() {
 		return
 	}
 	scene := *base
-	scene.Spheres = append([]render.Sphere(nil), base.Spheres...)
+	scene.Spheres = nil
+	for _, sp := range base.Spheres {
+		if sp.ID < NormMarkerID { // markers of an earlier call are replaced
+			scene.Spheres = append(scene.Spheres, sp)
+		}
+	}
 	rad := float32(0.6 * render.MaxHubRadius)
 	at := func(v [3]int) mgl32.Vec3 {
 		x := slices.World(r.Norm.Affine, v)
@@ -96,7 +107,10 @@ func (r *Result) addNormMarkers() {
 	}
 	// The cohort's hubs first, so that a lost hub's marker is drawn over its cohort marker.
 	id := NormMarkerID
-	for _, v := range r.Norm.CohortHubs {
+	cohort := r.Norm.CohortHubs
+	drawn := min(len(cohort), MaxCohortMarkers)
+	for i := range drawn {
+		v := cohort[i*len(cohort)/drawn] // every hub, or an even sample of MaxCohortMarkers
 		scene.Spheres = append(scene.Spheres, render.Sphere{Center: at(v), Radius: 0.35 * float32(render.MaxHubRadius), Color: CohortHubColor, ID: id})
 		id++
 	}
@@ -120,7 +134,10 @@ func (r *Result) addNormMarkers() {
 		r.NormLegend.Objects = []fyne.CanvasObject{
 			legendItem(LostColor, fmt.Sprintf("hubs lost (%d)", lost)),
 			legendItem(GainedColor, fmt.Sprintf("hubs gained (%d)", gained)),
-			legendItem(CohortHubColor, fmt.Sprintf("the cohort's hubs (%d)", len(r.Norm.CohortHubs))),
+			legendItem(CohortHubColor, fmt.Sprintf("the cohort's hubs (%d)", len(cohort))),
+		}
+		if drawn < len(cohort) {
+			r.NormLegend.Objects[2] = legendItem(CohortHubColor, fmt.Sprintf("the cohort's hubs (%d; %d of them drawn, evenly spread)", len(cohort), drawn))
 		}
 		if len(r.Norm.CohortHubs) == 0 {
 			r.NormLegend.Objects = r.NormLegend.Objects[:2]

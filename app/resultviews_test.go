@@ -147,6 +147,29 @@ func TestNormTab(t *testing.T) {
 	if strings.Join(legend, "; ") != "hubs lost (1); hubs gained (1); the cohort's hubs (2)" {
 		t.Fatalf("3D legend %q", legend)
 	}
+	// A cohort with more hubs than MaxCohortMarkers: an even sample is drawn, the legend says so.
+	var many [][3]int
+	for f := range 5 * MaxCohortMarkers / 2 {
+		many = append(many, [3]int{f % 30, f / 30 % 36, f / (30 * 36)})
+	}
+	var cohortMarkers, lostMarkers int
+	var last string
+	fyne.DoAndWait(func() {
+		r.Norm.CohortHubs = many
+		r.addNormMarkers()
+		for _, sp := range r.View3D.Scene().Spheres {
+			switch {
+			case sp.ID >= NormMarkerID && sp.Color == CohortHubColor:
+				cohortMarkers++
+			case sp.ID >= NormMarkerID && sp.Color == LostColor:
+				lostMarkers++
+			}
+		}
+		last = r.NormLegend.Objects[2].(*fyne.Container).Objects[1].(*widget.Label).Text
+	})
+	if cohortMarkers != MaxCohortMarkers || lostMarkers != 1 || last != fmt.Sprintf("the cohort's hubs (%d; %d of them drawn, evenly spread)", len(many), MaxCohortMarkers) {
+		t.Fatalf("%d cohort hubs: %d drawn, %d hubs lost drawn, legend %q", len(many), cohortMarkers, lostMarkers, last)
+	}
 	c := make(changes, 16)
 	fyne.DoAndWait(func() {
 		r.OnSlicesChanged = func(what string, err error) { c <- [2]any{what, err} }

@@ -176,7 +176,7 @@ func New(ctx context.Context, svc ipc.Service, s ipc.Summary) *View {
 		}
 	})
 	// The run's bundle by its folder's name only: a whole path is one long word, which a
-	// wrapped label cannot break, and would widen the window.
+	// label wrapped by words cannot break.
 	note := widget.NewLabel("Tap a row to put the crosshair on it. Coordinates are MNI when the runs are in MNI space or registered to it, else the scan's own. The slices are drawn on the anatomy of one compared run, " + filepath.Base(s.Bundle) + ".")
 	note.Wrapping = fyne.TextWrapWord
 	note.Importance = widget.LowImportance

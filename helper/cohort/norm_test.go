@@ -64,6 +64,24 @@ func TestNormRecoversLesion(t *testing.T) {
 	if recall < 0.8 || precision < 0.8 {
 		t.Errorf("lost hubs: recall %.2f, precision %.2f (want ≥ 0.8 each)", recall, precision)
 	}
+	// Every cohort hub is a node of the patient's run here (one mask): cohort_hubs.nii.gz holds
+	// all of them, and every hub lost is one.
+	_, ch, err := nifti.ReadImage(filepath.Join(res.Dir, "cohort_hubs.nii.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cohortHubs, lostNotCohort := 0, 0
+	for f, v := range ch {
+		if v != 0 {
+			cohortHubs++
+		}
+		if lost[f] != 0 && v == 0 {
+			lostNotCohort++
+		}
+	}
+	if cohortHubs != info.Hubs || lostNotCohort != 0 {
+		t.Errorf("cohort_hubs.nii.gz: %d cohort hubs (the norm has %d); %d hubs lost are not among them", cohortHubs, info.Hubs, lostNotCohort)
+	}
 	for _, f := range []string{"z_degree.nii.gz", "z_strength.nii.gz", "hubs_gained.nii.gz", "norm_clusters.tsv", "norm.json"} {
 		if _, err := os.Stat(filepath.Join(res.Dir, f)); err != nil {
 			t.Error(err)
