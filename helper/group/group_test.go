@@ -634,7 +634,7 @@ func TestLoadCancels(t *testing.T) {
 	}
 }
 
-// TestCollector: after a tenth of the live heap (at least 64 MiB) is allocated, check
+// TestCollector: after a twentieth of the live heap (at least 32 MiB) is allocated, check
 // collects; before, it does not.
 func TestCollector(t *testing.T) {
 	runtime.GC()

@@ -124,7 +124,7 @@ func Load(ctx context.Context, subjects []Subject, opt Options, rep progress.Rep
 	// (and any kept series) are most of the live heap: at Go's default GOGC of 100 the heap
 	// may grow to twice them before a collection returns that garbage (measured: peak RSS 2.4×
 	// the cohort's series, 3.0× with kept series). The loader collects after a subject
-	// whenever a tenth of the live heap has been allocated since the last collection (gc),
+	// whenever a twentieth of the live heap has been allocated since the last collection (gc),
 	// instead of setting GOGC for the whole process (a daemon runs other jobs beside a load).
 	gc := newCollector()
 	if opt.how == wayAuto {
@@ -636,7 +636,7 @@ func Concatenate(x []float32, n, s, l int, m fc.Measure) error {
 }
 
 // collector runs a garbage collection once the bytes allocated since the last one reach a
-// tenth of the heap it left live (at least 64 MiB): GOGC=10's pace, but only at the loader's
+// twentieth of the heap it left live (at least 32 MiB): GOGC=5's pace, but only at the loader's
 // checkpoints and without changing the process's GOGC. One collection at a time; a
 // goroutine that finds one running goes on.
 type collector struct {
@@ -668,7 +668,7 @@ func (c *collector) check() {
 	}
 	defer c.busy.Store(false)
 	allocs, _ := heapFigures()
-	if allocs-c.allocs < max(c.live/10, 64<<20) {
+	if allocs-c.allocs < max(c.live/20, 32<<20) {
 		return
 	}
 	runtime.GC()
