@@ -5,7 +5,9 @@
 //
 // A CTA owns a 64×64 tile of pairs (rows i0 + [0,64), columns j0 + [0,64), j0 ≥ i0; tiles
 // below the diagonal leave at once) and keeps its cross-products S_ij in float64 registers,
-// 4×4 per thread, while it sweeps every window of the chunk:
+// 4×4 per thread (rows ty + 16u, columns tx + 16v: a warp's shared-memory reads of a staged
+// column are consecutive doubles, free of bank conflicts), while it sweeps every window of
+// the chunk:
 //
 //     S_ij  = Σ_{t ∈ window 0} x_it x_jt                            (re-basing, once per chunk)
 //     S_ij += x_{i,t+w} x_{j,t+w} − x_{i,t} x_{j,t}                  (per entering/leaving pair)
@@ -15,7 +17,7 @@
 // emitted edges. Window c's edges go to out[c·capacity …] with counts[c] counting past
 // capacity (the host retries with a larger one). Only pairs j > i, both < n, count.
 //
-// Launch: grid (tiles, rows) with tiles = ceil(n/64), CTA row band blockIdx.y + tileRow0;
+// Launch: grid (tiles, rows) with tiles = ceil(n/64), CTA tile row blockIdx.y + tileRow0;
 // block 256; static shared memory 36 KiB.
 #include "common.cuh"
 
@@ -37,6 +39,15 @@ sliding_edges(const double* __restrict__ xc, long long n, long long w, long long
     const int tid = threadIdx.x, tx = tid & 15, ty = tid >> 4;
     const bool abs = (flags & OP_ABS) != 0;
     const long long s0 = first * step;
+    // The thread's pairs that count: j > i, j < n (i < n follows).
+    unsigned int valid = 0;
+#pragma unroll
+    for (int u = 0; u < 4; u++)
+#pragma unroll
+        for (int v = 0; v < 4; v++) {
+            const long long i = i0 + ty + 16 * u, j = j0 + tx + 16 * v;
+            valid |= (unsigned int)(j > i && j < n) << (u * 4 + v);
+        }
     double acc[4][4];
 #pragma unroll
     for (int u = 0; u < 4; u++)
@@ -64,26 +75,26 @@ sliding_edges(const double* __restrict__ xc, long long n, long long w, long long
         double cv[4][4];
 #pragma unroll
         for (int u = 0; u < 4; u++) {
-            const int ri = ty * 4 + u;
+            const int ri = ty + 16 * u;
             const double ai = sA[0][p][ri], bi = sB[p][ri];
 #pragma unroll
             for (int v = 0; v < 4; v++) {
-                const int cj = tx * 4 + v;
+                const int cj = tx + 16 * v;
                 const double x = acc[u][v] - ai * sA[1][p][cj];
                 cv[u][v] = x;
                 const double lim = bi * sD[1][p][cj];
-                const bool pass = (abs ? fabs(x) : x) > lim && j0 + cj > i0 + ri && j0 + cj < n;
-                mask |= (unsigned int)pass << (u * 4 + v);
+                mask |= (unsigned int)((abs ? fabs(x) : x) > lim) << (u * 4 + v);
             }
         }
+        mask &= valid;
         if (!__any_sync(0xffffffffu, mask != 0)) return;
         Edge* o = out + c * capacity;
 #pragma unroll
         for (int u = 0; u < 4; u++) {
-            const int ri = ty * 4 + u;
+            const int ri = ty + 16 * u;
 #pragma unroll
             for (int v = 0; v < 4; v++) {
-                const int cj = tx * 4 + v;
+                const int cj = tx + 16 * v;
                 const bool pass = (mask >> (u * 4 + v)) & 1u;
                 double r = cv[u][v] / (sD[0][p][ri] * sD[1][p][cj]);
                 if (abs) r = fabs(r);
@@ -95,9 +106,9 @@ sliding_edges(const double* __restrict__ xc, long long n, long long w, long long
     auto rank1 = [&](int p) {
         double ru[4], cv[4];
 #pragma unroll
-        for (int u = 0; u < 4; u++) ru[u] = sNew[0][p][ty * 4 + u];
+        for (int u = 0; u < 4; u++) ru[u] = sNew[0][p][ty + 16 * u];
 #pragma unroll
-        for (int v = 0; v < 4; v++) cv[v] = sNew[1][p][tx * 4 + v];
+        for (int v = 0; v < 4; v++) cv[v] = sNew[1][p][tx + 16 * v];
 #pragma unroll
         for (int u = 0; u < 4; u++)
 #pragma unroll
@@ -138,26 +149,29 @@ sliding_edges(const double* __restrict__ xc, long long n, long long w, long long
         for (long long c = cLo; c <= cHi; c++)
             for (int k = tid; k < 2 * SL_T; k += 256) stageStats((int)(c - cLo), c, k);
         __syncthreads();
+        // Events into the current window and the next window to complete, counted instead of
+        // a 64-bit % and / per event.
+        long long phase = e0 - (cLo - 1) * step, c = cLo;
         for (int p = 0; p < np; p++) {
             double rn[4], cn[4], ro[4], co[4];
 #pragma unroll
             for (int u = 0; u < 4; u++) {
-                rn[u] = sNew[0][p][ty * 4 + u];
-                ro[u] = sOld[0][p][ty * 4 + u];
+                rn[u] = sNew[0][p][ty + 16 * u];
+                ro[u] = sOld[0][p][ty + 16 * u];
             }
 #pragma unroll
             for (int v = 0; v < 4; v++) {
-                cn[v] = sNew[1][p][tx * 4 + v];
-                co[v] = sOld[1][p][tx * 4 + v];
+                cn[v] = sNew[1][p][tx + 16 * v];
+                co[v] = sOld[1][p][tx + 16 * v];
             }
 #pragma unroll
             for (int u = 0; u < 4; u++)
 #pragma unroll
                 for (int v = 0; v < 4; v++) acc[u][v] = fma(rn[u], cn[v], fma(-ro[u], co[v], acc[u][v]));
-            const long long e = e0 + p;
-            if ((e + 1) % step == 0) {
-                const long long c = (e + 1) / step;
+            if (++phase == step) {
                 test(c, (int)(c - cLo));
+                phase = 0;
+                c++;
             }
         }
         __syncthreads();

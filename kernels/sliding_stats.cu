@@ -9,15 +9,16 @@
 // centring keeps distinct float32 values distinct) gets d = b = +Inf, so the test
 // c_ij > b_i·d_j never passes for it (+Inf or NaN on the right).
 //
-// Launch: grid ceil(n/256), block 256 (one thread per row; a warp reads 32 consecutive rows of
-// a column: coalesced).
+// Launch: grid (ceil(n/256), count), block 256: one thread per row and window (a warp reads
+// 32 consecutive rows of a column: coalesced).
 extern "C" __global__ void __launch_bounds__(256)
 sliding_stats(const double* __restrict__ xc, long long n, long long w, long long step, long long first, long long count,
               double theta, double* __restrict__ a, double* __restrict__ d, double* __restrict__ b) {
     const long long i = (long long)blockIdx.x * 256 + threadIdx.x;
     if (i >= n) return;
     const double rw = rsqrt((double)w);
-    for (long long c = 0; c < count; c++) {
+    {
+        const long long c = blockIdx.y;
         const long long s0 = (first + c) * step;
         const double v0 = xc[s0 * n + i];
         double sum = 0;
@@ -32,7 +33,7 @@ sliding_stats(const double* __restrict__ xc, long long n, long long w, long long
             a[p] = 0;
             d[p] = __longlong_as_double(0x7ff0000000000000LL);
             b[p] = d[p];
-            continue;
+            return;
         }
         const double m = sum / (double)w;
         double ss = 0;

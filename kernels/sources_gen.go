@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "34fe4146941eccbd5198bb32927f35e42866a853c33f060df7e09e61866e5c53"
+const SourceSHA256 = "881e53c10af76b25679f79e2dbaf5f3cd8f3f6d1a0df54bb7bb1396feb71c995"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "4f4a17d98ecd1a68c5735b7825986b864c287a9efa203ee7a4641a9588f0a1bb"
+const FatbinSHA256 = "6564640431597a3df5937eaf3cbee81086214baf9463f931b90ea12930de6aee"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"

@@ -264,8 +264,22 @@ func finish(res *Result, n int, plan Plan, w int, opt Options) (*Result, error) 
 // measure computes a window's degrees and global measures. constant nodes were left out of
 // the network and count as isolated.
 func measure(ctx context.Context, nw *network.Network, fr *fc.Report, constant int, opt Options) (Measures, []int32, error) {
+	return measureWith(ctx, graph.CPU{}, nw, fr, constant, opt)
+}
+
+// measureWith is measure with the triangles for C_p counted by a. fr.Isolated < 0: counted
+// here from the degrees (constant nodes included).
+func measureWith(ctx context.Context, a graph.Accelerator, nw *network.Network, fr *fc.Report, constant int, opt Options) (Measures, []int32, error) {
 	n := nw.N
 	deg := Degrees(nw)
+	if fr.Isolated < 0 {
+		fr.Isolated = -constant
+		for _, d := range deg {
+			if d == 0 {
+				fr.Isolated++
+			}
+		}
+	}
 	e := nw.Edges()
 	m := Measures{Threshold: fr.Threshold, Edges: e, Density: nw.Density(),
 		MeanDegree: 2 * float64(e) / float64(n), Isolated: fr.Isolated + constant, Constant: constant,
@@ -274,7 +288,7 @@ func measure(ctx context.Context, nw *network.Network, fr *fc.Report, constant i
 		return m, deg, nil
 	}
 	g := graph.FromNetwork(nw)
-	c, err := graph.MeanClustering(ctx, g)
+	c, err := graph.MeanClusteringWith(ctx, a, g)
 	if err != nil {
 		return m, nil, err
 	}

@@ -127,11 +127,10 @@ func emitChunk(ctx context.Context, out [][]fc.Edge, first, n, t int, plan Plan,
 					return
 				}
 				nw := edgesToCSR(out[c], n)
-				iso, largest := fc.Components(nw)
-				fr := &fc.Report{Threshold: opt.FC.Threshold, Isolated: iso - constant[kk], LargestComponent: largest}
+				fr := &fc.Report{Threshold: opt.FC.Threshold, Isolated: -1, LargestComponent: largestComponent(nw)}
 				win := Window{Index: kk, Start: start, Network: nw}
 				var err error
-				if win.Measures, win.Degree, err = measure(ctx, nw, fr, constant[kk], opt); err != nil {
+				if win.Measures, win.Degree, err = measureWith(ctx, serialTriangles{}, nw, fr, constant[kk], opt); err != nil {
 					errs[c] = fmt.Errorf("dfc: window %d: %w", kk, err)
 				}
 				wins[c] = win

@@ -49,9 +49,10 @@ var ErrSlidingBudget = errors.New("sliding windows: the chunk's edges exceed its
 // Sliding is implemented by backends that compute sliding-window Pearson networks by
 // incremental updates (the CUDA backend on the device, the CPU backend through SlidingCPU).
 // PrepareSliding takes the N×T series (row-major; every value finite) and keeps what the
-// chunks need; SlidingEdges appends the edges of windows First…First+Count−1 to out[k−First]
-// (len(out) ≥ Count; any order within a window; I < J) and checks ctx between tiles. Close
-// frees the prepared series with the rest.
+// chunks need; SlidingEdges sets out[k−First] (len(out) ≥ Count) to the edges of window k,
+// First ≤ k < First+Count (any order within a window; I < J), and checks ctx between tiles.
+// The slices may share a buffer of the backend's that stays valid until its next
+// SlidingEdges or Close. Close frees the prepared series with the rest.
 type Sliding interface {
 	PrepareSliding(ctx context.Context, x []float32, n, t int) error
 	SlidingEdges(ctx context.Context, job SlidingJob, out [][]Edge) error
@@ -242,9 +243,10 @@ func (s *SlidingCPU) SlidingEdges(ctx context.Context, job SlidingJob, out [][]E
 	if firstErr != nil {
 		return firstErr
 	}
-	for _, edges := range results {
-		for c, e := range edges {
-			out[c] = append(out[c], e...)
+	for c := range out[:job.Count] {
+		out[c] = out[c][:0]
+		for _, edges := range results {
+			out[c] = append(out[c], edges[c]...)
 		}
 	}
 	return nil

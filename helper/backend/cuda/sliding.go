@@ -9,7 +9,6 @@ import (
 	"math"
 	"runtime"
 	"sync"
-	"unsafe"
 
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/kernels"
@@ -39,11 +38,15 @@ type slidingState struct {
 	perWindow    int          // edges per window the next launch reserves
 	counts       cu.DevicePtr // uint64 per window
 	countCap     int
+	pack         cu.DevicePtr // the chunk's edges, window after window
+	packCap      int
+	host         []fc.Edge // their copy on the host, which SlidingEdges' out slices share
 }
 
 func (s *slidingState) free() {
-	freeDev(&s.xc, &s.a, &s.d, &s.bb, &s.out, &s.counts)
-	s.statCap, s.outCap, s.countCap = 0, 0, 0
+	freeDev(&s.xc, &s.a, &s.d, &s.bb, &s.out, &s.counts, &s.pack)
+	s.statCap, s.outCap, s.countCap, s.packCap = 0, 0, 0, 0
+	s.host = nil
 }
 
 // PrepareSliding centres the series on their whole-scan means on the host (float64,
@@ -59,21 +62,28 @@ func (b *backend) PrepareSliding(ctx context.Context, x []float32, n, t int) err
 	var bad error
 	var mu sync.Mutex
 	parallelRows(n, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			row := x[i*t : (i+1)*t]
-			var sum float64
-			for _, v := range row {
-				if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-					mu.Lock()
-					bad = fmt.Errorf("sliding windows: series %d has a non-finite value", i)
-					mu.Unlock()
-					return
+		// 16 rows at a time, so that each volume's 16 values are written side by side.
+		var mean [16]float64
+		for i0 := lo; i0 < hi; i0 += 16 {
+			i1 := min(i0+16, hi)
+			for i := i0; i < i1; i++ {
+				var sum float64
+				for _, v := range x[i*t : (i+1)*t] {
+					if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+						mu.Lock()
+						bad = fmt.Errorf("sliding windows: series %d has a non-finite value", i)
+						mu.Unlock()
+						return
+					}
+					sum += float64(v)
 				}
-				sum += float64(v)
+				mean[i-i0] = sum / float64(t)
 			}
-			mean := sum / float64(t)
-			for q, v := range row {
-				xc[q*n+i] = float64(v) - mean
+			for q := 0; q < t; q++ {
+				dst := xc[q*n+i0 : q*n+i1]
+				for r := range dst {
+					dst[r] = float64(x[(i0+r)*t+q]) - mean[r]
+				}
 			}
 		}
 	})
@@ -167,7 +177,7 @@ func (b *backend) slidingEdges(ctx context.Context, job fc.SlidingJob, out [][]f
 		}
 		s.countCap = count
 	}
-	if err := launch(kernels.SlidingStats, s.stats, ceilDiv(n, 256), 1, 256, 0, stream,
+	if err := launch(kernels.SlidingStats, s.stats, ceilDiv(n, 256), count, 256, 0, stream,
 		ptr(s.xc), i64(n), i64(job.Window), i64(job.Step), i64(job.First), i64(count), f64(job.Threshold),
 		ptr(s.a), ptr(s.d), ptr(s.bb)); err != nil {
 		return err
@@ -223,18 +233,38 @@ func (b *backend) slidingEdges(ctx context.Context, job fc.SlidingJob, out [][]f
 		}
 		s.perWindow = int(most + most/8) // the next chunks are likely alike
 	}
+	// The windows' edges side by side on the device (one copy each), then one copy to the
+	// host buffer that out's slices share.
+	var total int
+	for _, c := range counts {
+		total += int(c)
+	}
+	if s.packCap < total {
+		freeDev(&s.pack)
+		s.packCap = 0
+		if s.pack, err = alloc("sliding-window edges, packed", edgeBytes*total); err != nil {
+			return err
+		}
+		s.packCap = total
+	}
+	if cap(s.host) < total {
+		s.host = make([]fc.Edge, total+total/8)
+	}
+	off := 0
 	for c := 0; c < count; c++ {
 		k := int(counts[c])
-		if k == 0 {
-			continue
+		if k > 0 {
+			if err := cu.MemcpyDtoDAsync(s.pack+cu.DevicePtr(edgeBytes*off), s.out+cu.DevicePtr(edgeBytes*c*s.perWindow), int64(edgeBytes*k), stream); err != nil {
+				return fmt.Errorf("cuda backend: packing sliding-window edges: %w", err)
+			}
 		}
-		o := len(out[c])
-		out[c] = append(out[c], make([]fc.Edge, k)...)
-		if err := cu.MemcpyDtoH(unsafe.Pointer(&out[c][o]), s.out+cu.DevicePtr(edgeBytes*c*s.perWindow), int64(edgeBytes*k)); err != nil {
-			return fmt.Errorf("cuda backend: copying sliding-window edges from the device: %w", err)
-		}
+		out[c] = s.host[off : off+k : off+k]
+		off += k
 	}
-	return nil
+	if err := stream.Synchronize(); err != nil {
+		return fmt.Errorf("cuda backend: packing sliding-window edges: %w", err)
+	}
+	return download(s.host[:total], s.pack, "sliding-window edges")
 }
 
 var _ fc.Sliding = (*backend)(nil)

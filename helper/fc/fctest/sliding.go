@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/fc"
@@ -112,6 +113,9 @@ func CheckSliding(t *testing.T, s fc.Sliding) {
 			job := fc.SlidingJob{Window: c.w, Step: c.step, First: first, Count: count, Threshold: c.theta, Abs: c.abs}
 			if err := s.SlidingEdges(ctx, job, got[first:first+count]); err != nil {
 				t.Fatalf("%s: SlidingEdges %+v: %v", name, job, err)
+			}
+			for c := first; c < first+count; c++ {
+				got[c] = slices.Clone(got[c]) // the backend may reuse its buffer next call
 			}
 			first += count
 		}
