@@ -147,11 +147,33 @@ type View struct {
 	// what kept them from it).
 	OnLoaded func(err error)
 
+	// Q picks the false discovery rate at which nodes are listed and the |t| threshold is set
+	// (the comparison's own, or another: the q-maps hold every node's q).
+	Q *widget.Select
+
 	svc     *sl.VolumeCache
 	ctx     context.Context
 	cancel  context.CancelFunc
 	content fyne.CanvasObject
 	quiet   bool // set while Start selects the first map
+	// The map shown, its t, q and the atlas volumes, and the rate the rows are listed at.
+	shown       string
+	t, q, atlas *ipc.Volume
+	alpha       float64
+}
+
+// qChoices are the rates offered: conventional ones and the comparison's own.
+func qChoices(own float64) []string {
+	rates := []float64{0.001, 0.01, 0.05, 0.1}
+	if !slices.Contains(rates, own) && own > 0 {
+		rates = append(rates, own)
+		slices.Sort(rates)
+	}
+	out := make([]string, len(rates))
+	for i, r := range rates {
+		out[i] = strconv.FormatFloat(r, 'g', -1, 64)
+	}
+	return out
 }
 
 // New builds the view of comparison job s (Start loads it). svc is the helper.
@@ -175,12 +197,21 @@ func New(ctx context.Context, svc ipc.Service, s ipc.Summary) *View {
 			v.show(m)
 		}
 	})
+	v.alpha = s.Comparison.Alpha
+	v.Q = widget.NewSelect(qChoices(v.alpha), func(q string) {
+		if a, err := strconv.ParseFloat(q, 64); err == nil && !v.quiet {
+			v.SetAlpha(a)
+		}
+	})
+	v.quiet = true
+	v.Q.SetSelected(strconv.FormatFloat(v.alpha, 'g', -1, 64))
+	v.quiet = false
 	// The run's bundle by its folder's name only: a whole path is one long word, which a
 	// label wrapped by words cannot break.
 	note := widget.NewLabel("Tap a row to put the crosshair on it. Coordinates are MNI when the runs are in MNI space or registered to it, else the scan's own. The slices are drawn on the anatomy of one compared run, " + filepath.Base(s.Bundle) + ".")
 	note.Wrapping = fyne.TextWrapWord
 	note.Importance = widget.LowImportance
-	top := container.NewVBox(v.Header, container.NewHBox(widget.NewLabel("Map"), v.Map))
+	top := container.NewVBox(v.Header, container.NewHBox(widget.NewLabel("Map"), v.Map, widget.NewLabel("Nodes at FDR q <="), v.Q))
 	list := container.NewBorder(note, nil, nil, nil, v.Table)
 	split := container.NewHSplit(v.Viewer, list)
 	split.Offset = 0.62
@@ -214,11 +245,13 @@ func (v *View) header(m string) string {
 	}
 	switch {
 	case v.Total == 0:
-		text += fmt.Sprintf("\nNo node is significant at a false discovery rate q <= %g (Benjamini-Hochberg); the slices show every |t| above 0.", c.Alpha)
+		text += fmt.Sprintf("\nNo node is significant at a false discovery rate q <= %g (Benjamini-Hochberg); the slices show every |t| above 0.", v.alpha)
 	case v.Total > len(v.Rows):
-		text += fmt.Sprintf("\n%d nodes are significant at q <= %g (Benjamini-Hochberg), the slices show |t| >= %.2f; the table lists the first %d.", v.Total, c.Alpha, v.Cut, len(v.Rows))
+		text += fmt.Sprintf("\n%d nodes are significant at q <= %g (Benjamini-Hochberg), the slices show |t| >= %.2f; the table lists the first %d.", v.Total, v.alpha, v.Cut, len(v.Rows))
+	case v.Total == 1:
+		text += fmt.Sprintf("\n1 node is significant at q <= %g (Benjamini-Hochberg); the slices show |t| >= %.2f, its |t|.", v.alpha, v.Cut)
 	default:
-		text += fmt.Sprintf("\n%d nodes are significant at q <= %g (Benjamini-Hochberg); the slices show |t| >= %.2f, the smallest of theirs.", v.Total, c.Alpha, v.Cut)
+		text += fmt.Sprintf("\n%d nodes are significant at q <= %g (Benjamini-Hochberg); the slices show |t| >= %.2f, the smallest of theirs.", v.Total, v.alpha, v.Cut)
 	}
 	return text
 }
@@ -237,11 +270,6 @@ func (v *View) show(m string) {
 		if err == nil && s.Atlas != nil && slices.Contains(s.Volumes, "atlas") {
 			atlas, _ = v.svc.Volume(ctx, s.Job.ID, "atlas") // without it the rows have no region
 		}
-		var rows []Row
-		total := 0
-		if err == nil {
-			rows, total = Rows(s, t, q, atlas, s.Comparison.Alpha)
-		}
 		if ctx.Err() != nil {
 			return
 		}
@@ -253,19 +281,11 @@ func (v *View) show(m string) {
 				}
 				return
 			}
-			v.Rows, v.Total, v.Cut = rows, total, Cut(rows)
-			cells := make([][]string, len(rows))
-			for i, r := range rows {
-				cells[i] = r.Cells()
-			}
-			v.Table.SetRows(cells)
-			v.Header.SetText(v.header(m))
+			v.shown, v.t, v.q, v.atlas = m, t, q, atlas
+			v.list()
 			v.Viewer.OnLoaded = func(err error) {
 				if err == nil {
-					v.Viewer.SetStyle(sl.ColdHot, v.Cut, v.Viewer.Style().Opacity)
-					if len(rows) > 0 {
-						v.Viewer.SetCrosshair(rows[0].Voxel)
-					}
+					v.showCut()
 				}
 				if v.OnLoaded != nil {
 					v.OnLoaded(err)
@@ -274,4 +294,35 @@ func (v *View) show(m string) {
 			v.Viewer.LoadWithOverlay(ctx, s.Job.ID, viewerSummary(s), TName(m))
 		})
 	}()
+}
+
+// list fills the table and the header with the nodes at q <= alpha of the map shown.
+func (v *View) list() {
+	rows, total := Rows(v.Summary, v.t, v.q, v.atlas, v.alpha)
+	v.Rows, v.Total, v.Cut = rows, total, Cut(rows)
+	cells := make([][]string, len(rows))
+	for i, r := range rows {
+		cells[i] = r.Cells()
+	}
+	v.Table.SetRows(cells)
+	v.Header.SetText(v.header(v.shown))
+}
+
+// showCut sets the slices' |t| threshold at the rows' cut and puts the crosshair on the first.
+func (v *View) showCut() {
+	v.Viewer.SetStyle(sl.ColdHot, v.Cut, v.Viewer.Style().Opacity)
+	if len(v.Rows) > 0 {
+		v.Viewer.SetCrosshair(v.Rows[0].Voxel)
+	}
+}
+
+// SetAlpha lists the nodes at q <= alpha and moves the slices' threshold to their cut, as the
+// rate picker does.
+func (v *View) SetAlpha(alpha float64) {
+	v.alpha = alpha
+	if v.t == nil {
+		return // not loaded yet: show uses the new rate
+	}
+	v.list()
+	v.showCut()
 }

@@ -177,6 +177,23 @@ func TestComparisonView(t *testing.T) {
 	if d := cold - hot; d <= 0 || d > 3*voxelPixels(snap) {
 		t.Errorf("at the second row: %d hot and %d cold pixels, want one voxel's worth more cold", hot, cold)
 	}
+	// Another false discovery rate: at q <= 0.01 only the first node, the slices from its |t|
+	// and the crosshair back on it; the picker offers the comparison's own rate.
+	var q string
+	fyne.DoAndWait(func() {
+		v.Q.SetSelected("0.01")
+		rows, header, cross, style, q = v.Rows, v.Header.Text, v.Viewer.Crosshair(), v.Viewer.Style(), v.Q.Selected
+	})
+	if len(rows) != 1 || rows[0].Voxel != h0 || style.Threshold != 6 || cross != h0 || q != "0.01" ||
+		!strings.Contains(header, "1 node is significant at q <= 0.01") || !strings.Contains(header, "|t| >= 6.00") {
+		t.Fatalf("at q <= 0.01: rows %+v, threshold %g, crosshair %v, header %q", rows, style.Threshold, cross, header)
+	}
+	if got := strings.Join(v.Q.Options, ","); got != "0.001,0.01,0.05,0.1" {
+		t.Errorf("rates offered %s", got)
+	}
+	if got := strings.Join(qChoices(0.2), ","); got != "0.001,0.01,0.05,0.1,0.2" {
+		t.Errorf("rates offered for a comparison at 0.2: %s", got)
+	}
 	// Only the anatomy and the t-maps reach the viewer.
 	for _, n := range viewerSummary(s).Volumes {
 		if n == "degree" || n == "q_degree" || n == "hubs" {
