@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/hubscope/hubscope/helper/graph"
 	"github.com/hubscope/hubscope/helper/progress"
@@ -97,12 +98,15 @@ func LeidenModules(ctx context.Context, g *graph.Graph, opts LeidenOptions, rep 
 // self-loop weight of each aggregate (its internal edges, each counted once) and the node
 // weights k (total degree of the original nodes it holds).
 type level struct {
-	n    int
-	off  []int64
-	adj  []int32
-	w    []float64
-	k    []float64
-	twoM float64
+	n   int
+	off []int64
+	adj []int32
+	// adj16 is adj in 16 bits on an unweighted base level of at most 2¹⁶ nodes: the local
+	// moving streams the adjacency some ten times over, and half the bytes is half the traffic.
+	adj16 []uint16
+	w     []float64
+	k     []float64
+	twoM  float64
 }
 
 func baseLevel(g *graph.Graph, weighted bool) *level {
@@ -111,6 +115,12 @@ func baseLevel(g *graph.Graph, weighted bool) *level {
 		lv.w = make([]float64, len(g.Adj))
 		for p := range g.Adj {
 			lv.w[p] = edgeWeight(g, int64(p), weighted)
+		}
+	}
+	if lv.w == nil && g.N <= 1<<16 {
+		lv.adj16 = make([]uint16, len(g.Adj))
+		for p, u := range g.Adj {
+			lv.adj16[p] = uint16(u)
 		}
 	}
 	lv.k, lv.twoM = nodeDegrees(g, weighted)
@@ -122,6 +132,7 @@ type leiden struct {
 	gamma, theta float64
 	rng          *rand.Rand
 	neighW       []float64 // weight from the current node to each module, indexed by module
+	cnt          []int32   // links from the current node to each module (unweighted base level)
 	mark         []bool
 	touched      []int32
 }
@@ -129,6 +140,7 @@ type leiden struct {
 func (l *leiden) scratch(n int) {
 	if len(l.neighW) < n {
 		l.neighW = make([]float64, n)
+		l.cnt = make([]int32, n)
 		l.mark = make([]bool, n)
 	}
 }
@@ -137,40 +149,70 @@ func (l *leiden) scratch(n int) {
 // neighbours u in module c of comm when comm is not nil.
 func (l *leiden) gather(lv *level, v int32, part []int32, comm []int32, c int32) {
 	a, b := lv.off[v], lv.off[v+1]
-	switch {
-	case comm == nil && lv.w == nil:
-		// The base level of an unweighted graph: every weight is 1, and not reading a weight
-		// array (8 bytes per adjacency entry) halves the memory the local moving streams.
-		for _, u := range lv.adj[a:b] {
-			t := part[u]
-			if !l.mark[t] {
-				l.mark[t] = true
-				l.touched = append(l.touched, t)
-			}
-			l.neighW[t]++
-		}
-	default:
-		for p := a; p < b; p++ {
-			u := lv.adj[p]
-			if comm != nil && comm[u] != c {
-				continue
-			}
-			t := part[u]
-			if !l.mark[t] {
-				l.mark[t] = true
-				l.touched = append(l.touched, t)
-			}
-			l.neighW[t] += lv.weight(p)
-		}
-	}
-}
-
-// weight is the weight of adjacency entry p (1 on an unweighted base level, which stores none).
-func (lv *level) weight(p int64) float64 {
 	if lv.w == nil {
-		return 1
+		// The base level of an unweighted graph: every weight is 1. The links are counted in
+		// integers (a float64 += 1 per entry chains each count through the adder's latency)
+		// and a zero count marks a module not met yet; no weight array (8 bytes per
+		// adjacency entry) is streamed.
+		cnt := l.cnt
+		touched := l.touched
+		switch {
+		case comm == nil && lv.adj16 != nil:
+			// Branch-free: every module is written to the list's end, which only advances
+			// when the module is new (whether it is new is a coin toss while most modules
+			// are single nodes, and a branch on it mispredicts half the time).
+			row := lv.adj16[a:b]
+			nt := len(touched)
+			touched = slices.Grow(touched, len(row)+1)[:nt+len(row)+1]
+			for _, u := range row {
+				t := part[u]
+				c := cnt[t]
+				touched[nt] = t
+				if c == 0 {
+					nt++
+				}
+				cnt[t] = c + 1
+			}
+			touched = touched[:nt]
+		case comm == nil:
+			for _, u := range lv.adj[a:b] {
+				t := part[u]
+				if cnt[t] == 0 {
+					touched = append(touched, t)
+				}
+				cnt[t]++
+			}
+		default:
+			for _, u := range lv.adj[a:b] {
+				if comm[u] != c {
+					continue
+				}
+				t := part[u]
+				if cnt[t] == 0 {
+					touched = append(touched, t)
+				}
+				cnt[t]++
+			}
+		}
+		for _, t := range touched {
+			l.neighW[t] = float64(cnt[t])
+			cnt[t] = 0
+		}
+		l.touched = touched
+		return
 	}
-	return lv.w[p]
+	for p := a; p < b; p++ {
+		u := lv.adj[p]
+		if comm != nil && comm[u] != c {
+			continue
+		}
+		t := part[u]
+		if !l.mark[t] {
+			l.mark[t] = true
+			l.touched = append(l.touched, t)
+		}
+		l.neighW[t] += lv.w[p]
+	}
 }
 
 func (l *leiden) clear() {
@@ -320,9 +362,19 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 	}
 	for v := 0; v < n; v++ {
 		var inside float64
-		for p := lv.off[v]; p < lv.off[v+1]; p++ {
-			if comm[lv.adj[p]] == comm[v] {
-				inside += lv.weight(p)
+		if lv.w == nil { // unweighted base level: a count
+			var same int64
+			for _, u := range lv.adj[lv.off[v]:lv.off[v+1]] {
+				if comm[u] == comm[v] {
+					same++
+				}
+			}
+			inside = float64(same)
+		} else {
+			for p := lv.off[v]; p < lv.off[v+1]; p++ {
+				if comm[lv.adj[p]] == comm[v] {
+					inside += lv.w[p]
+				}
 			}
 		}
 		extNode[v] = inside
@@ -429,6 +481,33 @@ func (l *leiden) aggregate(lv *level, part, comm []int32) (*level, []int32) {
 		adj: make([]int32, 0, len(lv.adj)), w: make([]float64, 0, len(lv.adj))}
 	aggComm := make([]int32, r)
 	for s := 0; s < r; s++ {
+		if lv.w == nil {
+			// Unweighted base level: links counted in integers, as in gather (the same
+			// values: whole numbers).
+			cnt := l.cnt
+			for _, v := range members[start[s]:start[s+1]] {
+				agg.k[s] += lv.k[v]
+				aggComm[s] = comm[v]
+				for _, u := range lv.adj[lv.off[v]:lv.off[v+1]] {
+					t := part[u]
+					if t == int32(s) {
+						continue
+					}
+					if cnt[t] == 0 {
+						l.touched = append(l.touched, t)
+					}
+					cnt[t]++
+				}
+			}
+			for _, t := range l.touched {
+				agg.adj = append(agg.adj, t)
+				agg.w = append(agg.w, float64(cnt[t]))
+				cnt[t] = 0
+			}
+			l.touched = l.touched[:0]
+			agg.off[s+1] = int64(len(agg.adj))
+			continue
+		}
 		for _, v := range members[start[s]:start[s+1]] {
 			agg.k[s] += lv.k[v]
 			aggComm[s] = comm[v]
@@ -441,7 +520,7 @@ func (l *leiden) aggregate(lv *level, part, comm []int32) (*level, []int32) {
 					l.mark[t] = true
 					l.touched = append(l.touched, t)
 				}
-				l.neighW[t] += lv.weight(p)
+				l.neighW[t] += lv.w[p]
 			}
 		}
 		for _, t := range l.touched {

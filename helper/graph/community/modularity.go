@@ -72,14 +72,41 @@ func Modularity(g *graph.Graph, membership []int, opts ModularityOptions) (float
 	internal := make([]float64, k)
 	total := make([]float64, k)
 	var twoM float64
-	for i := 0; i < g.N; i++ {
-		ci := labels[i]
-		for p := g.Offsets[i]; p < g.Offsets[i+1]; p++ {
-			w := edgeWeight(g, p, opts.Weighted)
-			twoM += w
-			total[ci] += w
-			if labels[g.Adj[p]] == ci {
-				internal[ci] += w
+	if !opts.Weighted || g.Weights == nil {
+		// Every weight is 1: the sums are counts, kept in integers (the same values as the
+		// float sums below, which are exact for whole numbers under 2⁵³) and read from 32-bit
+		// labels — the loop streams every adjacency entry once.
+		lab := make([]int32, g.N)
+		for i, c := range labels {
+			lab[i] = int32(c)
+		}
+		in, tot := make([]int64, k), make([]int64, k)
+		for i := 0; i < g.N; i++ {
+			ci := lab[i]
+			row := g.Adj[g.Offsets[i]:g.Offsets[i+1]]
+			tot[ci] += int64(len(row))
+			var same int64
+			for _, u := range row {
+				if lab[u] == ci {
+					same++
+				}
+			}
+			in[ci] += same
+		}
+		for c := range k {
+			internal[c], total[c] = float64(in[c]), float64(tot[c])
+			twoM += total[c]
+		}
+	} else {
+		for i := 0; i < g.N; i++ {
+			ci := labels[i]
+			for p := g.Offsets[i]; p < g.Offsets[i+1]; p++ {
+				w := edgeWeight(g, p, opts.Weighted)
+				twoM += w
+				total[ci] += w
+				if labels[g.Adj[p]] == ci {
+					internal[ci] += w
+				}
 			}
 		}
 	}

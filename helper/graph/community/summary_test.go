@@ -235,3 +235,39 @@ func TestLeadingEigenvectorCaps(t *testing.T) {
 		t.Fatalf("threshold above β: %d modules, Q %v", none.Count(), none.Q)
 	}
 }
+
+// The unweighted base level counts links in integers (and reads 16-bit indices); with every
+// weight 1 the weighted path's float sums are the same whole numbers. Both must give the same
+// partition and the same Q bit for bit, over several levels and both repetitions, and
+// Modularity's count path must equal its float path.
+func TestLeidenCountsEqualUnitWeights(t *testing.T) {
+	for _, seed := range []uint64{3, 11} {
+		n, edges, _ := plantedPartition([]int{150, 90, 60, 40, 25}, 0.08, 0.015, seed)
+		for k := range edges {
+			edges[k].w = 1
+		}
+		g := fromEdges(n, edges)
+		plain, err := LeidenModules(context.Background(), g, LeidenOptions{Seed: seed}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		unit, err := LeidenModules(context.Background(), g, LeidenOptions{Seed: seed, Weighted: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(plain.Membership, unit.Membership) || plain.Q != unit.Q {
+			t.Fatalf("seed %d: counts give Q %.17g (%d modules), unit weights %.17g (%d modules)",
+				seed, plain.Q, plain.Count(), unit.Q, unit.Count())
+		}
+		for _, gamma := range []float64{1, 1.7} {
+			qc, err := Modularity(g, plain.Membership, ModularityOptions{Resolution: gamma})
+			if err != nil {
+				t.Fatal(err)
+			}
+			qf, _ := Modularity(g, plain.Membership, ModularityOptions{Resolution: gamma, Weighted: true})
+			if qc != qf {
+				t.Fatalf("seed %d, γ %v: Modularity by counts %.17g, by unit weights %.17g", seed, gamma, qc, qf)
+			}
+		}
+	}
+}
