@@ -49,6 +49,8 @@ func TestBadInputOtherCommands(t *testing.T) {
 	far[0][3] = 300 // another space: no label lands inside the scan
 	halves := func(i int) float32 { return float32(1 + i%6/3) }
 	write("good.nii", goodScan(t))
+	write("garbage.nii.gz", []byte("not an image\n"))
+	write("series.npy", []byte("not a matrix either\n"))
 	image("atlas.nii.gz", []int{6, 5, 4}, nifti.Int16, aff, halves)
 	image("atlas_4d.nii.gz", []int{6, 5, 4, 2}, nifti.Int16, aff, halves)
 	image("atlas_empty.nii.gz", []int{6, 5, 4}, nifti.Int16, aff, func(int) float32 { return 0 })
@@ -98,6 +100,10 @@ func TestBadInputOtherCommands(t *testing.T) {
 		{"compare on a foreign table", []string{"compare", at("deriv_badtable"), "--group-column", "diagnosis"}, "deriv_badtable/measures.tsv", "not a HubScope measures table"},
 		{"norm build on a foreign table", []string{"norm", "build", at("deriv_badtable")}, "deriv_badtable/measures.tsv", "not a HubScope measures table"},
 		{"group with a 3D scan", []string{"group", at("good.nii"), at("three_d.nii")}, "three_d.nii", "3D image"},
+		{"group with a corrupt scan", []string{"group", at("good.nii"), at("garbage.nii.gz")}, "garbage.nii.gz", "not gzip data"},
+		{"group with a missing scan", []string{"group", at("good.nii"), at("missing.nii")}, "missing.nii", "no such file"},
+		{"group with a time-series matrix", []string{"group", at("good.nii"), at("series.npy")}, "series.npy", "not a time-series matrix"},
+		{"group with an unknown mask rule", []string{"group", at("good.nii"), at("good.nii"), "--mask-rule", "foo"}, `"foo"`, "unknown mask rule"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -118,6 +124,15 @@ func TestBadInputOtherCommands(t *testing.T) {
 			}
 			if len(errLines) != 1 || !strings.Contains(errLines[0], c.file) || !strings.Contains(errLines[0], c.phrase) {
 				t.Fatalf("error lines %q: want one naming %s and saying %q", errLines, c.file, c.phrase)
+			}
+			// Each said once: no "group: group:", no file named twice.
+			if w := strings.Fields(errLines[0]); len(w) > 2 && w[1] == w[2] {
+				t.Errorf("error line %q repeats %q", errLines[0], w[1])
+			}
+			if c.args[0] == "group" || c.args[0] == "cohort" {
+				if n := strings.Count(errLines[0], filepath.Base(c.file)); n != 1 {
+					t.Errorf("error line %q names %s %d times, want once", errLines[0], filepath.Base(c.file), n)
+				}
 			}
 			for _, done := range []string{bundle.Marker, "norm.json", "measures.tsv", "compare"} {
 				if _, err := os.Stat(filepath.Join(out, done)); err == nil {

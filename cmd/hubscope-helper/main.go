@@ -102,7 +102,13 @@ func realMain(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintln(stderr, "hubscope-helper: cancelled; nothing was written")
 		return 130
 	default:
-		fmt.Fprintf(stderr, "hubscope-helper %s: %v\n", name, err)
+		// The engine's own messages often start with the command's word ("group: …"):
+		// say it once.
+		if msg := err.Error(); strings.HasPrefix(msg, name+": ") {
+			fmt.Fprintf(stderr, "hubscope-helper %s\n", msg)
+		} else {
+			fmt.Fprintf(stderr, "hubscope-helper %s: %s\n", name, msg)
+		}
 		return 1
 	}
 }

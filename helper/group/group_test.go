@@ -658,3 +658,24 @@ func TestCollector(t *testing.T) {
 }
 
 var sink []byte
+
+// TestSubjectNamed: a subject's error names the subject and its file once each.
+func TestSubjectNamed(t *testing.T) {
+	p := "/data/sub-01/func/sub-01_task-rest_bold.nii.gz"
+	cases := []struct {
+		sub  Subject
+		err  string
+		want string
+	}{
+		{Subject{"a.nii", "/x/a.nii"}, "open /x/a.nii: no such file", "open /x/a.nii: no such file"},
+		{Subject{"a.nii", "/x/a.nii"}, "3D image", "/x/a.nii: 3D image"},
+		{Subject{"sub-01", p}, "open " + p + ": truncated", "sub-01: open " + p + ": truncated"},
+		{Subject{"sub-01", p}, "3 volumes left", "sub-01 (" + p + "): 3 volumes left"},
+		{Subject{"sub-01", p}, "sub-01 has another grid", "sub-01 has another grid"},
+	}
+	for _, c := range cases {
+		if got := c.sub.named(errors.New(c.err)).Error(); got != c.want {
+			t.Errorf("%v, %q: got %q, want %q", c.sub, c.err, got, c.want)
+		}
+	}
+}

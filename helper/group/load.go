@@ -292,11 +292,11 @@ func copyRows(x []float32, s *scan.Scan, rows []int, i, S, l int, w *resampler) 
 	}
 }
 
-// notImage refuses a plain time-series matrix as a subject.
+// notImage refuses a plain time-series matrix as a subject (subjectError names the file).
 func notImage(sub Subject) error {
 	switch strings.ToLower(filepath.Ext(sub.Path)) {
 	case ".npy", ".csv", ".tsv", ".txt":
-		return fmt.Errorf("%s (%s): a group network needs images on one grid, not a time-series matrix", sub.Label, sub.Path)
+		return fmt.Errorf("a group network needs images on one grid, not a time-series matrix")
 	}
 	return nil
 }
@@ -305,13 +305,29 @@ func notImage(sub Subject) error {
 func subjectError(subjects []Subject, errs []error) error {
 	for i, err := range errs {
 		if err != nil {
-			if strings.HasPrefix(err.Error(), subjects[i].Label+" ") {
-				return err
-			}
-			return fmt.Errorf("%s: %w", subjects[i].Label, err)
+			return subjects[i].named(err)
 		}
 	}
 	return nil
+}
+
+// named says which subject and file err is about, each once: a subject labelled with its
+// file's name is named by its path alone, and a path the error already holds (the NIfTI
+// reader's "open PATH: …") is not repeated.
+func (sub Subject) named(err error) error {
+	msg := err.Error()
+	fileLabel := sub.Label == "" || sub.Label == filepath.Base(sub.Path) || sub.Label == sub.Path
+	switch {
+	case strings.HasPrefix(msg, sub.Label+":") || strings.HasPrefix(msg, sub.Label+" "):
+		return err
+	case strings.Contains(msg, sub.Path) && fileLabel:
+		return err
+	case strings.Contains(msg, sub.Path):
+		return fmt.Errorf("%s: %w", sub.Label, err)
+	case fileLabel:
+		return fmt.Errorf("%s: %w", sub.Path, err)
+	}
+	return fmt.Errorf("%s (%s): %w", sub.Label, sub.Path, err)
 }
 
 // scratchPool holds one scan.Scratch per loading goroutine.
@@ -567,10 +583,8 @@ func loadInto(ctx context.Context, c *Cohort, subjects []Subject, svs []*scan.Su
 		rep.Add(1)
 		mu.Unlock()
 	})
-	for i, err := range errs {
-		if err != nil {
-			return fmt.Errorf("%s: %w", subjects[i].Label, err)
-		}
+	if err := subjectError(subjects, errs); err != nil {
+		return err
 	}
 	for _, in := range inputs {
 		c.Inputs = append(c.Inputs, in...)
