@@ -264,12 +264,14 @@ func finish(res *Result, n int, plan Plan, w int, opt Options) (*Result, error) 
 // measure computes a window's degrees and global measures. constant nodes were left out of
 // the network and count as isolated.
 func measure(ctx context.Context, nw *network.Network, fr *fc.Report, constant int, opt Options) (Measures, []int32, error) {
-	return measureWith(ctx, graph.CPU{}, nw, fr, constant, opt)
+	return measureWith(ctx, false, nw, fr, constant, opt)
 }
 
-// measureWith is measure with the triangles for C_p counted by a. fr.Isolated < 0: counted
-// here from the degrees (constant nodes included).
-func measureWith(ctx context.Context, a graph.Accelerator, nw *network.Network, fr *fc.Report, constant int, opt Options) (Measures, []int32, error) {
+// measureWith is measure with, when direct, C_p from the network's own rows on one goroutine
+// (windowMeanClustering) instead of graph.MeanClustering on the symmetric graph, which is
+// then built only for Leiden. fr.Isolated < 0: counted here from the degrees (constant nodes
+// included).
+func measureWith(ctx context.Context, direct bool, nw *network.Network, fr *fc.Report, constant int, opt Options) (Measures, []int32, error) {
 	n := nw.N
 	deg := Degrees(nw)
 	if fr.Isolated < 0 {
@@ -287,13 +289,21 @@ func measureWith(ctx context.Context, a graph.Accelerator, nw *network.Network, 
 	if e == 0 {
 		return m, deg, nil
 	}
-	g := graph.FromNetwork(nw)
-	c, err := graph.MeanClusteringWith(ctx, a, g)
-	if err != nil {
-		return m, nil, err
+	if direct {
+		m.Clustering = windowMeanClustering(nw, deg)
 	}
-	m.Clustering = c
-	if opt.Modularity {
+	if !direct || opt.Modularity {
+		g := graph.FromNetwork(nw)
+		if !direct {
+			c, err := graph.MeanClustering(ctx, g)
+			if err != nil {
+				return m, nil, err
+			}
+			m.Clustering = c
+		}
+		if !opt.Modularity {
+			return m, deg, nil
+		}
 		mod, err := community.LeidenModules(ctx, g, opt.Leiden, nil)
 		if err != nil {
 			return m, nil, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 
 	"github.com/hubscope/hubscope/helper/fc"
@@ -130,7 +131,7 @@ func emitChunk(ctx context.Context, out [][]fc.Edge, first, n, t int, plan Plan,
 				fr := &fc.Report{Threshold: opt.FC.Threshold, Isolated: -1, LargestComponent: largestComponent(nw)}
 				win := Window{Index: kk, Start: start, Network: nw}
 				var err error
-				if win.Measures, win.Degree, err = measureWith(ctx, serialTriangles{}, nw, fr, constant[kk], opt); err != nil {
+				if win.Measures, win.Degree, err = measureWith(ctx, true, nw, fr, constant[kk], opt); err != nil {
 					errs[c] = fmt.Errorf("dfc: window %d: %w", kk, err)
 				}
 				wins[c] = win
@@ -237,27 +238,15 @@ func scanSeries(x []float32, n, t int, plan Plan) (constant []int, finite bool) 
 }
 
 // edgesToCSR sorts a window's edges (any order, I < J) into a strict-upper-triangle CSR
-// network over n nodes: a counting sort by column, then a stable one by row, so each row's
-// columns increase.
+// network over n nodes: a counting sort by row, then each row's few columns sorted in place
+// (insertion sort; a long row, a hub's, by slices.SortFunc).
 func edgesToCSR(edges []fc.Edge, n int) *network.Network {
 	e := len(edges)
 	nw := &network.Network{N: n, Indptr: make([]uint64, n+1), Indices: make([]uint32, e), Weights: make([]float32, e)}
 	if e == 0 {
 		return nw
 	}
-	pos := make([]int, n+1)
 	for _, ed := range edges {
-		pos[ed.J+1]++
-	}
-	for i := 0; i < n; i++ {
-		pos[i+1] += pos[i]
-	}
-	byCol := make([]fc.Edge, e)
-	for _, ed := range edges {
-		byCol[pos[ed.J]] = ed
-		pos[ed.J]++
-	}
-	for _, ed := range byCol {
 		nw.Indptr[ed.I+1]++
 	}
 	for i := 0; i < n; i++ {
@@ -265,10 +254,25 @@ func edgesToCSR(edges []fc.Edge, n int) *network.Network {
 	}
 	next := make([]uint64, n)
 	copy(next, nw.Indptr[:n])
-	for _, ed := range byCol {
-		p := next[ed.I]
-		nw.Indices[p], nw.Weights[p] = ed.J, ed.W
+	rows := make([]fc.Edge, e)
+	for _, ed := range edges {
+		rows[next[ed.I]] = ed
 		next[ed.I]++
+	}
+	for i := 0; i < n; i++ {
+		r := rows[nw.Indptr[i]:nw.Indptr[i+1]]
+		if len(r) > 32 {
+			slices.SortFunc(r, func(a, b fc.Edge) int { return int(a.J) - int(b.J) })
+		} else {
+			for p := 1; p < len(r); p++ {
+				for q := p; q > 0 && r[q].J < r[q-1].J; q-- {
+					r[q], r[q-1] = r[q-1], r[q]
+				}
+			}
+		}
+	}
+	for p, ed := range rows {
+		nw.Indices[p], nw.Weights[p] = ed.J, ed.W
 	}
 	return nw
 }

@@ -3,10 +3,12 @@ package dfc
 import (
 	"context"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/backend/cpu"
 	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/helper/graph"
 	"github.com/hubscope/hubscope/helper/network"
 )
 
@@ -177,5 +179,58 @@ func TestIncrementalCutover(t *testing.T) {
 		if got := incremental(c.opt); got != c.want {
 			t.Errorf("incremental(%+v) = %v, want %v", c.opt, got, c.want)
 		}
+	}
+}
+
+// edgesToCSR sorts any edge order into valid CSR rows (a 60-neighbour hub takes the long-row
+// sort), and windowMeanClustering and largestComponent equal graph.MeanClustering and
+// fc.Components on it, bit for bit.
+func TestWindowCSRAndMeasures(t *testing.T) {
+	const n = 300
+	rng := rand.New(rand.NewPCG(3, 4))
+	seen := map[[2]uint32]bool{}
+	var edges []fc.Edge
+	add := func(i, j uint32) {
+		if i > j {
+			i, j = j, i
+		}
+		if i != j && !seen[[2]uint32{i, j}] {
+			seen[[2]uint32{i, j}] = true
+			edges = append(edges, fc.Edge{I: i, J: j, W: float32(i) + float32(j)/1000})
+		}
+	}
+	for q := 0; q < 900; q++ {
+		a := uint32(rng.IntN(60)) // a dense corner: many triangles
+		add(a, uint32(rng.IntN(60)))
+		add(uint32(rng.IntN(n)), uint32(rng.IntN(n)))
+	}
+	for j := uint32(100); j < 160; j++ {
+		add(5, j) // the hub
+	}
+	rng.Shuffle(len(edges), func(a, b int) { edges[a], edges[b] = edges[b], edges[a] })
+	nw := edgesToCSR(edges, n)
+	if err := nw.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if nw.Edges() != int64(len(edges)) {
+		t.Fatalf("%d edges in the CSR, %d given", nw.Edges(), len(edges))
+	}
+	for i := 0; i < n; i++ {
+		cols, ws := nw.Row(i)
+		for p, j := range cols {
+			if !seen[[2]uint32{uint32(i), j}] || ws[p] != float32(i)+float32(j)/1000 {
+				t.Fatalf("row %d: (%d, %g) was not given", i, j, ws[p])
+			}
+		}
+	}
+	want, err := graph.MeanClustering(context.Background(), graph.FromNetwork(nw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := windowMeanClustering(nw, Degrees(nw)); got != want || want == 0 {
+		t.Fatalf("C_p %v, graph.MeanClustering %v", got, want)
+	}
+	if _, largest := fc.Components(nw); largestComponent(nw) != largest {
+		t.Fatalf("largest component %d, fc.Components %d", largestComponent(nw), largest)
 	}
 }

@@ -1,54 +1,29 @@
 package dfc
 
-import (
-	"context"
+import "github.com/hubscope/hubscope/helper/network"
 
-	"github.com/hubscope/hubscope/helper/graph"
-	"github.com/hubscope/hubscope/helper/network"
-)
-
-// serialTriangles is graph.CPU with the triangles counted on one goroutine. Run's incremental
-// path measures several windows at once, and on a window's sparse network clearing
-// graph.Triangles' per-worker arrays (GOMAXPROCS × N counts) costs more than the count itself.
-// The counts are the same integers: the same forward algorithm (Schank & Wagner 2005) orients
-// every edge from the lower- to the higher-ranked end, rank = (degree, index), so each triangle
-// is found once, from its lowest-ranked node.
-type serialTriangles struct{ graph.CPU }
-
-func (serialTriangles) Triangles(ctx context.Context, g *graph.Graph) ([]int64, error) {
-	n := g.N
-	deg := make([]int32, n)
-	for i := range deg {
-		deg[i] = int32(g.Offsets[i+1] - g.Offsets[i])
-	}
-	outOff := make([]int64, n+1)
-	out := make([]int32, 0, g.Edges())
-	for i := 0; i < n; i++ {
-		di := deg[i]
-		for _, j := range g.Neighbors(i) {
-			if dj := deg[j]; dj > di || (dj == di && int(j) > i) {
-				out = append(out, int32(j))
-			}
-		}
-		outOff[i+1] = int64(len(out))
-	}
+// windowMeanClustering is C_p = (1/N) Σ_i C_i, C_i = 2t_i/(k_i(k_i − 1)) (0 below degree 2),
+// graph.MeanClustering's value to the last bit (the same expression per node, summed in node
+// order), computed from a window's strict-upper-triangle rows on one goroutine: Run's
+// incremental path measures several windows at once, and on a window's sparse network
+// building the symmetric graph and clearing graph.Triangles' per-worker arrays (GOMAXPROCS × N
+// counts) cost more than the count itself. Each triangle i < j < k is found once, from i: j and
+// k in i's row, k in j's row (a mark per node of i's row; rows sorted, so no duplicates).
+func windowMeanClustering(nw *network.Network, deg []int32) float64 {
+	n := nw.N
 	t := make([]int64, n)
 	mark := make([]bool, n)
 	for i := 0; i < n; i++ {
-		if i&4095 == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		oi := out[outOff[i]:outOff[i+1]]
-		if len(oi) < 2 {
+		cols, _ := nw.Row(i)
+		if len(cols) < 2 {
 			continue
 		}
-		for _, k := range oi {
+		for _, k := range cols {
 			mark[k] = true
 		}
-		for _, j := range oi {
-			for _, k := range out[outOff[j]:outOff[j+1]] {
+		for _, j := range cols {
+			row, _ := nw.Row(int(j))
+			for _, k := range row {
 				if mark[k] {
 					t[i]++
 					t[j]++
@@ -56,16 +31,22 @@ func (serialTriangles) Triangles(ctx context.Context, g *graph.Graph) ([]int64, 
 				}
 			}
 		}
-		for _, k := range oi {
+		for _, k := range cols {
 			mark[k] = false
 		}
 	}
-	return t, nil
+	var s float64
+	for i, ti := range t {
+		if k := float64(deg[i]); k >= 2 {
+			s += 2 * float64(ti) / (k * (k - 1))
+		}
+	}
+	return s / float64(n)
 }
 
 // largestComponent is the size of the largest connected component of nw, by a sequential
 // union–find (union by size, path halving): the quantity fc.Components reports, computed on
-// one goroutine for the same reason as serialTriangles.
+// one goroutine for the same reason as windowMeanClustering.
 func largestComponent(nw *network.Network) int {
 	n := nw.N
 	if n == 0 {

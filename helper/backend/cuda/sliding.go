@@ -231,6 +231,11 @@ func (b *backend) slidingEdges(ctx context.Context, job fc.SlidingJob, out [][]f
 		if attempt > 0 {
 			return fmt.Errorf("cuda backend: sliding windows: %d edges in a window after reserving %d", most, s.perWindow)
 		}
+		if job.MaxEdges > 0 && uint64(count)*most > 2*uint64(job.MaxEdges) {
+			// The buffer reserves the densest window's edges for every window: with the
+			// edges crowded into few windows, fewer windows a chunk keep it within budget.
+			return fc.ErrSlidingBudget
+		}
 		s.perWindow = int(most + most/8) // the next chunks are likely alike
 	}
 	// The windows' edges side by side on the device (one copy each), then one copy to the
