@@ -41,7 +41,7 @@ const (
 )
 
 // BrowserLimits says, on the page, what the browser app cannot do that the desktop app does.
-const BrowserLimits = "In the browser HubScope cannot watch a folder or open a DICOM folder (upload it as a .zip); " +
+const BrowserLimits = "In the browser HubScope cannot watch a folder, open a results folder from disk, or open a DICOM folder (upload it as a .zip); " +
 	"files are saved as downloads (no save dialog): the links below, once a result is shown, and the Export tab."
 
 // Roles of the files sent beside a scan.
