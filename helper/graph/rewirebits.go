@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/bits"
 	"math/rand/v2"
+	"unsafe"
 
 	"github.com/hubscope/hubscope/helper/progress"
 )
@@ -66,21 +67,22 @@ func rewireBits(ctx context.Context, g *Graph, opt RewireOptions, rep progress.R
 	}
 	rng := rand.NewPCG(opt.Seed, opt.Stream)
 	um := uint64(m)
-	// Attempts run in batches through a three-stage software pipeline. A batch is first drawn
-	// (the hash-set chain's order: the high word of one Uint64 for i1, the high word and low
-	// bit of the next for i2 and the orientation) and its edge-list entries are read; one batch
-	// later those entries, in cache by then, give the four matrix words each swap will test and
-	// change, which are read in turn; one batch later again the attempts run one after the
-	// other and find everything in cache. The reads ahead of two batches are independent of
-	// each other and of the batch that runs, so their cache misses overlap (memory-level
-	// parallelism) instead of costing one memory latency each. A swap may change an edge that a
-	// later attempt drew before it ran: the sequential pass reads every entry again, so the
-	// chain is exactly the one-at-a-time chain. (PREFETCHT0 instead of the reads was slower on
-	// the shared EPYC VM: 4.4 against 3.2 CPU-s.)
+	// Attempts run in batches through a three-stage software pipeline (docs/algorithms.md,
+	// "Random networks"). A batch's edge indices are drawn two batches before it runs (the
+	// hash-set chain's order: the high word of one Uint64 for i1, the high word and low bit of
+	// the next for i2 and the orientation). Beside attempt k of the batch that runs, the chain
+	// hints into cache attempt k's two edge entries of the batch two ahead, and reads attempt
+	// k's entries of the batch one ahead (hinted one batch ago) to hint the four matrix words
+	// its swap will test and change. The hints are prefetch instructions: they neither fault nor
+	// hold up the work behind them, so their misses overlap each other and the swaps
+	// (memory-level parallelism) instead of costing one memory latency each; spread one
+	// attempt's worth at a time, they do not overflow the core's miss buffers as a burst of a
+	// whole batch's did. A swap may change an edge that a later attempt drew before it ran: the
+	// attempts read every entry again when they run, so the chain is exactly the one-at-a-time
+	// chain and the hints only hints.
 	type stage struct {
 		i1, i2 [rewireBatch]uint64
-		flip   [rewireBatch]int32     // 1: the second edge is taken as (d, c)
-		words  [4 * rewireBatch]int64 // the matrix words of (a,d), (c,b), (a,b), (c,d)
+		flip   [rewireBatch]int32 // 1: the second edge is taken as (d, c)
 	}
 	var (
 		pipe [3]stage
@@ -93,27 +95,9 @@ func rewireBits(ctx context.Context, g *Graph, opt RewireOptions, rep progress.R
 			s.i2[k], _ = bits.Mul64(r2, um)
 			s.flip[k] = int32(r2 & 1)
 		}
-		sink ^= readAheadEdges(edges, s.i1[:]) ^ readAheadEdges(edges, s.i2[:])
-	}
-	locate := func(s *stage) {
-		for k := range rewireBatch {
-			e1, e2 := edges[s.i1[k]], edges[s.i2[k]]
-			a, b := int32(e1>>shift), int32(e1&low)
-			c, e := int32(e2>>shift), int32(e2&low)
-			x := (c ^ e) & -s.flip[k]
-			c, e = c^x, e^x
-			w := s.words[4*k : 4*k+4 : 4*k+4]
-			if a != e && c != b && a != c && b != e {
-				w[0], w[1], w[2], w[3] = pairBit(a, e, n)>>6, pairBit(c, b, n)>>6, pairBit(a, b, n)>>6, pairBit(c, e, n)>>6
-			} else { // no swap to test: any word in the matrix will do
-				w[0], w[1], w[2], w[3] = 0, 0, 0, 0
-			}
-		}
-		sink ^= readAheadWords(adj, s.words[:])
 	}
 	draw(&pipe[0])
 	draw(&pipe[1])
-	locate(&pipe[0])
 	for t := 0; st.Swaps < want && st.Attempts < maxAttempts; t++ {
 		if t%(1024/rewireBatch) == 0 {
 			if err := ctx.Err(); err != nil {
@@ -124,10 +108,24 @@ func rewireBits(ctx context.Context, g *Graph, opt RewireOptions, rep progress.R
 		}
 		cur, next, fresh := &pipe[t%3], &pipe[(t+1)%3], &pipe[(t+2)%3]
 		draw(fresh)
-		locate(next)
 		for k := range rewireBatch {
 			if st.Swaps >= want || st.Attempts >= maxAttempts {
 				break
+			}
+			{
+				// Attempt k of the next batch: its edge entries were hinted one batch ago;
+				// hint its four matrix words, and attempt k of the batch after it's entries.
+				e1, e2 := edges[next.i1[k]], edges[next.i2[k]]
+				a, b := int32(e1>>shift), int32(e1&low)
+				c, e := int32(e2>>shift), int32(e2&low)
+				x := (c ^ e) & -next.flip[k]
+				c, e = c^x, e^x
+				var w0, w1, w2, w3 int64
+				if a != e && c != b && a != c && b != e {
+					w0, w1, w2, w3 = pairBit(a, e, n)>>6, pairBit(c, b, n)>>6, pairBit(a, b, n)>>6, pairBit(c, e, n)>>6
+				}
+				sink ^= prefetch6(unsafe.Pointer(&edges[fresh.i1[k]]), unsafe.Pointer(&edges[fresh.i2[k]]),
+					unsafe.Pointer(&adj[w0]), unsafe.Pointer(&adj[w1]), unsafe.Pointer(&adj[w2]), unsafe.Pointer(&adj[w3]))
 			}
 			st.Attempts++
 			i1, i2 := cur.i1[k], cur.i2[k]
