@@ -35,3 +35,18 @@ func TestRunPicksFMRIPrepRun(t *testing.T) {
 		t.Fatalf("unknown participant: exit %d, %s", code, errOut)
 	}
 }
+
+// TestTinyScanDefaultCleaning: the default cleaning (auto: tCompCor on a scan without a
+// confounds table) works on a tiny synthetic scan whose loudest series tie (goodScan: 120
+// voxels, 7 frequencies), where nothing lies above the 98th percentile of variance.
+func TestTinyScanDefaultCleaning(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "tiny.nii")
+	if err := os.WriteFile(p, goodScan(t), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runHelper(t, "run", p, "--out", filepath.Join(dir, "out"), "--backend", "cpu", "--metrics", "none", "--r", "0.3")
+	if code != 0 || !strings.Contains(stdout, "tCompCor") {
+		t.Fatalf("exit code %d\nstdout %s\nstderr %s", code, stdout, stderr)
+	}
+}

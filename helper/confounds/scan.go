@@ -27,7 +27,9 @@ func Global(x []float32, n, t int) []float64 {
 // 2007, NeuroImage 37:90): detrend each series (mean and linear trend), keep the series whose
 // mean square is above the (100 − percentile)th percentile, and return the nConf leading
 // eigenvectors of their t×t second-moment matrix (column-major, each of unit norm; signs as
-// the eigensolver gives them) — fewer when fewer series are selected.
+// the eigensolver gives them) — fewer when fewer series are selected. Where the highest
+// mean squares tie so that none is above the percentile, the tied series are kept (nilearn
+// returns unit spikes there; docs/algorithms.md).
 func HighVarianceConfounds(x []float32, n, t, nConf int, percentile float64) ([][]float64, error) {
 	if t < 2 {
 		return nil, fmt.Errorf("tCompCor needs at least 2 volumes, the scan has %d", t)
@@ -62,13 +64,28 @@ func HighVarianceConfounds(x []float32, n, t, nConf int, percentile float64) ([]
 	}
 	thr := percentileLinear(ms, 100-percentile)
 	var sel [][]float64
+	floor := 0.0 // of the largest eigenvalue: directions at or below it are not returned
 	for i, r := range rows {
 		if ms[i] > thr {
 			sel = append(sel, r)
 		}
 	}
 	if len(sel) == 0 {
-		return nil, fmt.Errorf("tCompCor: no series above the %gth percentile of variance", 100-percentile)
+		// Nothing lies strictly above the percentile when the highest mean squares tie (a
+		// small or synthetic scan whose top series are copies) or there is one series. nilearn
+		// then takes the eigenvectors of a zero matrix, i.e. unit spikes on its last volumes;
+		// the tied top series are the highest-variance ones, so take them instead, and only
+		// their directions above float32 rounding (eigenvalues above 1e-10 of the largest:
+		// the copies differ by rounding alone).
+		floor = 1e-10
+		for i, r := range rows {
+			if ms[i] >= thr && ms[i] > 0 {
+				sel = append(sel, r)
+			}
+		}
+	}
+	if len(sel) == 0 {
+		return nil, fmt.Errorf("tCompCor: every series is constant after detrending, so there are no components to take (clean with --denoise none)")
 	}
 	// The leading eigenvectors of S·Sᵀ (t×t) are S's left singular vectors; with fewer
 	// selected series than volumes they come from the small Gram matrix Sᵀ·S: u = S·v/‖S·v‖.
@@ -91,7 +108,7 @@ func HighVarianceConfounds(x []float32, n, t, nConf int, percentile float64) ([]
 		if err != nil {
 			return nil, err
 		}
-		for j := 0; j < k && vals[j] > 0; j++ {
+		for j := 0; j < k && vals[j] > floor*vals[0]; j++ {
 			u := make([]float64, t)
 			for a, r := range sel {
 				w := vecs.At(a, j)
@@ -115,11 +132,11 @@ func HighVarianceConfounds(x []float32, n, t, nConf int, percentile float64) ([]
 			}
 		}
 	}
-	_, vecs, err := eigenDescending(c)
+	vals, vecs, err := eigenDescending(c)
 	if err != nil {
 		return nil, err
 	}
-	for j := 0; j < k; j++ {
+	for j := 0; j < k && (floor == 0 || vals[j] > floor*vals[0]); j++ {
 		out = append(out, mat.Col(nil, j, vecs))
 	}
 	return out, nil
