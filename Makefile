@@ -75,10 +75,11 @@ lint:
 cuda-vet:
 	CGO_ENABLED=1 $(GO) vet -tags cuda ./helper/backend/cuda/... ./kernels/... ./helper/group/... ./helper/pipeline/...
 
-# The app and its IPC client also build for the browser (GOOS=js GOARCH=wasm; the tests are
-# desktop-only, so this builds rather than vets).
+# The app and its IPC client also build for the browser (GOOS=js GOARCH=wasm); their tests
+# that start a helper or a server are desktop-only (//go:build !js), the rest vet there too.
 wasm-vet:
 	GOOS=js GOARCH=wasm $(GO) build -o /dev/null ./cmd/hubscope
+	GOOS=js GOARCH=wasm $(GO) vet ./app/... ./ipc/...
 
 bench: helper
 	$(BIN)/hubscope-helper bench
