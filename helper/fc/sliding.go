@@ -263,13 +263,17 @@ func (s *SlidingCPU) sweepTile(job *SlidingJob, acc []float64, i0, i1, j0, j1 in
 	for ii := 0; ii < h; ii++ {
 		clear(acc[ii*slideCols+lo(ii) : ii*slideCols+wd])
 	}
+	// Two volumes per pass over the tile (x·v − (−y)·u: the update kernel's two products).
 	s0 := job.First * step
-	for q := s0; q < s0+w; q++ {
+	for q := s0; q < s0+w; q += 2 {
 		col := s.xc[q*n : (q+1)*n]
+		next, y := col, 0.0
 		for ii := 0; ii < h; ii++ {
 			jl := lo(ii)
-			v := col[j0+jl : j1]
-			slideUpdate(acc[ii*slideCols+jl:ii*slideCols+wd], v, v, col[i0+ii], 0)
+			if q+1 < s0+w {
+				next, y = s.xc[(q+1)*n:(q+2)*n], -s.xc[(q+1)*n+i0+ii]
+			}
+			slideUpdate(acc[ii*slideCols+jl:ii*slideCols+wd], col[j0+jl:j1], next[j0+jl:j1], col[i0+ii], y)
 		}
 	}
 	for c := 0; c < job.Count; c++ {
