@@ -227,3 +227,37 @@ for a, b in zip(i, j):
 		t.Fatal("window has no edges: nothing was compared")
 	}
 }
+
+// The incremental path (step 1 of a 32-volume window) factorises each window's own series:
+// the same factors and MAE reports as the per-window path.
+func TestRunLowRankIncremental(t *testing.T) {
+	const n, T, w, l = 120, 40, 32, 8
+	x := structuredWindow(n, T, 6)
+	be := cpu.New(cpu.Options{})
+	defer be.Close()
+	collect := func(per bool) []*Window {
+		var out []*Window
+		opt := Options{Window: w, Step: 1, FC: fc.Config{Mode: fc.Strength, Threshold: 0.5}, Rank: l, MAESamples: 2000, PerWindow: per}
+		if !per && !incremental(opt) {
+			t.Fatal("step 1 of 32 volumes is not on the incremental path")
+		}
+		if _, err := Run(context.Background(), be, x, n, T, opt, nil, func(win *Window) error {
+			c := *win
+			c.Factor = mat.DenseCopyOf(win.Factor)
+			out = append(out, &c)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	inc, ref := collect(false), collect(true)
+	if len(inc) != T-w+1 || len(ref) != len(inc) {
+		t.Fatalf("%d and %d windows", len(inc), len(ref))
+	}
+	for k := range inc {
+		if !mat.Equal(inc[k].Factor, ref[k].Factor) || *inc[k].LowRank != *ref[k].LowRank {
+			t.Fatalf("window %d: factor or low-rank report differs from the per-window path's", k)
+		}
+	}
+}
