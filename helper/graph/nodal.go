@@ -69,18 +69,19 @@ func LocalEfficiencies(ctx context.Context, g *Graph, rep progress.Reporter) ([]
 	// Node indices below 2¹⁶ are read in 16 bits: the neighbourhoods are built by streaming
 	// the neighbours' rows, and half the bytes is half the memory traffic.
 	if g.N <= 1<<16 {
-		off, adj, order := degreeOrdered[uint16](g)
+		off, adj, order := degreeOrdered[uint16](g, false)
 		return unorder(localEfficiencies(ctx, g.N, off, adj, rep))(order)
 	}
 	if len(g.Adj) <= maxRenumberedEntries {
-		off, adj, order := degreeOrdered[int32](g)
+		off, adj, order := degreeOrdered[int32](g, false)
 		return unorder(localEfficiencies(ctx, g.N, off, adj, rep))(order)
 	}
 	return localEfficiencies(ctx, g.N, g.Offsets, g.Adj, rep) // as numbered: no second copy
 }
 
 // maxRenumberedEntries caps the adjacency entries of a graph over 2¹⁶ nodes that
-// LocalEfficiencies copies in degree order (4 bytes each); larger graphs keep their numbering.
+// LocalEfficiencies and ShortestPaths copy in degree order (4 bytes each); larger graphs keep
+// their numbering.
 const maxRenumberedEntries = 1 << 28
 
 // unorder maps values of the degree-ordered nodes back to the original numbering.
@@ -98,18 +99,23 @@ func unorder(x []float64, err error) func(order []int32) ([]float64, error) {
 }
 
 // degreeOrdered returns g's adjacency (off, adj) with the nodes renumbered by increasing degree
-// (ties by index) and order, the original index of each new node. Rows come out sorted: each
+// (decreasing when descending; ties by index) and order, the original index of each new node. Rows come out sorted: each
 // new node r is appended to its neighbours' rows in increasing r. In this numbering the part
 // of a row past its own node holds the neighbours of equal or higher degree, so that building
 // a neighbourhood from those parts streams each edge inside it from its lower-degree end:
 // Σ over edges of min(k_u, k_v) entries in all, against Σ max for the opposite order.
-func degreeOrdered[I uint16 | int32](g *Graph) ([]int64, []I, []int32) {
+func degreeOrdered[I uint16 | int32](g *Graph, descending bool) ([]int64, []I, []int32) {
 	n := g.N
 	order := make([]int32, n)
 	for v := range order {
 		order[v] = int32(v)
 	}
-	slices.SortStableFunc(order, func(a, b int32) int { return g.Degree(int(a)) - g.Degree(int(b)) })
+	slices.SortStableFunc(order, func(a, b int32) int {
+		if descending {
+			return g.Degree(int(b)) - g.Degree(int(a))
+		}
+		return g.Degree(int(a)) - g.Degree(int(b))
+	})
 	newID := make([]int32, n)
 	for r, v := range order {
 		newID[v] = int32(r)
