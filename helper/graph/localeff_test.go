@@ -156,7 +156,7 @@ func clusteredGraph(t testing.TB, n int, seed uint64) *Graph {
 
 func TestLocalEfficiencyAgainstDefinition(t *testing.T) {
 	ctx := context.Background()
-	defer func(w int) { maxLocalBitWords = w }(maxLocalBitWords)
+	defer func(w, d int) { maxLocalBitWords, searchLocalDegree = w, d }(maxLocalBitWords, searchLocalDegree)
 	for _, c := range []struct {
 		name string
 		g    *Graph
@@ -169,14 +169,18 @@ func TestLocalEfficiencyAgainstDefinition(t *testing.T) {
 		want := naiveLocalEfficiency(c.g)
 		for _, bitWords := range []int{1 << 20, 40} { // bit matrices; lists above ~5 members
 			maxLocalBitWords = bitWords
-			got, err := LocalEfficiencies(ctx, c.g, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i := range want {
-				if got[i] != want[i] {
-					t.Fatalf("%s (bit matrix up to %d words): node %d (degree %d) local efficiency %.17g, definition %.17g",
-						c.name, bitWords, i, c.g.Degree(i), got[i], want[i])
+			// Row searches in every component, MS-BFS in every one, and the default split.
+			for _, dense := range []int{0, 1 << 30, searchLocalDegree} {
+				searchLocalDegree = dense
+				got, err := LocalEfficiencies(ctx, c.g, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("%s (bit matrix up to %d words, row search from mean degree %d): node %d (degree %d) local efficiency %.17g, definition %.17g",
+							c.name, bitWords, dense, i, c.g.Degree(i), got[i], want[i])
+					}
 				}
 			}
 		}
