@@ -151,13 +151,14 @@ func TestOpenFolder(t *testing.T) {
 	<-r.SlicesReady
 	defer fyne.DoAndWait(r.close)
 	var lines []string
+	var title string
 	var cohortShown, comparisonShown bool
 	fyne.DoAndWait(func() {
-		lines = r.Network.GroupLines()
+		lines, title = r.Network.GroupLines(), r.Title()
 		cohortShown, comparisonShown = u.Cohort() != nil, u.Comparison() != nil
 	})
 	if cohortShown || comparisonShown || len(lines) < 3 || !strings.HasPrefix(lines[0], "Group-mean network of 2 subjects (40 volumes each): the mean of their Fisher z") ||
-		lines[1] != "Mask rule: intersect, 5000 nodes." || lines[2] != "Subjects: sub-01, sub-02." {
-		t.Fatalf("group result: cohort %v, comparison %v, lines %q", cohortShown, comparisonShown, lines)
+		lines[1] != "Mask rule: intersect, 5000 nodes." || lines[2] != "Subjects: sub-01, sub-02." || title != "Group mean of 2 subjects: phantom" {
+		t.Fatalf("group result %q: cohort %v, comparison %v, lines %q", title, cohortShown, comparisonShown, lines)
 	}
 }

@@ -241,13 +241,17 @@ func regionName(h ipc.Hub) string {
 	return h.Region
 }
 
+// Title is the result's title line: the job's name, a group-mean network's with its subjects.
+func (r *Result) Title() string {
+	if g := r.Summary.Group; g != nil {
+		return fmt.Sprintf("Group mean of %d subjects: %s", len(g.Subjects), r.Summary.Job.Name)
+	}
+	return r.Summary.Job.Name
+}
+
 // Content is the result's title line and tabs.
 func (r *Result) Content() fyne.CanvasObject {
-	name := r.Summary.Job.Name
-	if g := r.Summary.Group; g != nil {
-		name = fmt.Sprintf("Group mean of %d subjects: %s", len(g.Subjects), name)
-	}
-	title := widget.NewLabelWithStyle(name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	title := widget.NewLabelWithStyle(r.Title(), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	return container.NewBorder(title, nil, nil, nil, r.Tabs)
 }
 

@@ -8,8 +8,9 @@
 # and DVARS traces), of a second app's Norm tab for a phantom patient against a normative
 # cohort of phantom controls (the hubs lost recover the planted lesion), of a third app's
 # T-maps tab for the cohort's two-group comparison (hubscope --open-results: significant nodes
-# in the lesion, the t-map in the diverging scale), and of a fourth app's Sweep tab (hubscope
-# --sweep: the curves, the bundle's threshold marked).
+# in the lesion, the t-map in the diverging scale), of a fourth app's Network tab for the
+# controls' group-mean network (its subjects, mean and mask rule), and of a fifth app's Sweep
+# tab (hubscope --sweep: the curves, the bundle's threshold marked).
 # Usage: scripts/gui-smoke.sh [SHOTS_DIR]   (SHOTS_DIR: copy the screenshots there, e.g. docs/gui)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -37,6 +38,7 @@ bin/hubscope-helper synth --subjects 4 --lesion --patients 3 --voxel-mm 6 --leng
 bin/hubscope-helper cohort "$T/cohort" --out "$T/deriv" --metrics none --denoise none >/dev/null
 bin/hubscope-helper norm build "$T/deriv" --out "$T/norm" --group-column diagnosis --group control >/dev/null
 bin/hubscope-helper compare "$T/deriv" --group-column diagnosis --permutations 100 >/dev/null
+bin/hubscope-helper group "$T"/cohort/sub-0?/func/*_bold.nii.gz --out "$T/group" --metrics none --denoise none >/dev/null
 PATIENT=$(ls "$T"/cohort/sub-patient01/func/*_bold.nii.gz)
 bin/hubscope-helper serve --socket "$T/helper.sock" --results "$T/results" >"$T/helper.log" 2>&1 &
 HELPER_PID=$!
@@ -81,6 +83,13 @@ xvfb-run -a -s "-screen 0 1280x800x24" bash -c '
   waitfor "$1/dump-cohort/t-maps-done" || { tail -20 "$1/app-cohort.log"; kill $app; exit 1; }
   import -window root "$1/root-tmaps.png"
   kill $app; wait $app 2>/dev/null || true
+  # The group-mean network of the controls (hubscope-helper group) opened as a result.
+  bin/hubscope --helper bin/hubscope-helper --socket "$1/helper.sock" --open-results "$1/group" --smoke-dump "$1/dump-group" >"$1/app-group.log" 2>&1 &
+  app=$!
+  waitfor "$1/dump-group/done" || { tail -20 "$1/app-group.log"; kill $app; exit 1; }
+  sleep 1
+  import -window root "$1/root-group.png"
+  kill $app; wait $app 2>/dev/null || true
   bin/hubscope --helper bin/hubscope-helper --socket "$1/helper.sock" --sweep "r=0.3:0.6:0.1" --open "$1/$2" --smoke-dump "$1/dump-sweep" >"$1/app-sweep.log" 2>&1 &
   app=$!
   waitfor "$1/dump-sweep/done" || { tail -20 "$1/app-sweep.log"; kill $app; exit 1; }
@@ -94,6 +103,7 @@ go run ./internal/smoke/smokecheck "$T/dump" "$T/root.png" "$T/root-slices.png"
 go run ./internal/smoke/smokecheck tab "$T/dump" Quality "$T/root-quality.png"
 go run ./internal/smoke/smokecheck tab "$T/dump-norm" Norm "$T/root-norm.png" "$T/cohort/truth/lesion.tsv"
 go run ./internal/smoke/smokecheck tab "$T/dump-cohort" T-maps "$T/root-tmaps.png" "$T/cohort/truth/lesion.tsv"
+go run ./internal/smoke/smokecheck group "$T/dump-group" "$T/root-group.png" 4
 go run ./internal/smoke/smokecheck tab "$T/dump-sweep" Sweep "$T/root-sweep.png"
 # The app's PDF report renders and holds its sections and figures (poppler-utils).
 pdftoppm -r 30 -png "$T/dump/report.pdf" "$T/report-page" || { echo "gui-smoke: report.pdf does not render"; exit 1; }
@@ -108,6 +118,7 @@ if [ $# -ge 1 ]; then
   cp "$T/root-quality.png" "$1/quality-window.png"
   cp "$T/root-norm.png" "$1/norm-window.png"
   cp "$T/root-tmaps.png" "$1/tmaps-window.png"
+  cp "$T/root-group.png" "$1/group-window.png"
   cp "$T/root-sweep.png" "$1/sweep-window.png"
   cp "$T/dump/view3d.png" "$1/3d-view.png"
   cp "$T/dump/slices.png" "$1/slices.png"

@@ -81,6 +81,8 @@ func (d *Daemon) OpenBundle(ctx context.Context, dir string) (ipc.Job, error) {
 	}
 	if cmp != nil {
 		name = fmt.Sprintf("%s: %s vs %s (%s)", filepath.Base(overlay), cmp.Groups[0], cmp.Groups[1], cmp.GroupColumn)
+	} else if _, err := os.Stat(filepath.Join(abs, schema.GroupFile)); err == nil {
+		name = filepath.Base(abs) // a group's provenance names its first subject's scan
 	}
 	h, err := readHeader(filepath.Join(abs, "degree.nii.gz"))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {

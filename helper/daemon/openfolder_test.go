@@ -59,7 +59,7 @@ func TestOpenFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gj.State != ipc.JobDone || gs.Group == nil || gs.Group.Mean != "fisher-z" || len(gs.Group.Subjects) != 2 || gs.Bundle != group || len(gs.Hubs) != len(sum.Hubs) {
+	if gj.State != ipc.JobDone || gj.Name != "group" || gs.Group == nil || gs.Group.Mean != "fisher-z" || len(gs.Group.Subjects) != 2 || gs.Bundle != group || len(gs.Hubs) != len(sum.Hubs) {
 		t.Fatalf("group bundle opened as %+v: group %+v, bundle %s, %d hubs", gj, gs.Group, gs.Bundle, len(gs.Hubs))
 	}
 

@@ -55,3 +55,11 @@ type NormRow struct {
 	Voxel [3]int  `json:"voxel"`
 	Z     float64 `json:"z"`
 }
+
+// GroupInfo is group.json, written with the dump of a group-mean network's result: the Network
+// tab's place (shown once the dump is written) and its group lines as the app shows them.
+type GroupInfo struct {
+	Title string   `json:"title"`
+	Place Rect     `json:"place"`
+	Lines []string `json:"lines"`
+}

@@ -337,5 +337,15 @@ func (d *Dump) write(r *app.Result) error {
 	if err := os.WriteFile(filepath.Join(d.dir, "report.pdf"), pdf.Bytes(), 0o644); err != nil {
 		return err
 	}
+	if r.Summary.Group != nil {
+		// A group-mean network (hubscope --open-results on group's bundle): the Network tab,
+		// whose header names the subjects, is what the script's screenshot shows.
+		r.SelectTab(app.TabNetwork)
+		info := smoke.GroupInfo{Title: r.Title(), Place: d.place(r.Tabs, d.scale()), Lines: r.Network.GroupLines()}
+		js, _ := json.MarshalIndent(info, "", "  ")
+		if err := os.WriteFile(filepath.Join(d.dir, "group.json"), js, 0o644); err != nil {
+			return err
+		}
+	}
 	return os.WriteFile(filepath.Join(d.dir, "done"), []byte("ok\n"), 0o644)
 }

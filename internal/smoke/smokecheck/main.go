@@ -34,6 +34,14 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) == 5 && os.Args[1] == "group" {
+		// smokecheck group DIR SCREENSHOT SUBJECTS
+		if err := checkGroup(os.Args[2], os.Args[3], os.Args[4]); err != nil {
+			fmt.Fprintln(os.Stderr, "smokecheck: FAIL:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) < 2 {
 		fmt.Fprintln(os.Stderr, "usage: smokecheck DIR [SCREENSHOT.png…]")
 		os.Exit(2)

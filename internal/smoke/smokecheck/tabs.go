@@ -196,3 +196,33 @@ func readVoxels(path string) (map[[3]int]bool, error) {
 	}
 	return out, nil
 }
+
+// checkGroup checks the dump of a group-mean network's result (DIR/group.json): the title and
+// the Network tab's group lines name the SUBJECTS averaged, the mean and the mask rule, and
+// the tab is on the screenshot.
+func checkGroup(dir, shotPath, subjects string) error {
+	b, err := os.ReadFile(filepath.Join(dir, "group.json"))
+	if err != nil {
+		return err
+	}
+	var info smoke.GroupInfo
+	if err := json.Unmarshal(b, &info); err != nil {
+		return fmt.Errorf("group.json: %w", err)
+	}
+	shot, err := readPNG(shotPath)
+	if err != nil {
+		return err
+	}
+	p := info.Place
+	area := image.Rect(p.X, p.Y, p.X+p.W, p.Y+p.H).Intersect(shot.Bounds())
+	fmt.Printf("group result %q at %v: %q\n", info.Title, area, info.Lines)
+	want := "Group-mean network of " + subjects + " subjects"
+	if !strings.HasPrefix(info.Title, "Group mean of "+subjects+" subjects") || len(info.Lines) < 3 || !strings.HasPrefix(info.Lines[0], want) ||
+		!strings.HasPrefix(info.Lines[1], "Mask rule: ") || !strings.HasPrefix(info.Lines[len(info.Lines)-1], "Subjects: ") {
+		return fmt.Errorf("the group result: title %q, lines %q (want %q…, the mask rule and the subjects)", info.Title, info.Lines, want)
+	}
+	if area.Dx() < 200 || area.Dy() < 100 {
+		return fmt.Errorf("the group result's tabs occupy %v of the %v screenshot", area, shot.Bounds())
+	}
+	return nil
+}
