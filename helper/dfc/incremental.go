@@ -16,10 +16,10 @@ import (
 
 // IncrementalStepRatio is the cutover between the two paths: the windows' cross-products are
 // updated incrementally (fc.Sliding) when Step·IncrementalStepRatio ≤ Window. An update costs
-// 2s multiply-adds per pair and window in float64 plus the test, against w in float32 for a
-// window rebuilt from scratch by the blocked product, which runs at about 4–8× the rate per
-// multiply-add; at s = w/8 the two cost about the same, so the incremental path is taken
-// only up to half of that (docs/algorithms.md, "Dynamic connectivity").
+// 2s float64 multiply-adds per pair and window plus the test, against w float32 ones at
+// several times the rate for a window rebuilt by the blocked product; measured on the CPU
+// (N = 3,000, w = 150) the two cost the same near s = 9 ≈ w/16 (docs/algorithms.md, "Dynamic
+// connectivity").
 const IncrementalStepRatio = 16
 
 // MaxChunkWindows bounds the windows one tile sweeps before its cross-products are
