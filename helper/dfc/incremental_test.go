@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/backend/cpu"
@@ -232,5 +233,18 @@ func TestWindowCSRAndMeasures(t *testing.T) {
 	}
 	if _, largest := fc.Components(nw); largestComponent(nw) != largest {
 		t.Fatalf("largest component %d, fc.Components %d", largestComponent(nw), largest)
+	}
+}
+
+// A non-finite value sends Run to the per-window path, whose error names the window.
+func TestIncrementalNonFinite(t *testing.T) {
+	const n, T = 50, 60
+	x := randomSeries(n, T, 9)
+	x[7*T+45] = float32(math.NaN())
+	be := cpu.New(cpu.Options{})
+	defer be.Close()
+	_, err := Run(context.Background(), be, x, n, T, Options{Window: 32, Step: 1, FC: fc.Config{Mode: fc.Strength, Threshold: 0.3}}, nil, nil)
+	if err == nil || !strings.Contains(err.Error(), "window 14") {
+		t.Fatalf("NaN at volume 45: %v, want an error naming window 14", err)
 	}
 }
