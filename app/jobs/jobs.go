@@ -285,10 +285,15 @@ func (l *List) note(id, msg string) {
 
 // plain spells the helper's mathematical signs that the app's font (Fyne's Noto Sans) lacks in
 // ASCII: the browser build has no system fonts to fall back on and draws a box for them.
-var plain = strings.NewReplacer("≥", ">=", "≤", "<=", "−", "-", "≈", "~", "→", "->")
+var plain = strings.NewReplacer("≥", ">=", "≤", "<=", "−", "-", "≈", "~", "→", "->", "⇔", "<=>", "∝", "~")
 
-// Plain is a helper's message (a job's note or error) as the app shows it: ≥, ≤, −, ≈ and →
-// in ASCII.
+// signs are the characters plain spells (TestHelperTextsPlainHaveGlyphs finds any other the
+// helper writes that the font lacks), as runes: to TestTextsHaveGlyphs a string literal of
+// them would be drawn text.
+var signs = string([]rune{'\u2265', '\u2264', '\u2212', '\u2248', '\u2192', '\u21d4', '\u221d'})
+
+// Plain is a helper's text as the app shows it: ≥, ≤, −, ≈, →, ⇔ and ∝ in ASCII (every
+// string the helper sends passes here: PlainService).
 func Plain(s string) string { return plain.Replace(s) }
 
 // StateText says a job's state in words.

@@ -10,6 +10,7 @@ import (
 	"fyne.io/fyne/v2"
 
 	"github.com/hubscope/hubscope/app"
+	"github.com/hubscope/hubscope/app/jobs"
 	"github.com/hubscope/hubscope/ipc"
 )
 
@@ -30,7 +31,9 @@ func main() {
 			c := ipc.NewWebClient(u.Scheme+"://"+u.Host, "")
 			// Scans go in parts: the fetch transport cannot stream one request's body.
 			c.UploadPartSize = app.UploadPart
-			return c, nil
+			// The page's font has no ≥, −, →…: every text the helper sends is spelled in
+			// ASCII at this one place (the desktop falls back on the system's fonts).
+			return jobs.PlainService(c), nil
 		},
 		started: func(u *app.UI, _ fyne.Window) { u.EnableBrowserUpload() },
 	})
