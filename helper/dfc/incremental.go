@@ -40,8 +40,9 @@ func incremental(opt Options) bool {
 
 // runIncremental is Run's incremental path: windows in chunks through b's fc.Sliding (or
 // fc.SlidingCPU when b has none), then per window the CSR network, its measures and each, in
-// window order. ok is false (and nothing was done) when the series hold a non-finite value:
-// the per-window path then reports which window.
+// window order. ok is false (and no window was handed over) when the series hold a
+// non-finite value — the per-window path then reports which window — or when the backend
+// failed before the first window (a note says so).
 func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, plan Plan, opt Options, samples int, res *Result, rep progress.Reporter, each func(*Window) error) (ok bool, err error) {
 	constant, finite := scanSeries(x, n, t, plan)
 	if !finite {
@@ -53,8 +54,17 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 		defer cpu.Close()
 		sl = cpu
 	}
+	// A backend that cannot run the windows (out of device memory, say) before any window
+	// was handed over leaves them to the per-window path, with a note.
+	unavailable := func(err error) (bool, error) {
+		if ctx.Err() != nil {
+			return true, ctx.Err()
+		}
+		res.Notes = append(res.Notes, fmt.Sprintf("incremental sliding windows unavailable on the %s backend (%v): every window was built from its own series", b.Name(), err))
+		return false, nil
+	}
 	if err := sl.PrepareSliding(ctx, x, n, t); err != nil {
-		return true, fmt.Errorf("dfc: %w", err)
+		return unavailable(err)
 	}
 	w, k := plan.Window, plan.Count()
 	chunk := min(k, MaxChunkWindows)
@@ -77,6 +87,9 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 		if errors.Is(err, fc.ErrSlidingBudget) {
 			chunk = max(1, count/2)
 			continue
+		}
+		if err != nil && first == 0 {
+			return unavailable(err)
 		}
 		if err != nil {
 			return true, fmt.Errorf("dfc: windows %d–%d: %w", first, first+count-1, err)

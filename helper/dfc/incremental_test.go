@@ -2,6 +2,7 @@ package dfc
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -246,5 +247,41 @@ func TestIncrementalNonFinite(t *testing.T) {
 	_, err := Run(context.Background(), be, x, n, T, Options{Window: 32, Step: 1, FC: fc.Config{Mode: fc.Strength, Threshold: 0.3}}, nil, nil)
 	if err == nil || !strings.Contains(err.Error(), "window 14") {
 		t.Fatalf("NaN at volume 45: %v, want an error naming window 14", err)
+	}
+}
+
+// failingSliding is the CPU backend whose sliding windows fail as a device out of memory would.
+type failingSliding struct{ *cpu.Backend }
+
+func (failingSliding) PrepareSliding(context.Context, []float32, int, int) error {
+	return errors.New("out of memory for the sliding-window series")
+}
+
+// A backend whose sliding windows fail before the first window leaves them to the per-window
+// path: the same networks, and a note saying so.
+func TestIncrementalUnavailable(t *testing.T) {
+	const n, T, w = 80, 60, 32
+	x := randomSeries(n, T, 4)
+	opt := Options{Window: w, Step: 1, FC: fc.Config{Mode: fc.Strength, Threshold: 0.3}}
+	be := failingSliding{cpu.New(cpu.Options{})}
+	var got []*network.Network
+	res, err := Run(context.Background(), be, x, n, T, opt, nil, func(win *Window) error {
+		got = append(got, cloneNetwork(win.Network))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.PerWindow = true
+	k := 0
+	if _, err := Run(context.Background(), be.Backend, x, n, T, opt, nil, func(win *Window) error {
+		sameNetwork(t, "window", got[k], win.Network)
+		k++
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if k != T-w+1 || len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "out of memory") {
+		t.Fatalf("%d windows compared, notes %q", k, res.Notes)
 	}
 }
