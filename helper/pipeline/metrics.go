@@ -144,7 +144,9 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		if acc != nil {
 			var stop func()
 			global, stop = background(ctx, func(ctx context.Context) (graph.Global, []float64, error) {
-				return globalMeasures(ctx, cfg, g, graph.Nodal{}, acc, rep)
+				lane, end := progress.Lane(rep) // its stages shown beside the others'
+				defer end()
+				return globalMeasures(ctx, cfg, g, graph.Nodal{}, acc, lane)
 			})
 			defer stop()
 		}
@@ -217,7 +219,9 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		if acc != nil {
 			var stop func()
 			leadingEigenvector, stop = background(ctx, func(ctx context.Context) (*community.Modules, []float64, error) {
-				le, err := community.LeadingEigenvectorModules(ctx, g, leo, rep)
+				lane, end := progress.Lane(rep)
+				defer end()
+				le, err := community.LeadingEigenvectorModules(ctx, g, leo, lane)
 				return le, nil, err
 			})
 			defer stop()

@@ -62,6 +62,28 @@ func (s *serialized) Note(msg string) {
 	s.r.Note(msg)
 }
 
+// Lane returns a Reporter for work that runs beside r's stages (a background branch: the
+// random networks beside the modules), so that its stages and units are counted apart and a
+// display shows each running stage on its own; end finishes the lane's last stage. On a
+// Reporter that keeps no stages (Discard, an event forwarder) it is r itself.
+func Lane(r Reporter) (lane Reporter, end func()) {
+	r = OrDiscard(r)
+	if s, ok := r.(*serialized); ok {
+		l, end := Lane(s.r)
+		if l == s.r {
+			return r, end
+		}
+		return Serialize(l), end
+	}
+	if l, ok := r.(laner); ok {
+		return l.lane()
+	}
+	return r, func() {}
+}
+
+// laner is implemented by Tracker (and what embeds it: Display).
+type laner interface{ lane() (Reporter, func()) }
+
 // OrDiscard returns r, or Discard when r is nil.
 func OrDiscard(r Reporter) Reporter {
 	if r == nil {
@@ -93,6 +115,7 @@ type Tracker struct {
 	// can still be read through the snapshot passed in).
 	OnStart func(prev Snapshot)
 	now     func() time.Time
+	lanes   []*trackerLane // stages running beside the main one (Lane), in start order
 }
 
 // NewTracker returns an idle Tracker.
@@ -101,7 +124,7 @@ func NewTracker() *Tracker { return &Tracker{now: time.Now} }
 func (t *Tracker) Start(stage string, total int64) {
 	prev := t.Snapshot()
 	t.mu.Lock()
-	t.stage, t.total, t.start = stage, total, t.now()
+	t.stage, t.total, t.start = stage, total, t.clock()
 	t.done.Store(0)
 	cb := t.OnStart
 	t.mu.Unlock()
@@ -121,17 +144,46 @@ func (t *Tracker) Note(msg string) {
 	}
 }
 
-// Snapshot reads the current stage's state.
+// Snapshot reads the current stage's state (of the main lane: see Snapshots).
 func (t *Tracker) Snapshot() Snapshot {
 	t.mu.Lock()
 	s := Snapshot{Stage: t.stage, Total: t.total}
 	start := t.start
 	t.mu.Unlock()
-	s.Done = t.done.Load()
+	return t.snapshot(s, start, t.done.Load())
+}
+
+// Snapshots reads every running stage: the main one first, then those of the lanes (Lane)
+// in the order they started.
+func (t *Tracker) Snapshots() []Snapshot {
+	var out []Snapshot
+	if s := t.Snapshot(); s.Stage != "" {
+		out = append(out, s)
+	}
+	t.mu.Lock()
+	lanes := append([]*trackerLane(nil), t.lanes...)
+	t.mu.Unlock()
+	for _, l := range lanes {
+		if s := l.Snapshot(); s.Stage != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func (t *Tracker) clock() time.Time {
+	if t.now == nil {
+		return time.Now()
+	}
+	return t.now()
+}
+
+func (t *Tracker) snapshot(s Snapshot, start time.Time, done int64) Snapshot {
+	s.Done = done
 	if s.Stage == "" {
 		return s
 	}
-	s.Elapsed = t.now().Sub(start)
+	s.Elapsed = t.clock().Sub(start)
 	if s.Total > 0 {
 		if s.Done > s.Total {
 			s.Done = s.Total
@@ -143,4 +195,71 @@ func (t *Tracker) Snapshot() Snapshot {
 		}
 	}
 	return s
+}
+
+// trackerLane is one Lane of a Tracker: its own stage and counter; a stage that ends (the
+// lane's next Start, or its end) reaches the Tracker's OnStart like the main lane's.
+type trackerLane struct {
+	t     *Tracker
+	mu    sync.Mutex
+	stage string
+	total int64
+	start time.Time
+	done  atomic.Int64
+}
+
+func (t *Tracker) lane() (Reporter, func()) {
+	l := &trackerLane{t: t}
+	t.mu.Lock()
+	t.lanes = append(t.lanes, l)
+	t.mu.Unlock()
+	return l, l.end
+}
+
+func (l *trackerLane) Start(stage string, total int64) {
+	prev := l.Snapshot()
+	l.mu.Lock()
+	l.stage, l.total, l.start = stage, total, l.t.clock()
+	l.done.Store(0)
+	l.mu.Unlock()
+	l.ended(prev)
+}
+
+func (l *trackerLane) Add(n int64) { l.done.Add(n) }
+
+func (l *trackerLane) Note(msg string) { l.t.Note(msg) }
+
+func (l *trackerLane) Snapshot() Snapshot {
+	l.mu.Lock()
+	s := Snapshot{Stage: l.stage, Total: l.total}
+	start := l.start
+	l.mu.Unlock()
+	return l.t.snapshot(s, start, l.done.Load())
+}
+
+// end removes the lane; its last stage ends.
+func (l *trackerLane) end() {
+	prev := l.Snapshot()
+	t := l.t
+	t.mu.Lock()
+	for i, x := range t.lanes {
+		if x == l {
+			t.lanes = append(t.lanes[:i], t.lanes[i+1:]...)
+			break
+		}
+	}
+	t.mu.Unlock()
+	l.mu.Lock()
+	l.stage = ""
+	l.mu.Unlock()
+	l.ended(prev)
+}
+
+func (l *trackerLane) ended(prev Snapshot) {
+	l.t.mu.Lock()
+	cb := l.t.OnStart
+	l.t.mu.Unlock()
+	if cb != nil && prev.Stage != "" {
+		cb(prev)
+	}
 }

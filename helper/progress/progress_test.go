@@ -2,6 +2,7 @@ package progress
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -117,5 +118,71 @@ func TestSerializeOneAtATime(t *testing.T) {
 	}
 	if Serialize(nil) == nil {
 		t.Error("Serialize(nil) is nil")
+	}
+}
+
+// TestDisplayConcurrentStages: a stage run beside the main one through Lane (random networks
+// beside the modules, as with a device) is counted apart and shown on its own: in a log each
+// stage's lines carry its own counts and each ends complete once; on a terminal both stand on
+// one line while they run.
+func TestDisplayConcurrentStages(t *testing.T) {
+	var buf bytes.Buffer
+	d := NewDisplay(&buf)
+	d.mu.Lock()
+	d.Interval = time.Hour // at most one progress line per stage start; the ends are what counts
+	d.mu.Unlock()
+	rep := Serialize(d)
+	rep.Start("modules", 4)
+	lane, end := Lane(rep)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		defer end()
+		lane.Start("random networks", 10)
+		for range 10 {
+			lane.Add(1)
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		for range 3 {
+			rep.Add(1)
+		}
+	}()
+	wg.Wait()
+	rep.Add(1)
+	rep.Start("nodal measures", 2)
+	rep.Add(2)
+	d.Close(true)
+	out := buf.String()
+	for _, want := range []string{"modules: 100% (4/4)", "random networks: 100% (10/10)", "nodal measures: 100% (2/2)"} {
+		if n := strings.Count(out, want); n != 1 {
+			t.Errorf("%q printed %d times, want once:\n%s", want, n, out)
+		}
+	}
+	// The modules' fourth unit came after the random networks ended: shown complete before,
+	// the modules would have been ended by the lane's start.
+	if strings.Index(out, "modules: 100%") < strings.Index(out, "random networks: 100%") {
+		t.Errorf("modules shown complete before their last unit:\n%s", out)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !regexp.MustCompile(`^(modules: \d+% \(\d/4\)|random networks: \d+% \(\d+/10\)|nodal measures: \d+% \(\d/2\)) \d`).MatchString(l) {
+			t.Errorf("unexpected line %q (counts of two stages mixed?)", l)
+		}
+	}
+
+	// A terminal: both running stages on the redrawn line.
+	var tb bytes.Buffer
+	d = newDisplay(&tb, true)
+	d.Start("modules", 0)
+	lane, end = Lane(d)
+	lane.Start("random networks", 10)
+	lane.Add(4)
+	d.draw(false)
+	end()
+	d.Close(true)
+	if s := tb.String(); !strings.Contains(s, "modules: ") || !strings.Contains(s, " | random networks: 40% (4/10)") {
+		t.Errorf("terminal output lacks both stages on one line:\n%q", s)
 	}
 }
