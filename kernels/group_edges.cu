@@ -3,29 +3,31 @@
 // pairs with r̄ (or |r̄|) > t (≥ t when inclusive) are appended to out with their value.
 //
 // Launch: grid (ceil((j1−j0)/128), ceil((i1−i0)/128)), block 256, static shared memory
-// 48 KiB. ld is one subject's row length (a multiple of 8), K its time points, S the subjects.
+// 48 KiB. ld is one subject's row length (a multiple of 8; of 16 halves for units 2–4), K its time
+// points (unit 4: the offset of the fragment-ordered planes), S the subjects, unit the product
+// (group_tile.cuh).
 // *count must be zero before the launch; afterwards it holds the number of surviving pairs,
 // which may exceed capacity (then the host retries, as for correlation_edges).
 #include "common.cuh"
 #include "group_tile.cuh"
 
 extern "C" __global__ void __launch_bounds__(CT_THREADS, 1)
-group_edges(const float* __restrict__ U, const float* __restrict__ Lo, long long ld, long long K, long long use_tc,
+group_edges(const float* __restrict__ U, const float* __restrict__ Lo, long long ld, long long K, long long unit,
             long long S, long long i0, long long i1, long long j0, long long j1, double threshold, long long flags,
             Edge* __restrict__ out, unsigned long long* __restrict__ count, unsigned long long capacity) {
     const BlockPair bp = {i0, i1, j0, j1};
-    const long long r0 = i0 + (long long)blockIdx.y * CT_TM;
-    const long long c0 = j0 + (long long)blockIdx.x * CT_TM;
+    long long r0, c0;
+    group_tile_origin(i0, j0, r0, c0);
     if (tile_below_diagonal(bp, r0, c0, CT_TM)) return;
-    __shared__ CorrShared s;
+    __shared__ GroupShared s;
     float acc[8][8];
-    group_tile(U, Lo, ld, K, use_tc != 0, S, r0, c0, s, acc);
+    group_tile(U, Lo, ld, K, unit, S, r0, c0, s, acc);
 #pragma unroll
     for (int m = 0; m < 8; ++m) {
-        const long long i = r0 + corr_row(use_tc != 0, m);
+        const long long i = r0 + group_row(unit, m);
 #pragma unroll
         for (int n = 0; n < 8; ++n) {
-            const long long j = c0 + corr_col(use_tc != 0, n);
+            const long long j = c0 + group_col(unit, n);
             const float v = connection_value(acc[m][n], flags);
             const bool pass = pair_counts(bp, i, j) && passes_threshold(v, threshold, flags);
             append_edge(pass, (unsigned int)i, (unsigned int)j, v, out, count, capacity);

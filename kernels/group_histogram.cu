@@ -8,24 +8,24 @@
 #include "group_tile.cuh"
 
 extern "C" __global__ void __launch_bounds__(CT_THREADS, 1)
-group_histogram(const float* __restrict__ U, const float* __restrict__ Lo, long long ld, long long K, long long use_tc,
+group_histogram(const float* __restrict__ U, const float* __restrict__ Lo, long long ld, long long K, long long unit,
                 long long S, long long i0, long long i1, long long j0, long long j1,
                 double lo, double hi, long long bins, long long flags, unsigned long long* __restrict__ hist) {
     const BlockPair bp = {i0, i1, j0, j1};
-    const long long r0 = i0 + (long long)blockIdx.y * CT_TM;
-    const long long c0 = j0 + (long long)blockIdx.x * CT_TM;
+    long long r0, c0;
+    group_tile_origin(i0, j0, r0, c0);
     if (tile_below_diagonal(bp, r0, c0, CT_TM)) return;
-    __shared__ CorrShared s;
+    __shared__ GroupShared s;
     float acc[8][8];
-    group_tile(U, Lo, ld, K, use_tc != 0, S, r0, c0, s, acc);
+    group_tile(U, Lo, ld, K, unit, S, r0, c0, s, acc);
     unsigned int low = 0, high = 0;
     const double scale = bin_scale(lo, hi, bins);
 #pragma unroll
     for (int m = 0; m < 8; ++m) {
-        const long long i = r0 + corr_row(use_tc != 0, m);
+        const long long i = r0 + group_row(unit, m);
 #pragma unroll
         for (int n = 0; n < 8; ++n) {
-            const long long j = c0 + corr_col(use_tc != 0, n);
+            const long long j = c0 + group_col(unit, n);
             if (pair_counts(bp, i, j)) {
                 const long long b = bin_of(connection_value(acc[m][n], flags), lo, hi, bins, scale);
                 count_bin(hist, b, bins, low, high);

@@ -1,12 +1,18 @@
 // group_tile.cuh: the group-mean Fisher z tile the three group kernels share (group_edges,
 // group_histogram, group_values), so every pass of a threshold computes bit-identical values:
 //   r̄_ij = tanh( (1/S) Σ_s atanh(clamp(r_ij^s)) ),
-// with r_ij^s = u_i^s·u_j^s the tile product of subject s's normalised series
-// (correlation_tile.cuh: fp32 SIMT, or 3×TF32 when use_tc), |r| clamped to 1 − 1e−7 as
+// with r_ij^s = u_i^s·u_j^s the tile product of subject s's normalised series, |r| clamped to 1 − 1e−7 as
 // helper/group.ZClamp does (two identical voxels would give an infinite z). Subjects are the
 // inner loop: the tile's running Σ atanh stays in registers across all S products, so no S × N
 // × N intermediate ever reaches device memory (row panel outer, subjects inner, as helper/group's
 // CPU engine blocks it; its package comment gives the two means).
+//
+// Product units (the kernels' unit operand): 0 fp32 SIMT and 1 3×TF32 (correlation_tile.cuh,
+// one tile product per subject, below); 2, 3, 4 the error-compensated fp16 tensor-core stream
+// over all subjects (group_f16x3_tile.cuh: planes of halves, not floats): 4 (the default)
+// reads its row operand from the fragment-ordered copy of the planes K halves past them, 2
+// reads both operands from the plain planes, 3 is 2 folding with atanhf instead of the
+// multi-function unit's lg2 (for comparison).
 //
 // Layout: the prepared series are node-major, subject-minor: subject s's row i starts at
 // U + (i·S + s)·ld (normalize_rows over the N·S rows of the input N × S·L matrix read as
@@ -19,14 +25,47 @@
 #define HUBSCOPE_GROUP_TILE_CUH
 
 #include "correlation_tile.cuh"
+#include "group_f16x3_tile.cuh"
 
 // GROUP_ZCLAMP is helper/group.ZClamp (1 − 1e−7) rounded to float32.
 #define GROUP_ZCLAMP 0.9999999f
 
-// group_tile leaves r̄ for the pair (r0 + corr_row(m), c0 + corr_col(n)) in acc[m][n].
+union GroupShared {
+    CorrShared corr;
+    F16x3Shared hx;
+};
+
+// group_tile_origin places the CTA's tile at (r0, c0), as every 128 × 128 correlation kernel
+// does. (A grid order in bands of 8 or 16 tile rows, so that resident CTAs share row and
+// column panels in the L2, did not change the fp16 stream's time: kernels/NOTES.md.)
+__device__ __forceinline__ void group_tile_origin(long long i0, long long j0, long long& r0, long long& c0) {
+    r0 = i0 + (long long)blockIdx.y * CT_TM;
+    c0 = j0 + (long long)blockIdx.x * CT_TM;
+}
+
+// group_row / group_col place acc[m][n] in the tile for product unit `unit`.
+__device__ __forceinline__ int group_row(long long unit, int m) { return corr_row(unit != 0, m); }
+__device__ __forceinline__ int group_col(long long unit, int n) { return corr_col(unit != 0, n); }
+
+// group_tile leaves r̄ for the pair (r0 + group_row(m), c0 + group_col(n)) in acc[m][n].
+// Units 2 and 3 read U and Lo as planes of halves with ld halves per subject row.
 __device__ __forceinline__ void group_tile(const float* __restrict__ U, const float* __restrict__ Lo, long long ld,
-                                           long long K, bool use_tc, long long S, long long r0, long long c0,
-                                           CorrShared& s, float (&acc)[8][8]) {
+                                           long long K, long long unit, long long S, long long r0, long long c0,
+                                           GroupShared& sh, float (&acc)[8][8]) {
+    if (unit >= 2) {
+        const unsigned short* hi = reinterpret_cast<const unsigned short*>(U);
+        const unsigned short* lo = reinterpret_cast<const unsigned short*>(Lo);
+        if (unit == 4) {
+            group_f16x3_tile<false, true>(hi, lo, ld, K, S, r0, c0, GROUP_ZCLAMP, sh.hx, acc);
+        } else if (unit == 2) {
+            group_f16x3_tile<false, false>(hi, lo, ld, K, S, r0, c0, GROUP_ZCLAMP, sh.hx, acc);
+        } else {
+            group_f16x3_tile<true, false>(hi, lo, ld, K, S, r0, c0, GROUP_ZCLAMP, sh.hx, acc);
+        }
+        return;
+    }
+    const bool use_tc = unit != 0;
+    CorrShared& s = sh.corr;
     float z[8][8];
 #pragma unroll
     for (int m = 0; m < 8; ++m)

@@ -9,21 +9,21 @@
 #include "group_tile.cuh"
 
 extern "C" __global__ void __launch_bounds__(CT_THREADS, 1)
-group_values(const float* __restrict__ U, const float* __restrict__ Lo, long long ld, long long K, long long use_tc,
+group_values(const float* __restrict__ U, const float* __restrict__ Lo, long long ld, long long K, long long unit,
              long long S, long long i0, long long i1, long long j0, long long j1, long long flags,
              float* __restrict__ V, long long ldv) {
     const BlockPair bp = {i0, i1, j0, j1};
-    const long long r0 = i0 + (long long)blockIdx.y * CT_TM;
-    const long long c0 = j0 + (long long)blockIdx.x * CT_TM;
-    __shared__ CorrShared s;
+    long long r0, c0;
+    group_tile_origin(i0, j0, r0, c0);
+    __shared__ GroupShared s;
     float acc[8][8];
-    group_tile(U, Lo, ld, K, use_tc != 0, S, r0, c0, s, acc);
+    group_tile(U, Lo, ld, K, unit, S, r0, c0, s, acc);
 #pragma unroll
     for (int m = 0; m < 8; ++m) {
-        const long long i = r0 + corr_row(use_tc != 0, m);
+        const long long i = r0 + group_row(unit, m);
 #pragma unroll
         for (int n = 0; n < 8; ++n) {
-            const long long j = c0 + corr_col(use_tc != 0, n);
+            const long long j = c0 + group_col(unit, n);
             if (i < i1 && j < j1)
                 V[(i - i0) * ldv + (j - j0)] = pair_counts(bp, i, j) ? connection_value(acc[m][n], flags) : __int_as_float(0x7fc00000);
         }

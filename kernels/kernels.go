@@ -42,6 +42,7 @@ const (
 	ComponentsHook       = "components_hook"
 	ComponentsFlatten    = "components_flatten"
 	SplitTF32            = "split_tf32"
+	SplitF16x3           = "split_f16x3"
 	GroupEdges           = "group_edges"
 	GroupHistogram       = "group_histogram"
 	GroupValues          = "group_values"

@@ -20,7 +20,8 @@
 # ceilings: torch GEMM rates on this GPU in the same call (fp32 SIMT and plain TF32, 8192³,
 #           medians of 5), the ceilings the construction passes' TFLOP/s are compared with.
 # w8:       W8, the group mean Fisher z of 197 subjects × 58,523 × 200 at r̄ > 0.5 (BenchmarkGroup,
-#           fp32 SIMT and 3×TF32), then the torch peer (--subjects 197) in the same call.
+#           3×FP16 tensor cores (the default), from the plain planes, with the atanhf fold, fp32
+#           SIMT and 3×TF32; HUBSCOPE_GROUP_UNITS picks), then the torch peer (--subjects 197) in the same call.
 # w3:       W3 (Pearson N = 10⁶, L = 128, density 1 %) once after a warm-up, under
 #           /usr/bin/time -v for the peak host RSS (GOMEMLIMIT keeps the warm-up's network
 #           from doubling the heap).
@@ -74,7 +75,7 @@ run_sanitize() {
         sel='TestRowSelection/pearson/rows300/stage100'
         [ $tool = racecheck ] && sel='TestRowSelection/pearson/rows300/stage100/absfalse/hold0.2'
         : > "$OUT/sanitizer-$tool.log"
-        for pat in TestSinkErrorAndReuse TestManyTilesAgainstReference/Kendall TestRowEmission/pearson/rows300/stage100 "$sel" TestCorrelationUnitsAgree TestGroupFisherZ/pearson/tf32x3=false TestGroupFisherZ/spearman/tf32x3=true; do
+        for pat in TestSinkErrorAndReuse TestManyTilesAgainstReference/Kendall TestRowEmission/pearson/rows300/stage100 "$sel" TestCorrelationUnitsAgree TestGroupFisherZ/pearson/simt TestGroupFisherZ/spearman/tf32x3 TestGroupFisherZ/pearson/f16x3 TestGroupFisherZ/spearman/f16x3-plain; do
             timeout 150 "$SAN" --tool $tool --error-exitcode 9 "$T" -test.v -test.run "^${pat}" >> "$OUT/sanitizer-$tool.log" 2>&1
             echo "compute-sanitizer $tool $pat: exit $? ($(grep -c -- '--- PASS' "$OUT/sanitizer-$tool.log") passes so far)"
         done

@@ -61,12 +61,18 @@ type backend struct {
 	stage [2]unsafe.Pointer // pinned upload buffers, stageBytes each
 
 	// Prepared series.
-	prepared  bool
-	measure   fc.Measure
-	n, l      int
-	u         cu.DevicePtr // Pearson/Spearman: normalized rows, ld floats each (tf32(u) when uLo != 0)
-	uLo       cu.DevicePtr // Options.TF32x3: tf32(u − tf32(u)), else none
-	ld        int
+	prepared bool
+	measure  fc.Measure
+	n, l     int
+	u        cu.DevicePtr // Pearson/Spearman: normalized rows, ld floats each (tf32(u) when uLo != 0)
+	uLo      cu.DevicePtr // Options.TF32x3: tf32(u − tf32(u)), else none
+	ld       int
+	// The group mean on the fp16 tensor cores (groupUnit ≥ 2): hi = fp16(2¹²·u) and
+	// lo = fp16(2¹²·u − hi), ldh halves per subject row; u is freed once they are written.
+	h, hLo    cu.DevicePtr
+	ldh       int
+	fo        int          // unit 4: halves from each plane to its fragment-ordered copy (same allocation)
+	groupUnit int          // group_tile.cuh's product unit (chooseGroupUnit)
 	planeP    cu.DevicePtr // Kendall: sign bit-planes, ldw words per row
 	planeN    cu.DevicePtr
 	nonzero   cu.DevicePtr // Kendall: n_i, int64 per row
@@ -277,7 +283,11 @@ func (b *backend) prepare(x []float32, n, l int, m fc.Measure) error {
 	}
 	b.uploadTime = time.Since(t0)
 	t1 := time.Now()
-	defer cu.MemFree(dx)
+	defer func() {
+		if dx != 0 {
+			cu.MemFree(dx)
+		}
+	}()
 	if err := b.checkSeries(x, dx, n, l); err != nil {
 		return err
 	}
@@ -310,6 +320,7 @@ func (b *backend) prepare(x []float32, n, l int, m fc.Measure) error {
 		if err := b.fn.normalizeRowsLaunch(s, src, n, l, b.u, b.ld); err != nil {
 			return err
 		}
+		b.groupUnit, b.fo = b.chooseGroupUnit(), 0
 		if b.opts.TF32x3 {
 			// The 3×TF32 split, once for every block pair: b.u becomes the hi plane.
 			if b.uLo, err = alloc("3×TF32 low plane", rows*b.ld*4); err != nil {
@@ -318,6 +329,35 @@ func (b *backend) prepare(x []float32, n, l int, m fc.Measure) error {
 			if err := b.fn.splitTF32Launch(s, b.u, b.uLo, rows*b.ld); err != nil {
 				return err
 			}
+		}
+		if b.groupUnit >= groupUnitF16x3 {
+			// The group mean's fp16 split (group_f16x3_tile.cuh): two planes of halves in
+			// place of the floats, which are freed, as the upload is first (peak device
+			// memory: the upload and u, or u and the planes).
+			if err := s.Synchronize(); err != nil {
+				return fmt.Errorf("cuda backend: preparing %d series × %d time points: %w", n, l, err)
+			}
+			cu.MemFree(dx)
+			dx = 0
+			b.ldh = roundUp(l, 16)
+			plane, copies := rows*b.ldh, 1
+			if b.groupUnit == groupUnitF16x3Frag {
+				b.fo, copies = plane, 2 // each plane, then its fragment-ordered copy
+			}
+			if b.h, err = alloc("3×FP16 high plane", copies*plane*2); err != nil {
+				return err
+			}
+			if b.hLo, err = alloc("3×FP16 low plane", copies*plane*2); err != nil {
+				return err
+			}
+			if err := b.fn.splitF16x3Launch(s, b.u, b.ld, rows, b.ldh, S, b.h, b.hLo, b.fo); err != nil {
+				return err
+			}
+			if err := s.Synchronize(); err != nil {
+				return fmt.Errorf("cuda backend: splitting %d series × %d time points: %w", n, l, err)
+			}
+			cu.MemFree(b.u)
+			b.u = 0
 		}
 	case fc.Kendall:
 		b.kendallPairs = l * (l - 1) / 2
@@ -425,7 +465,37 @@ func (b *backend) upload(x []float32) (cu.DevicePtr, error) {
 
 // series bundles the prepared Pearson/Spearman operands for the block kernels.
 func (b *backend) series() corrSeries {
+	if b.h != 0 {
+		return corrSeries{hi: b.h, lo: b.hLo, ld: b.ldh, unit: b.groupUnit, fo: b.fo}
+	}
 	return corrSeries{hi: b.u, lo: b.uLo, ld: b.ld, tc: b.uLo != 0}
+}
+
+// Group product units (group_tile.cuh): fp32 SIMT and 3×TF32 are 0 and 1.
+const (
+	groupUnitF16x3      = 2 // the 3×FP16 stream from the plain planes
+	groupUnitF16x3Atanh = 3 // the same, folding with atanhf
+	groupUnitF16x3Frag  = 4 // the row operand from the fragment-ordered copies
+)
+
+// chooseGroupUnit picks the group mean's product (group_tile.cuh's unit): 3×TF32 when
+// Options.TF32x3, fp32 SIMT when Options.GroupSIMT, else the 3×FP16 tensor-core stream
+// (fragment-ordered row operand unless groupPlainLayout; atanhf fold when groupPreciseFold);
+// 0 for one scan.
+func (b *backend) chooseGroupUnit() int {
+	switch {
+	case b.subjects() < 2:
+		return 0
+	case b.opts.TF32x3:
+		return 1
+	case b.opts.GroupSIMT:
+		return 0
+	case b.opts.groupPreciseFold:
+		return groupUnitF16x3Atanh
+	case b.opts.groupPlainLayout:
+		return groupUnitF16x3
+	}
+	return groupUnitF16x3Frag
 }
 
 // kendall bundles the prepared Kendall operands for the block kernels.
@@ -479,7 +549,7 @@ func alloc(what string, bytes int) (cu.DevicePtr, error) {
 }
 
 func (b *backend) freePrepared() {
-	for _, p := range []*cu.DevicePtr{&b.u, &b.uLo, &b.planeP, &b.planeN, &b.nonzero, &b.positives, &b.vals} {
+	for _, p := range []*cu.DevicePtr{&b.u, &b.uLo, &b.h, &b.hLo, &b.planeP, &b.planeN, &b.nonzero, &b.positives, &b.vals} {
 		if *p != 0 {
 			cu.MemFree(*p)
 			*p = 0

@@ -10,11 +10,13 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/hubscope/hubscope/helper/fc"
+	"gorgonia.org/cu"
 )
 
 // workloads are BENCHMARKS.md's GPU construction workloads (W1–W5) and W1 with the
@@ -224,7 +226,8 @@ func BenchmarkBackend(b *testing.B) {
 // 58,523 nodes × 200 time points at r̄ > 0.5 (the torch peer's `--subjects 197 --r 0.5`),
 // from the subjects' series in host memory (N × S·L) to the CSR in host memory through
 // fc.Build (Prepare's upload and normalisation included, as the peer's preparation is).
-// HUBSCOPE_GROUP_SUBJECTS / HUBSCOPE_GROUP_N shrink it. One JSON line per product unit.
+// HUBSCOPE_GROUP_SUBJECTS / HUBSCOPE_GROUP_N shrink it. One JSON line per product unit
+// (HUBSCOPE_GROUP_UNITS: a comma-separated subset of simt, tc, f16x3, f16x3-plain, f16x3-atanhf).
 func BenchmarkGroup(b *testing.B) {
 	requireGPU(b)
 	s, n, l := 197, 58_523, 200
@@ -257,14 +260,31 @@ func BenchmarkGroup(b *testing.B) {
 	wg.Wait()
 	cfg := fc.Config{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.5}
 	ctx := context.Background()
-	for _, unit := range []string{"simt", "tc"} {
+	units := []string{"simt", "tc", "f16x3", "f16x3-plain", "f16x3-atanhf"}
+	if u := os.Getenv("HUBSCOPE_GROUP_UNITS"); u != "" {
+		units = strings.Split(u, ",")
+	}
+	for _, unit := range units {
 		b.Run(unit, func(b *testing.B) {
-			be, err := New(Options{Subjects: s, TF32x3: unit == "tc"})
+			o := Options{Subjects: s, GroupSIMT: unit == "simt", TF32x3: unit == "tc"}
+			// f16x3 variants: -plain (row operand from the plain planes), -atanhf (plain, atanhf fold).
+			o.groupPlainLayout = strings.HasSuffix(unit, "-plain")
+			o.groupPreciseFold = strings.HasSuffix(unit, "-atanhf")
+			be, err := New(o)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer be.Close()
 			if _, _, err := fc.Build(ctx, be, x, n, s*l, cfg, nil); err != nil { // warm-up
+				b.Fatal(err)
+			}
+			// Device memory in use with the subjects resident and the edge buffers allocated.
+			var inUse float64
+			if err := be.(*backend).do(func() error {
+				free, total, err := cu.MemInfo()
+				inUse = float64(total-free) / (1 << 30)
+				return err
+			}); err != nil {
 				b.Fatal(err)
 			}
 			var times []float64
@@ -298,7 +318,7 @@ func BenchmarkGroup(b *testing.B) {
 				"ours": "hubscope-cuda-group", "workload": "W8/" + unit, "subjects": s, "n": n, "l": l, "r": 0.5,
 				"seconds": median, "runs": times, "edges": rpt.Edges, "block_rows": rpt.BlockRows, "passes": rpt.Passes,
 				"prepare_s": prep, "upload_s": bk.uploadTime.Seconds(), "edge_pass_s": pass, "edge_pass_edges": edges,
-				"edge_pass_tflops": flops / pass / 1e12, "device": be.Device(),
+				"edge_pass_tflops": flops / pass / 1e12, "device_in_use_gib": inUse, "device": be.Device(),
 			})
 			fmt.Fprintln(os.Stdout, string(line))
 		})

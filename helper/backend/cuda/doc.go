@@ -64,6 +64,17 @@ type Options struct {
 	// every subject's rows are normalised on the device and stay resident there, and each
 	// block pair's value is tanh((1/S) Σ_s atanh r_s), summed over the subjects inside one
 	// kernel (kernels/group_tile.cuh). Kendall's τ is refused, as on the CPU. Blocks take the
-	// block path (no row emission).
+	// block path (no row emission). Its products run on the tensor cores with an
+	// error-compensated fp16 split (kernels/group_f16x3_tile.cuh: 2¹²·u = hi + lo in halves,
+	// hi·hi + hi·lo + lo·hi per 16-wide k step, summed in fp32), all subjects in one stream.
 	Subjects int
+	// GroupSIMT computes the group mean's products with the fp32 SIMT tile (3×TF32 with
+	// TF32x3) instead of the 3×FP16 tensor-core stream (for comparison and debugging).
+	GroupSIMT bool
+	// groupPreciseFold folds each subject's r with atanhf instead of the multi-function
+	// unit's lg2 (group_f16x3_tile.cuh; benchmarks compare the two).
+	groupPreciseFold bool
+	// groupPlainLayout reads the fp16 stream's row operand from the plain planes instead of
+	// their fragment-ordered copies (half the device memory; for comparison).
+	groupPlainLayout bool
 }

@@ -14,8 +14,20 @@ import (
 	"github.com/hubscope/hubscope/helper/group/grouptest"
 )
 
+// groupUnits are the group mean's product units as Options select them (group_tile.cuh).
+var groupUnits = []struct {
+	name string
+	opts Options
+}{
+	{"simt", Options{GroupSIMT: true}},
+	{"tf32x3", Options{TF32x3: true}},
+	{"f16x3", Options{}},
+	{"f16x3-atanhf", Options{groupPreciseFold: true}},
+	{"f16x3-plain", Options{groupPlainLayout: true}},
+}
+
 // TestGroupFisherZ checks every pair's group-mean value (an edge pass keeping all pairs)
-// against the float64 reference, on both product units, with blocks that split tiles and
+// against the float64 reference, on every product unit, with blocks that split tiles and
 // a node count that is no multiple of the tile.
 func TestGroupFisherZ(t *testing.T) {
 	const n, s, l = 613, 5, 37
@@ -23,9 +35,11 @@ func TestGroupFisherZ(t *testing.T) {
 	for _, m := range []fc.Measure{fc.Pearson, fc.Spearman} {
 		x := grouptest.Series(n, s, l, 3, m == fc.Spearman)
 		ref := grouptest.Reference(x, n, s, l, m, group.ZClamp)
-		for _, tc := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%v/tf32x3=%v", m, tc), func(t *testing.T) {
-				be := newTestBackend(t, Options{Subjects: s, TF32x3: tc})
+		for _, u := range groupUnits {
+			t.Run(fmt.Sprintf("%v/%s", m, u.name), func(t *testing.T) {
+				o := u.opts
+				o.Subjects = s
+				be := newTestBackend(t, o)
 				if err := be.Prepare(ctx, x, n, s*l, m); err != nil {
 					t.Fatal(err)
 				}

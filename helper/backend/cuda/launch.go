@@ -45,7 +45,7 @@ type functions struct {
 	correlationValues, kendallValues, topkSelect                           cu.Function
 	checkSeries                                                            cu.Function
 	correlationRows, panelDegrees, panelScan, panelGather                  cu.Function
-	splitTF32                                                              cu.Function
+	splitTF32, splitF16x3                                                  cu.Function
 	keysHistogram, panelTrim, panelCompact                                 cu.Function
 	componentsInit, componentsHook, componentsFlatten                      cu.Function
 	groupEdges, groupHistogram, groupValues                                cu.Function
@@ -73,6 +73,7 @@ func loadFunctions(mod cu.Module) (functions, error) {
 		{kernels.PanelScan, &f.panelScan},
 		{kernels.PanelGather, &f.panelGather},
 		{kernels.SplitTF32, &f.splitTF32},
+		{kernels.SplitF16x3, &f.splitF16x3},
 		{kernels.KeysHistogram, &f.keysHistogram},
 		{kernels.PanelTrim, &f.panelTrim},
 		{kernels.PanelCompact, &f.panelCompact},
@@ -144,6 +145,8 @@ type corrSeries struct {
 	hi, lo cu.DevicePtr
 	ld     int
 	tc     bool
+	unit   int // group kernels only: group_tile.cuh's unit when ≥ 2 (planes of halves)
+	fo     int // unit 4: the fragment-ordered planes' offset in halves (group_f16x3_tile.cuh)
 }
 
 func (c corrSeries) params() []uint64 {
@@ -156,13 +159,17 @@ func (c corrSeries) params() []uint64 {
 
 // groupParams are the group kernels' leading operands (group_tile.cuh): the series as
 // corrSeries gives them with ld one subject's row length (also the product's K: the padding
-// is zeros, as for one scan), then the number of subjects.
+// is zeros, as for one scan; unit 4 takes the fragment-ordered planes' offset there), the
+// product unit, then the number of subjects.
 func (c corrSeries) groupParams(subjects int) []uint64 {
-	var tc uint64
+	unit, k := uint64(c.unit), c.ld
 	if c.tc {
-		tc = 1
+		unit = 1
 	}
-	return []uint64{ptr(c.hi), ptr(c.lo), i64(c.ld), i64(c.ld), tc, i64(subjects)}
+	if c.unit == groupUnitF16x3Frag {
+		k = c.fo
+	}
+	return []uint64{ptr(c.hi), ptr(c.lo), i64(c.ld), i64(k), unit, i64(subjects)}
 }
 
 func blockParams(b fc.Block) []uint64 { return []uint64{i64(b.I0), i64(b.I1), i64(b.J0), i64(b.J1)} }
@@ -243,6 +250,13 @@ func (f *functions) topkSelectLaunch(s cu.Stream, v cu.DevicePtr, lines, lineStr
 // splitTF32: grid ceil(count/256), block 256.
 func (f *functions) splitTF32Launch(s cu.Stream, u, lo cu.DevicePtr, count int) error {
 	return launch(kernels.SplitTF32, f.splitTF32, ceilDiv(count, 256), 1, 256, 0, s, ptr(u), ptr(lo), i64(count))
+}
+
+// splitF16x3: grid ceil(rows·ldh/256), block 256; fo > 0 also writes the fragment-ordered
+// copies fo halves past each plane's start.
+func (f *functions) splitF16x3Launch(s cu.Stream, u cu.DevicePtr, ld, rows, ldh, subjects int, hi, lo cu.DevicePtr, fo int) error {
+	return launch(kernels.SplitF16x3, f.splitF16x3, ceilDiv(rows*ldh, 256), 1, 256, 0, s, ptr(u), i64(ld), i64(rows), i64(ldh),
+		i64(subjects), ptr(hi), ptr(lo), i64(fo))
 }
 
 // checkSeries: grid ceil(n/8), block 256.
