@@ -1,5 +1,5 @@
 // Package kernels holds HubScope's CUDA kernels: the CUDA C sources (*.cu, one job each,
-// sharing common.cuh and the tile products sgemm_tile.cuh, tf32x3_tile.cuh, popc_tile.cuh and bmma_tile.cuh, group_tile.cuh for the
+// sharing common.cuh and the tile products sgemm_tile.cuh, tf32x3_tile.cuh, popc_tile.cuh and bmma_tile.cuh, group_tile.cuh and group_f16x3_tile.cuh for the
 // group mean, and graph_common.cuh for the graph analytics) and the fatbin
 // nvcc compiled from them, embedded so that the helper built with -tags cuda needs only the
 // NVIDIA driver at run time (the CUDA backend loads it with cuModuleLoadData).

@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "881e53c10af76b25679f79e2dbaf5f3cd8f3f6d1a0df54bb7bb1396feb71c995"
+const SourceSHA256 = "e6b3a42f4b3811f46ae6a4b4f684c90989d8be4a37cda8697485654f94d17ec5"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "6564640431597a3df5937eaf3cbee81086214baf9463f931b90ea12930de6aee"
+const FatbinSHA256 = "44dfd95af1c7e10508d0914d7e5e0d0ed364980f348acf1df2aba56581693aba"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"

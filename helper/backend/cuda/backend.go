@@ -61,18 +61,12 @@ type backend struct {
 	stage [2]unsafe.Pointer // pinned upload buffers, stageBytes each
 
 	// Prepared series.
-	prepared bool
-	measure  fc.Measure
-	n, l     int
-	u        cu.DevicePtr // Pearson/Spearman: normalized rows, ld floats each (tf32(u) when uLo != 0)
-	uLo      cu.DevicePtr // Options.TF32x3: tf32(u − tf32(u)), else none
-	ld       int
-	// The group mean on the fp16 tensor cores (groupUnit ≥ 2): hi = fp16(2¹²·u) and
-	// lo = fp16(2¹²·u − hi), ldh halves per subject row; u is freed once they are written.
-	h, hLo    cu.DevicePtr
-	ldh       int
-	fo        int          // unit 4: halves from each plane to its fragment-ordered copy (same allocation)
-	groupUnit int          // group_tile.cuh's product unit (chooseGroupUnit)
+	prepared  bool
+	measure   fc.Measure
+	n, l      int
+	u         cu.DevicePtr // Pearson/Spearman: normalized rows, ld floats each (tf32(u) when uLo != 0)
+	uLo       cu.DevicePtr // Options.TF32x3: tf32(u − tf32(u)), else none
+	ld        int
 	planeP    cu.DevicePtr // Kendall: sign bit-planes, ldw words per row
 	planeN    cu.DevicePtr
 	nonzero   cu.DevicePtr // Kendall: n_i, int64 per row
@@ -82,6 +76,13 @@ type backend struct {
 	kendallPairs int
 	blockRows    int
 	forced       int // SetBlockRows
+
+	// The group mean on the fp16 tensor cores (groupUnit ≥ 2): hi = fp16(2¹²·u) and
+	// lo = fp16(2¹²·u − hi), ldh halves per subject row; u is freed once they are written.
+	h, hLo    cu.DevicePtr
+	ldh       int
+	fo        int // unit 4: halves from each plane to its fragment-ordered copy (same allocation)
+	groupUnit int // group_tile.cuh's product unit (chooseGroupUnit)
 
 	// Steps of the last Prepare (free previous, upload, prepare kernels, total), for benchmarks.
 	freeTime, uploadTime, kernelTime, prepareTime time.Duration
@@ -106,6 +107,10 @@ type backend struct {
 	// processed in halves because the device had no memory for their edges.
 	note   func(string)
 	halved int
+
+	// groupPlaneLimit > 0 makes allocGroupPlanes treat more bytes of planes as out of
+	// device memory (tests of its fallbacks).
+	groupPlaneLimit int
 
 	// The graph analytics (graphaccel.go), made on first use.
 	ga *graphAccel
@@ -340,24 +345,17 @@ func (b *backend) prepare(x []float32, n, l int, m fc.Measure) error {
 			cu.MemFree(dx)
 			dx = 0
 			b.ldh = roundUp(l, 16)
-			plane, copies := rows*b.ldh, 1
-			if b.groupUnit == groupUnitF16x3Frag {
-				b.fo, copies = plane, 2 // each plane, then its fragment-ordered copy
+			plane := rows * b.ldh
+			if b.allocGroupPlanes(plane) {
+				if err := b.fn.splitF16x3Launch(s, b.u, b.ld, rows, b.ldh, S, b.h, b.hLo, b.fo); err != nil {
+					return err
+				}
+				if err := s.Synchronize(); err != nil {
+					return fmt.Errorf("cuda backend: splitting %d series × %d time points: %w", n, l, err)
+				}
+				cu.MemFree(b.u)
+				b.u = 0
 			}
-			if b.h, err = alloc("3×FP16 high plane", copies*plane*2); err != nil {
-				return err
-			}
-			if b.hLo, err = alloc("3×FP16 low plane", copies*plane*2); err != nil {
-				return err
-			}
-			if err := b.fn.splitF16x3Launch(s, b.u, b.ld, rows, b.ldh, S, b.h, b.hLo, b.fo); err != nil {
-				return err
-			}
-			if err := s.Synchronize(); err != nil {
-				return fmt.Errorf("cuda backend: splitting %d series × %d time points: %w", n, l, err)
-			}
-			cu.MemFree(b.u)
-			b.u = 0
 		}
 	case fc.Kendall:
 		b.kendallPairs = l * (l - 1) / 2
@@ -395,6 +393,41 @@ func (b *backend) prepare(x []float32, n, l int, m fc.Measure) error {
 	b.prepared, b.measure, b.n, b.l = true, m, n/b.subjects(), l
 	b.blockRows = b.chooseBlockRows()
 	return nil
+}
+
+// allocGroupPlanes allocates the 3×FP16 planes of plane halves each, with their
+// fragment-ordered copies after them for unit 4 (b.fo). Short of device memory it steps down
+// to the plain planes (unit 2), then to the fp32 SIMT product on u (unit 0, false), and says
+// so through the note: the same network, more time.
+func (b *backend) allocGroupPlanes(plane int) bool {
+	for _, copies := range []int{2, 1} {
+		if copies == 2 && b.groupUnit != groupUnitF16x3Frag {
+			continue
+		}
+		if b.groupPlaneLimit > 0 && 2*copies*plane*2 > b.groupPlaneLimit {
+			continue
+		}
+		hi, err := alloc("3×FP16 high plane", copies*plane*2)
+		if err != nil {
+			continue
+		}
+		lo, err := alloc("3×FP16 low plane", copies*plane*2)
+		if err != nil {
+			cu.MemFree(hi)
+			continue
+		}
+		b.h, b.hLo = hi, lo
+		if copies == 2 {
+			b.fo = plane
+		} else if b.groupUnit == groupUnitF16x3Frag {
+			b.notef("GPU memory: the group mean's row operands come from the plain fp16 planes (no room for their fragment-ordered copies; slower)")
+			b.groupUnit = groupUnitF16x3
+		}
+		return true
+	}
+	b.notef("GPU memory: no room for the group mean's fp16 planes; fp32 SIMT products instead (slower)")
+	b.groupUnit = 0
+	return false
 }
 
 // checkSeries rejects non-finite and constant series (fc.CheckSeries's rule) with a kernel
@@ -478,21 +511,19 @@ const (
 	groupUnitF16x3Frag  = 4 // the row operand from the fragment-ordered copies
 )
 
-// chooseGroupUnit picks the group mean's product (group_tile.cuh's unit): 3×TF32 when
-// Options.TF32x3, fp32 SIMT when Options.GroupSIMT, else the 3×FP16 tensor-core stream
-// (fragment-ordered row operand unless groupPlainLayout; atanhf fold when groupPreciseFold);
-// 0 for one scan.
+// chooseGroupUnit picks the group mean's product (group_tile.cuh's unit) from
+// Options.TF32x3 (3×TF32 whatever GroupProduct says) and Options.GroupProduct; 0 for one scan.
 func (b *backend) chooseGroupUnit() int {
 	switch {
 	case b.subjects() < 2:
 		return 0
 	case b.opts.TF32x3:
 		return 1
-	case b.opts.GroupSIMT:
+	case b.opts.GroupProduct == GroupSIMT:
 		return 0
-	case b.opts.groupPreciseFold:
+	case b.opts.GroupProduct == GroupTensorCoresAtanh:
 		return groupUnitF16x3Atanh
-	case b.opts.groupPlainLayout:
+	case b.opts.GroupProduct == GroupTensorCoresPlain:
 		return groupUnitF16x3
 	}
 	return groupUnitF16x3Frag

@@ -266,10 +266,8 @@ func BenchmarkGroup(b *testing.B) {
 	}
 	for _, unit := range units {
 		b.Run(unit, func(b *testing.B) {
-			o := Options{Subjects: s, GroupSIMT: unit == "simt", TF32x3: unit == "tc"}
-			// f16x3 variants: -plain (row operand from the plain planes), -atanhf (plain, atanhf fold).
-			o.groupPlainLayout = strings.HasSuffix(unit, "-plain")
-			o.groupPreciseFold = strings.HasSuffix(unit, "-atanhf")
+			o := Options{Subjects: s, TF32x3: unit == "tc", GroupProduct: map[string]GroupProduct{
+				"simt": GroupSIMT, "f16x3-plain": GroupTensorCoresPlain, "f16x3-atanhf": GroupTensorCoresAtanh}[unit]}
 			be, err := New(o)
 			if err != nil {
 				b.Fatal(err)

@@ -68,13 +68,24 @@ type Options struct {
 	// error-compensated fp16 split (kernels/group_f16x3_tile.cuh: 2¹²·u = hi + lo in halves,
 	// hi·hi + hi·lo + lo·hi per 16-wide k step, summed in fp32), all subjects in one stream.
 	Subjects int
-	// GroupSIMT computes the group mean's products with the fp32 SIMT tile (3×TF32 with
-	// TF32x3) instead of the 3×FP16 tensor-core stream (for comparison and debugging).
-	GroupSIMT bool
-	// groupPreciseFold folds each subject's r with atanhf instead of the multi-function
-	// unit's lg2 (group_f16x3_tile.cuh; benchmarks compare the two).
-	groupPreciseFold bool
-	// groupPlainLayout reads the fp16 stream's row operand from the plain planes instead of
-	// their fragment-ordered copies (half the device memory; for comparison).
-	groupPlainLayout bool
+	// GroupProduct picks the group mean's tile product (kernels/group_tile.cuh); the zero
+	// value is GroupTensorCores.
+	GroupProduct GroupProduct
 }
+
+// GroupProduct is the group mean's tile product (Options.GroupProduct).
+type GroupProduct int
+
+const (
+	// GroupTensorCores: the 3×FP16 stream with its row operand read from fragment-ordered
+	// copies of the planes (the default; the planes take 4 bytes per value twice over).
+	GroupTensorCores GroupProduct = iota
+	// GroupTensorCoresPlain: the same products from the plain planes only (half the device
+	// memory, slower: register moves to assemble each row fragment).
+	GroupTensorCoresPlain
+	// GroupTensorCoresAtanh: GroupTensorCoresPlain folding each subject's r with atanhf
+	// instead of the multi-function unit's lg2 (for comparison).
+	GroupTensorCoresAtanh
+	// GroupSIMT: the fp32 SIMT tile per subject (3×TF32 with Options.TF32x3).
+	GroupSIMT
+)

@@ -19,22 +19,25 @@ var groupUnits = []struct {
 	name string
 	opts Options
 }{
-	{"simt", Options{GroupSIMT: true}},
+	{"simt", Options{GroupProduct: GroupSIMT}},
 	{"tf32x3", Options{TF32x3: true}},
 	{"f16x3", Options{}},
-	{"f16x3-atanhf", Options{groupPreciseFold: true}},
-	{"f16x3-plain", Options{groupPlainLayout: true}},
+	{"f16x3-plain", Options{GroupProduct: GroupTensorCoresPlain}},
+	{"f16x3-atanhf", Options{GroupProduct: GroupTensorCoresAtanh}},
 }
 
 // TestGroupFisherZ checks every pair's group-mean value (an edge pass keeping all pairs)
 // against the float64 reference, on every product unit, with blocks that split tiles and
-// a node count that is no multiple of the tile.
+// a node count that is no multiple of the tile. The 200-row blocks start at rows 0 and 400
+// (the default unit reads its fragment-ordered planes) and 200 and 600 (it reads the plain
+// planes): its values must equal the plain-plane unit's bit for bit.
 func TestGroupFisherZ(t *testing.T) {
 	const n, s, l = 613, 5, 37
 	ctx := context.Background()
 	for _, m := range []fc.Measure{fc.Pearson, fc.Spearman} {
 		x := grouptest.Series(n, s, l, 3, m == fc.Spearman)
 		ref := grouptest.Reference(x, n, s, l, m, group.ZClamp)
+		values := map[string][]float32{}
 		for _, u := range groupUnits {
 			t.Run(fmt.Sprintf("%v/%s", m, u.name), func(t *testing.T) {
 				o := u.opts
@@ -45,6 +48,8 @@ func TestGroupFisherZ(t *testing.T) {
 				}
 				be.(fc.BlockRowsSetter).SetBlockRows(200)
 				seen := make([]bool, n*n)
+				w := make([]float32, n*n)
+				values[u.name] = w
 				var worst float64
 				err := be.Run(ctx, fc.PlanBlocks(n, 200), fc.Op{Kind: fc.OpEdges, Threshold: -2}, func(r *fc.BlockResult) error {
 					for _, e := range r.Edges {
@@ -53,6 +58,7 @@ func TestGroupFisherZ(t *testing.T) {
 							return fmt.Errorf("pair (%d,%d) out of order or twice", e.I, e.J)
 						}
 						seen[k] = true
+						w[k] = e.W
 						worst = math.Max(worst, math.Abs(float64(e.W)-ref[k]))
 					}
 					return nil
@@ -73,6 +79,61 @@ func TestGroupFisherZ(t *testing.T) {
 				}
 			})
 		}
+		if a, b := values["f16x3"], values["f16x3-plain"]; a != nil && b != nil {
+			differ := 0
+			for k := range a {
+				if math.Float32bits(a[k]) != math.Float32bits(b[k]) {
+					differ++
+				}
+			}
+			if differ > 0 {
+				t.Errorf("%v: %d pairs differ between the fragment-ordered and the plain planes", m, differ)
+			}
+		}
+	}
+}
+
+// TestGroupPlanesFallBack: short of device memory for the fragment-ordered copies the group
+// mean reads the plain fp16 planes, and without room for those it takes the fp32 SIMT
+// product; a note says so each time and the values stay within 2e-6 of the reference.
+func TestGroupPlanesFallBack(t *testing.T) {
+	const n, s, l = 300, 3, 40
+	ctx := context.Background()
+	x := grouptest.Series(n, s, l, 7, false)
+	ref := grouptest.Reference(x, n, s, l, fc.Pearson, group.ZClamp)
+	plane := (roundUp(n, sgemmTile) + sgemmTile) * s * roundUp(l, 16) * 2 // bytes of one plane
+	for _, c := range []struct{ limit, unit int }{{0, groupUnitF16x3Frag}, {2 * plane, groupUnitF16x3}, {plane, 0}} {
+		t.Run(fmt.Sprintf("limit%d", c.limit), func(t *testing.T) {
+			be := newTestBackend(t, Options{Subjects: s})
+			var notes []string
+			be.(fc.Noter).SetNote(func(m string) { notes = append(notes, m) })
+			be.(*backend).groupPlaneLimit = c.limit
+			if err := be.Prepare(ctx, x, n, s*l, fc.Pearson); err != nil {
+				t.Fatal(err)
+			}
+			if got := be.(*backend).groupUnit; got != c.unit {
+				t.Fatalf("unit %d, want %d", got, c.unit)
+			}
+			if (c.unit != groupUnitF16x3Frag) != (len(notes) == 1) {
+				t.Errorf("notes %q", notes)
+			}
+			var worst float64
+			pairs := 0
+			err := be.Run(ctx, fc.PlanBlocks(n, be.BlockRows()), fc.Op{Kind: fc.OpEdges, Threshold: -2}, func(r *fc.BlockResult) error {
+				for _, e := range r.Edges {
+					pairs++
+					worst = math.Max(worst, math.Abs(float64(e.W)-ref[int(e.I)*n+int(e.J)]))
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("notes %q; %d pairs, max |r̄ − float64 reference| = %.3g", notes, pairs, worst)
+			if pairs != n*(n-1)/2 || worst > 2e-6 {
+				t.Errorf("%d pairs (want %d), max deviation %.3g", pairs, n*(n-1)/2, worst)
+			}
+		})
 	}
 }
 

@@ -157,17 +157,25 @@ func (c corrSeries) params() []uint64 {
 	return []uint64{ptr(c.hi), ptr(c.lo), i64(c.ld), i64(c.ld), tc}
 }
 
-// groupParams are the group kernels' leading operands (group_tile.cuh): the series as
-// corrSeries gives them with ld one subject's row length (also the product's K: the padding
-// is zeros, as for one scan; unit 4 takes the fragment-ordered planes' offset there), the
-// product unit, then the number of subjects.
-func (c corrSeries) groupParams(subjects int) []uint64 {
+// groupParams are the group kernels' leading operands (group_tile.cuh) for block b: the
+// series as corrSeries gives them with ld one subject's row length (also the product's K: the
+// padding is zeros, as for one scan; unit 4 takes the fragment-ordered planes' offset there),
+// the product unit, then the number of subjects. The fragment-ordered copies hold groups of
+// 16 nodes, so unit 4 needs tiles whose first row is a multiple of 16: a block starting
+// elsewhere (a forced block height, or the halves of a block out of device memory) reads the
+// plain planes instead (unit 2). Both give the same values bit for bit: the mma receives the
+// same registers in the same order, only loaded from another place.
+func (c corrSeries) groupParams(subjects int, b fc.Block) []uint64 {
 	unit, k := uint64(c.unit), c.ld
 	if c.tc {
 		unit = 1
 	}
 	if c.unit == groupUnitF16x3Frag {
-		k = c.fo
+		if b.I0%16 == 0 {
+			k = c.fo
+		} else {
+			unit = groupUnitF16x3
+		}
 	}
 	return []uint64{ptr(c.hi), ptr(c.lo), i64(c.ld), i64(k), unit, i64(subjects)}
 }
@@ -190,21 +198,21 @@ func (f *functions) correlationHistogramLaunch(s cu.Stream, u corrSeries, b fc.B
 
 // groupEdges: grid (ceil((J1−J0)/128), ceil((I1−I0)/128)), block 256.
 func (f *functions) groupEdgesLaunch(s cu.Stream, u corrSeries, subjects int, b fc.Block, op fc.Op, out, count cu.DevicePtr, capacity int) error {
-	p := append(u.groupParams(subjects), blockParams(b)...)
+	p := append(u.groupParams(subjects, b), blockParams(b)...)
 	p = append(p, f64(op.Threshold), opFlags(op), ptr(out), ptr(count), uint64(capacity))
 	return launch(kernels.GroupEdges, f.groupEdges, ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, sgemmTile), 256, 0, s, p...)
 }
 
 // groupHistogram: grid (ceil((J1−J0)/128), ceil((I1−I0)/128)), block 256.
 func (f *functions) groupHistogramLaunch(s cu.Stream, u corrSeries, subjects int, b fc.Block, op fc.Op, hist cu.DevicePtr) error {
-	p := append(u.groupParams(subjects), blockParams(b)...)
+	p := append(u.groupParams(subjects, b), blockParams(b)...)
 	p = append(p, f64(op.Lo), f64(op.Hi), i64(op.Bins), opFlags(op), ptr(hist))
 	return launch(kernels.GroupHistogram, f.groupHistogram, ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, sgemmTile), 256, 0, s, p...)
 }
 
 // groupValues: grid (ceil((J1−J0)/128), ceil((I1−I0)/128)), block 256.
 func (f *functions) groupValuesLaunch(s cu.Stream, u corrSeries, subjects int, b fc.Block, op fc.Op, v cu.DevicePtr, ldv int) error {
-	p := append(u.groupParams(subjects), blockParams(b)...)
+	p := append(u.groupParams(subjects, b), blockParams(b)...)
 	p = append(p, opFlags(op), ptr(v), i64(ldv))
 	return launch(kernels.GroupValues, f.groupValues, ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, sgemmTile), 256, 0, s, p...)
 }
