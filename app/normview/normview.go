@@ -64,7 +64,7 @@ type Row struct {
 // Has says whether a job's bundle holds a normative comparison.
 func Has(s ipc.Summary) bool {
 	return slices.Contains(s.Volumes, VolumeLost) && slices.Contains(s.Volumes, VolumeZDegree) &&
-		slices.ContainsFunc(s.Files, func(f ipc.FileInfo) bool { return f.Name == NormFile })
+		normFile(s) != ""
 }
 
 // Position returns voxel v's MNI coordinates when the scan is in MNI space (an atlas is served)
@@ -284,7 +284,7 @@ func (t *Tab) load(ctx context.Context, svc Service, s ipc.Summary, after <-chan
 		return
 	}
 	id := s.Job.ID
-	rep, err := readReport(ctx, svc, id)
+	rep, err := readReport(ctx, svc, s)
 	var lost, gained, z, atlas *ipc.Volume
 	if err == nil {
 		lost, err = svc.Volume(ctx, id, VolumeLost)
@@ -340,15 +340,26 @@ func (t *Tab) load(ctx context.Context, svc Service, s ipc.Summary, after <-chan
 	})
 }
 
-func readReport(ctx context.Context, svc Service, id string) (*Report, error) {
-	rc, _, err := svc.OpenFile(ctx, id, NormFile)
+func readReport(ctx context.Context, svc Service, s ipc.Summary) (*Report, error) {
+	name := normFile(s)
+	rc, _, err := svc.OpenFile(ctx, s.Job.ID, name)
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
 	var rep Report
 	if err := json.NewDecoder(io.LimitReader(rc, 64<<20)).Decode(&rep.NormComparison); err != nil {
-		return nil, fmt.Errorf("%s: %w", NormFile, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &rep, nil
+}
+
+// normFile is the bundle's comparison file: NormFile, or norm.json in a bundle written
+// before the rename (schema.NormFileIn).
+func normFile(s ipc.Summary) string {
+	names := make([]string, len(s.Files))
+	for i, f := range s.Files {
+		names[i] = f.Name
+	}
+	return schema.NormFileIn(names)
 }

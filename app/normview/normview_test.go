@@ -1,6 +1,9 @@
 package normview
 
 import (
+	"context"
+	"errors"
+	"io"
 	"math"
 	"strings"
 	"testing"
@@ -85,5 +88,42 @@ func TestRows(t *testing.T) {
 	lines := (&Report{schema.NormComparison{ZCut: 2, LostCount: 600, CohortHubs: 700}}).Lines(MaxRows)
 	if !strings.Contains(strings.Join(lines, " "), "the first 500 of the 600 hubs lost or gained") {
 		t.Fatalf("lines %q", lines)
+	}
+}
+
+// fileService serves one bundle's text files by name.
+type fileService map[string]string
+
+func (f fileService) Volume(context.Context, string, string) (*ipc.Volume, error) {
+	return nil, errors.New("no volumes")
+}
+
+func (f fileService) OpenFile(_ context.Context, _, name string) (io.ReadCloser, ipc.FileInfo, error) {
+	b, ok := f[name]
+	if !ok {
+		return nil, ipc.FileInfo{}, errors.New(name + ": not in the bundle")
+	}
+	return io.NopCloser(strings.NewReader(b)), ipc.FileInfo{Name: name, Size: int64(len(b))}, nil
+}
+
+// TestReadsOldAndNewComparison: the comparison is norm_comparison.json, and a bundle written
+// before the rename, whose comparison is norm.json, still opens in the Norm tab.
+func TestReadsOldAndNewComparison(t *testing.T) {
+	const doc = `{"z_cut": 2, "nodes_compared": 50, "clusters": [], "hubs_lost": 3, "hubs_gained": 1, "cohort_hubs": 9}`
+	for _, name := range []string{schema.NormFile, "norm.json"} {
+		s := ipc.Summary{Job: ipc.Job{ID: "j"}, Volumes: []string{VolumeLost, VolumeZDegree}, Files: []ipc.FileInfo{{Name: "metrics.json"}, {Name: name}}}
+		if !Has(s) {
+			t.Errorf("%s: the bundle has no comparison, says Has", name)
+		}
+		rep, err := readReport(context.Background(), fileService{name: doc}, s)
+		if err != nil || rep.LostCount != 3 || rep.Compared != 50 {
+			t.Errorf("%s: %+v, %v", name, rep, err)
+		}
+	}
+	if schema.NormFile == schema.NormReferenceFile {
+		t.Errorf("a bundle's comparison and a normative folder's description share the name %s", schema.NormFile)
+	}
+	if Has(ipc.Summary{Volumes: []string{VolumeLost, VolumeZDegree}, Files: []ipc.FileInfo{{Name: "metrics.json"}}}) {
+		t.Error("a bundle without a comparison file has one, says Has")
 	}
 }

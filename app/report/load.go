@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/hubscope/hubscope/ipc"
+	"github.com/hubscope/hubscope/ipc/schema"
 )
 
 // maxReportFile bounds what is read of one bundle file for the report (metrics.json,
@@ -48,7 +49,11 @@ func FromService(ctx context.Context, svc ipc.Service, s ipc.Summary) (Report, e
 			return r, fmt.Errorf("report for %s: %w", s.Job.Name, err)
 		}
 	}
-	if b, err := readListed(ctx, svc, s, NormFile); err != nil {
+	names := make([]string, len(s.Files))
+	for i, f := range s.Files {
+		names[i] = f.Name
+	}
+	if b, err := readListed(ctx, svc, s, schema.NormFileIn(names)); err != nil {
 		return r, err
 	} else if b != nil {
 		if r.Norm, err = ParseNorm(b); err != nil {

@@ -11,7 +11,7 @@ import (
 // against one (run --norm; docs/bundle.md).
 const NormFile = schema.NormFile
 
-// NormComparison is norm.json (schema.NormComparison), which the report prints: how many nodes
+// NormComparison is norm_comparison.json (schema.NormComparison; norm.json in older bundles), which the report prints: how many nodes
 // were compared with the cohort, the |z| cut, the cohort's hubs lost and the hubs gained, and
 // the clusters of nodes whose degree differs from the cohort's (z = (x − mean) / SD per voxel).
 type NormComparison struct{ schema.NormComparison }
@@ -19,7 +19,7 @@ type NormComparison struct{ schema.NormComparison }
 // NormCluster is one cluster of nodes with |degree z| above the cut, all of one sign.
 type NormCluster = schema.NormCluster
 
-// ParseNorm decodes norm.json.
+// ParseNorm decodes the bundle's comparison (NormFile).
 func ParseNorm(b []byte) (*NormComparison, error) {
 	var n NormComparison
 	if err := json.Unmarshal(b, &n.NormComparison); err != nil {

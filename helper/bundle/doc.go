@@ -109,7 +109,7 @@
 //     voxel is a hub (float32, 0–1) and each threshold's degree map. Open with: pandas; nibabel.
 //   - group.json: a group-mean network's subjects (path, bytes, SHA-256), mean (fisher-z or r),
 //     mask rule and what it kept. Open with: json.
-//   - z_<map>.nii.gz, hubs_lost.nii.gz, hubs_gained.nii.gz, norm_clusters.tsv, norm.json: with
+//   - z_<map>.nii.gz, hubs_lost.nii.gz, hubs_gained.nii.gz, norm_clusters.tsv, norm_comparison.json: with
 //     --norm, the run's z against the normative cohort (0 where not compared), the cohort hubs it
 //     lost (z < −2) and the hubs it gained (uint8 0/1), the clusters of |z| > 2 (sign, size, peak
 //     voxel and mm, atlas region) and the counts, per sweep threshold too. Open with: nibabel,

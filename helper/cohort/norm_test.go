@@ -10,6 +10,7 @@ import (
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/synth"
+	"github.com/hubscope/hubscope/ipc/schema"
 	"github.com/hubscope/hubscope/ipc/settings"
 )
 
@@ -82,7 +83,7 @@ func TestNormRecoversLesion(t *testing.T) {
 	if cohortHubs != info.Hubs || lostNotCohort != 0 {
 		t.Errorf("cohort_hubs.nii.gz: %d cohort hubs (the norm has %d); %d hubs lost are not among them", cohortHubs, info.Hubs, lostNotCohort)
 	}
-	for _, f := range []string{"z_degree.nii.gz", "z_strength.nii.gz", "hubs_gained.nii.gz", "norm_clusters.tsv", "norm.json"} {
+	for _, f := range []string{"z_degree.nii.gz", "z_strength.nii.gz", "hubs_gained.nii.gz", "norm_clusters.tsv", schema.NormFile} {
 		if _, err := os.Stat(filepath.Join(res.Dir, f)); err != nil {
 			t.Error(err)
 		}

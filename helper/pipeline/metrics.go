@@ -34,7 +34,7 @@ type Metrics struct {
 	schema.Metrics
 	// Sweep is the threshold sweep, when one was asked for (written as sweep.json).
 	Sweep *sweep.Result `json:"-"`
-	// Norm is the comparison with a normative cohort (norm.json in the bundle).
+	// Norm is the comparison with a normative cohort (norm_comparison.json in the bundle).
 	Norm *norm.Result `json:"-"`
 
 	// Per-node results the bundle's tables need; not part of metrics.json.

@@ -58,7 +58,7 @@ func compareWithNorm(nm *norm.Norm, s *scan.Scan, m *Metrics, maps []nodeMap, at
 
 // writeNorm adds z_<map>.nii.gz (0 where not compared), hubs_lost.nii.gz, hubs_gained.nii.gz,
 // cohort_hubs.nii.gz (the cohort's hubs among the compared nodes), norm_clusters.tsv and
-// norm.json to the bundle.
+// norm_comparison.json to the bundle.
 func writeNorm(w *bundle.Writer, s *scan.Scan, r *norm.Result) error {
 	for name, z := range r.Z {
 		v := make([]float32, len(z))

@@ -1,9 +1,29 @@
 package schema
 
-// NormFile is the comparison with a normative cohort in the bundle (NormComparison).
-const NormFile = "norm.json"
+// NormFile is the comparison with a normative cohort in the bundle (NormComparison). Bundles
+// written before 0.1.0's successor name it NormFileOld, the name of a normative folder's own
+// description (NormReference); readers look for both (NormFileIn).
+const (
+	NormFile    = "norm_comparison.json"
+	NormFileOld = "norm.json"
+)
 
-// NormComparison is norm.json (run --norm): the scan's nodal maps against a normative
+// NormFileIn is the name of the bundle's comparison among a bundle's file names: NormFile,
+// or NormFileOld in an older bundle; "" without one.
+func NormFileIn(names []string) string {
+	old := ""
+	for _, n := range names {
+		switch n {
+		case NormFile:
+			return n
+		case NormFileOld:
+			old = n
+		}
+	}
+	return old
+}
+
+// NormComparison is norm_comparison.json (run --norm): the scan's nodal maps against a normative
 // cohort's per-voxel mean and SD, z = (x − mean) / SD at every node of the scan that is a node
 // of the cohort (SD > 0).
 type NormComparison struct {

@@ -2,8 +2,8 @@ package schema
 
 // NormReferenceFile is the description of a normative folder (`norm build DERIV --out NORM`,
 // or the group step of `cohort --slurm --norm-out NORM`): NormReference, beside the folder's mean_<map>.nii.gz, sd_<map>.nii.gz,
-// hubs.nii.gz and nodes.nii.gz. It has the same name as a bundle's comparison with such a
-// folder (NormFile, NormComparison), but lives in the normative folder, not in a bundle.
+// hubs.nii.gz and nodes.nii.gz. A bundle's comparison with such a folder had the same name
+// before it became NormFile (NormFileOld), but lives in the bundle, not the normative folder.
 const NormReferenceFile = "norm.json"
 
 // NormReference is a normative folder's norm.json: the cohort's subjects, the common grid
