@@ -134,7 +134,13 @@ func (s plainService) Events(ctx context.Context, id string) (<-chan ipc.Event, 
 		defer close(out)
 		for ev := range in {
 			PlainAll(&ev)
-			out <- ev // the reader drains until the channel closes (ipc.Service.Events)
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+				for range in { // the reader has gone: let the source finish and close
+				}
+				return
+			}
 		}
 	}()
 	return out, nil
