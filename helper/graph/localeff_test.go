@@ -156,7 +156,7 @@ func clusteredGraph(t testing.TB, n int, seed uint64) *Graph {
 
 func TestLocalEfficiencyAgainstDefinition(t *testing.T) {
 	ctx := context.Background()
-	defer func(w, d int) { maxLocalBitWords, searchLocalDegree = w, d }(maxLocalBitWords, searchLocalDegree)
+	defer func(w, d, tw int) { maxLocalBitWords, searchLocalDegree, transposeLocalWords = w, d, tw }(maxLocalBitWords, searchLocalDegree, transposeLocalWords)
 	for _, c := range []struct {
 		name string
 		g    *Graph
@@ -169,19 +169,38 @@ func TestLocalEfficiencyAgainstDefinition(t *testing.T) {
 		want := naiveLocalEfficiency(c.g)
 		for _, bitWords := range []int{1 << 20, 40} { // bit matrices; lists above ~5 members
 			maxLocalBitWords = bitWords
-			// Row searches in every component, MS-BFS in every one, and the default split.
-			for _, dense := range []int{0, 1 << 30, searchLocalDegree} {
+			// Row searches in every component, MS-BFS in every one, and the default split;
+			// each with the matrices built by block transposes and by writing both bits.
+			for run, dense := range []int{0, 1 << 30, searchLocalDegree} {
 				searchLocalDegree = dense
+				transposeLocalWords = []int{0, 1 << 30, 1024}[run]
 				got, err := LocalEfficiencies(ctx, c.g, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
 				for i := range want {
 					if got[i] != want[i] {
-						t.Fatalf("%s (bit matrix up to %d words, row search from mean degree %d): node %d (degree %d) local efficiency %.17g, definition %.17g",
-							c.name, bitWords, dense, i, c.g.Degree(i), got[i], want[i])
+						t.Fatalf("%s (bit matrix up to %d words, row search from mean degree %d, transposes from %d words): node %d (degree %d) local efficiency %.17g, definition %.17g",
+							c.name, bitWords, dense, transposeLocalWords, i, c.g.Degree(i), got[i], want[i])
 					}
 				}
+			}
+		}
+	}
+}
+
+func TestTranspose64(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var a [64]uint64
+	for i := range a {
+		a[i] = r.Uint64()
+	}
+	b := a
+	transpose64(&b)
+	for i := 0; i < 64; i++ {
+		for j := 0; j < 64; j++ {
+			if (a[i]>>uint(j))&1 != (b[j]>>uint(i))&1 {
+				t.Fatalf("bit (%d, %d) = %d, transposed (%d, %d) = %d", i, j, (a[i]>>uint(j))&1, j, i, (b[j]>>uint(i))&1)
 			}
 		}
 	}

@@ -184,6 +184,55 @@ func localEfficiencies[I uint16 | int32](ctx context.Context, n int, off []int64
 	return eloc, nil
 }
 
+// transposeLocalWords is the bit-matrix size (words) from which a neighbourhood is built as a
+// lower triangle and then symmetrised by block transposes (k ≳ 250). On C5 (two alternations,
+// load 5–10) from 0, 1,024 and 4,096 words: 8.4–10.3 CPU-s for all local efficiencies; from
+// 16,384: 10.3; never: 11.2–12.2.
+var transposeLocalWords = 1024
+
+// symmetrizeLower sets bit (c, r) wherever bit (r, c) is set below the diagonal (c < r) of the
+// rows×rows bit matrix bm (wpr words per row; bits of row r beyond the diagonal zero on entry),
+// one 64×64 block at a time: each block below the diagonal is read into 64 words, transposed
+// and ORed into its mirror block, which reads and writes each row once per block.
+func symmetrizeLower(bm []uint64, rows, wpr int) {
+	var blk [64]uint64
+	for bx := 0; bx < wpr; bx++ { // block row: matrix rows 64bx..
+		rlo := bx << 6
+		rhi := min(rlo+64, rows)
+		for by := 0; by <= bx; by++ { // block column: word by of those rows
+			var any uint64
+			for r := rlo; r < rhi; r++ {
+				w := bm[r*wpr+by]
+				blk[r-rlo] = w
+				any |= w
+			}
+			if any == 0 {
+				continue
+			}
+			clear(blk[rhi-rlo:])
+			transpose64(&blk)
+			clo := by << 6
+			chi := min(clo+64, rows)
+			for c := clo; c < chi; c++ {
+				bm[c*wpr+bx] |= blk[c-clo]
+			}
+		}
+	}
+}
+
+// transpose64 transposes the 64×64 bit matrix a in place (bit c of a[r] ↔ bit r of a[c]), by
+// swapping ever smaller off-diagonal blocks (Warren, Hacker's Delight, 2nd ed., §7–3).
+func transpose64(a *[64]uint64) {
+	m := uint64(0x00000000ffffffff)
+	for j := 32; j != 0; j, m = j>>1, m^(m<<uint(j>>1)) {
+		for k := 0; k < 64; k = (k + j + 1) &^ j {
+			t := (a[k]>>uint(j) ^ a[k+j]) & m
+			a[k] ^= t << uint(j)
+			a[k+j] ^= t
+		}
+	}
+}
+
 // localScratch is one worker's space for LocalEfficiencies.
 type localScratch[I uint16 | int32] struct {
 	local []I      // local[v] = v's position (1..k) in the current neighbourhood, else 0
@@ -228,15 +277,31 @@ func (s *localScratch[I]) neighbourhood(off []int64, adj []I, above []int64, i i
 	// is met once, from its lower end v (u > v: the part of v's sorted row past v, see
 	// degreeOrdered), and set in both rows. A neighbour of v outside N_i has local 0 and lands
 	// in row or column 0, cleared below: no branch on membership in the hot loop.
-	for li, v := range nb {
-		x := k - li
-		rx := bm[x*wpr : (x+1)*wpr]
-		xw, xb := x>>6, uint64(1)<<uint(x&63)
-		for _, u := range adj[above[v]:off[v+1]] {
-			y := int(s.local[u])
-			rx[y>>6] |= 1 << uint(y&63)
-			bm[y*wpr+xw] |= xb
+	if (k+1)*wpr < transposeLocalWords {
+		for li, v := range nb {
+			x := k - li
+			rx := bm[x*wpr : (x+1)*wpr]
+			xw, xb := x>>6, uint64(1)<<uint(x&63)
+			for _, u := range adj[above[v]:off[v+1]] {
+				y := int(s.local[u])
+				rx[y>>6] |= 1 << uint(y&63)
+				bm[y*wpr+xw] |= xb
+			}
 		}
+	} else {
+		// A matrix past the first-level cache: the second bit of each edge, a write to a
+		// random row, would miss it nearly every time. Only row x's own bits are set (the
+		// lower triangle: u > v puts y below x), and the upper triangle is filled from them
+		// by transposing 64×64 blocks.
+		for li, v := range nb {
+			x := k - li
+			rx := bm[x*wpr : (x+1)*wpr]
+			for _, u := range adj[above[v]:off[v+1]] {
+				y := int(s.local[u])
+				rx[y>>6] |= 1 << uint(y&63)
+			}
+		}
+		symmetrizeLower(bm, k+1, wpr)
 	}
 	for _, v := range nb {
 		s.local[v] = 0
