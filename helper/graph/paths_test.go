@@ -157,3 +157,37 @@ func TestSmallWorldSampledOrExact(t *testing.T) {
 		}
 	}
 }
+
+// TestMSBFS128AgreesWithMSBFS: the 128-source sweeps find msbfs's distance counts in every
+// direction mode, with batches of 128, of 65–127 (two words, the second partial), of exactly
+// 64 and of fewer, and leave their bit sets clean.
+func TestMSBFS128AgreesWithMSBFS(t *testing.T) {
+	graphs := map[string]*Graph{
+		"dense":     randomGraph(t, 300, 0.2, 0, 81),
+		"sparse":    randomGraph(t, 500, 0.004, 5, 82),
+		"geometric": geometricGraph(t, 448, 0.07, 83),
+		"small":     randomGraph(t, 37, 0.2, 2, 84),
+		"one_word":  randomGraph(t, 64, 0.1, 1, 85),
+	}
+	for name, g := range graphs {
+		want := newMSBFS(g.N)
+		for lo := 0; lo < g.N; lo += 64 {
+			want.sweep(g.Offsets, g.Adj, lo, min(lo+64, g.N))
+		}
+		for mode := directionAuto; mode <= bottomUpOnly; mode++ {
+			b := newMSBFS128(g.N)
+			b.direction = mode
+			for lo := 0; lo < g.N; lo += 128 {
+				b.sweep(g.Offsets, g.Adj, lo, min(lo+128, g.N))
+			}
+			if !slices.Equal(b.hist, want.hist) {
+				t.Errorf("%s mode %d: 128-source counts %v, 64-source %v", name, mode, b.hist, want.hist)
+			}
+			for v := 0; v < g.N; v++ {
+				if b.seen[v] != (pair128{}) || b.visit[v] != (pair128{}) || b.next[v] != (pair128{}) {
+					t.Fatalf("%s mode %d: bit sets not cleared at node %d", name, mode, v)
+				}
+			}
+		}
+	}
+}
