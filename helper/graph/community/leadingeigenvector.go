@@ -334,7 +334,8 @@ func connectedComponents(g *graph.Graph) ([]int, [][]int32) {
 	return membership, groups
 }
 
-// newModules canonicalises a membership (0 = largest module) and scores it.
+// newModules canonicalises a membership (0 = largest module) and scores it; g has passed
+// checkGraph (every caller checks it first).
 func newModules(method string, g *graph.Graph, membership []int, mo ModularityOptions) (*Modules, error) {
 	labels := RelabelBySize(membership)
 	sizes := make([]int, 0)
@@ -345,7 +346,7 @@ func newModules(method string, g *graph.Graph, membership []int, mo ModularityOp
 		}
 		sizes[labels[i]]++
 	}
-	q, err := Modularity(g, labels, mo)
+	q, err := modularity(g, labels, mo) // the callers have checked g
 	if err != nil {
 		return nil, err
 	}

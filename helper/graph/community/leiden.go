@@ -81,7 +81,7 @@ func LeidenModules(ctx context.Context, g *graph.Graph, opts LeidenOptions, rep 
 		for i, c := range next {
 			part[i] = int(c)
 		}
-		q, err := Modularity(g, part, mo)
+		q, err := modularity(g, part, mo)
 		if err != nil {
 			return nil, err
 		}

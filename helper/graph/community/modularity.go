@@ -62,6 +62,12 @@ func Modularity(g *graph.Graph, membership []int, opts ModularityOptions) (float
 	if err := checkGraph(g, opts.Weighted); err != nil {
 		return 0, err
 	}
+	return modularity(g, membership, opts)
+}
+
+// modularity is Modularity on a graph that checkGraph has passed: the module searches check it
+// once, not again (a full scan of the adjacency) for every Q they evaluate.
+func modularity(g *graph.Graph, membership []int, opts ModularityOptions) (float64, error) {
 	if err := opts.check(); err != nil {
 		return 0, err
 	}
