@@ -54,6 +54,9 @@ type Options struct {
 	// windows' cross-products are updated incrementally (incremental.go); both give the same
 	// networks up to rounding (pairs within ~1e-6 of the threshold may differ).
 	PerWindow bool
+	// ChunkWindows > 0 sets the windows per chunk of the incremental path (each chunk's
+	// cross-products are re-based from the series); 0 chooses (incremental.go, chunkSize).
+	ChunkWindows int
 }
 
 // Skipped is a window left out for its censored volumes.
@@ -122,7 +125,8 @@ type Result struct {
 
 // Run builds one network per window of the N×T series x (row-major, as fc.Build takes them) on
 // backend b, each window's series normalised on its own by the backend's Prepare, and calls
-// each (if not nil) with every window while its network is still held. The window's N×w
+// each (if not nil) with every window while its network is still held (each must not keep
+// win.Network after it returns: the incremental path reuses its arrays for later windows). The window's N×w
 // series are gathered into one reused buffer: N·w floats per window, never a copy of the N×T
 // matrix. Progress: stage "dynamic connectivity", one unit per window; ctx is checked between
 // windows and, through fc.Build, within them.
@@ -264,16 +268,20 @@ func finish(res *Result, n int, plan Plan, w int, opt Options) (*Result, error) 
 // measure computes a window's degrees and global measures. constant nodes were left out of
 // the network and count as isolated.
 func measure(ctx context.Context, nw *network.Network, fr *fc.Report, constant int, opt Options) (Measures, []int32, error) {
-	return measureWith(ctx, false, nw, fr, constant, opt)
+	return measureWith(ctx, nil, nw, nil, fr, constant, opt)
 }
 
-// measureWith is measure with, when direct, C_p from the network's own rows on one goroutine
-// (windowMeanClustering) instead of graph.MeanClustering on the symmetric graph, which is
-// then built only for Leiden. fr.Isolated < 0: counted here from the degrees (constant nodes
-// included).
-func measureWith(ctx context.Context, direct bool, nw *network.Network, fr *fc.Report, constant int, opt Options) (Measures, []int32, error) {
+// measureWith is measure with, when sc is not nil, C_p from the network's own rows on one
+// goroutine with sc's arrays (windowScratch.meanClustering) instead of graph.MeanClustering
+// on the symmetric graph, which is then built only for Leiden. deg: the degrees when the
+// caller has them (nil: counted here). fr.Isolated < 0: counted here from the degrees
+// (constant nodes included).
+func measureWith(ctx context.Context, sc *windowScratch, nw *network.Network, deg []int32, fr *fc.Report, constant int, opt Options) (Measures, []int32, error) {
 	n := nw.N
-	deg := Degrees(nw)
+	direct := sc != nil
+	if deg == nil {
+		deg = Degrees(nw)
+	}
 	if fr.Isolated < 0 {
 		fr.Isolated = -constant
 		for _, d := range deg {
@@ -290,7 +298,7 @@ func measureWith(ctx context.Context, direct bool, nw *network.Network, fr *fc.R
 		return m, deg, nil
 	}
 	if direct {
-		m.Clustering = windowMeanClustering(nw, deg)
+		m.Clustering = sc.meanClustering(nw, deg)
 	}
 	if !direct || opt.Modularity {
 		g := graph.FromNetwork(nw)

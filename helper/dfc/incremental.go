@@ -67,48 +67,108 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 		return unavailable(err)
 	}
 	w, k := plan.Window, plan.Count()
-	chunk := min(k, MaxChunkWindows)
-	if parts := (k + chunk - 1) / chunk; parts > 1 {
-		chunk = (k + parts - 1) / parts // equal chunks
+	overlap := false
+	if o, ok := sl.(fc.SlidingOverlap); ok && has {
+		overlap = o.SlidingOverlaps()
+	}
+	chunk := chunkSize(k, opt.ChunkWindows)
+	limit := MaxChunkWindows // the most windows of the later chunks
+	if opt.ChunkWindows > 0 {
+		limit = chunk
+	}
+	// compute runs windows [first, first+count) into out (count ≤ chunk: fewer when their
+	// edges pass the budget).
+	compute := func(first, chunk int, out [][]fc.Edge) (int, error) {
+		for {
+			count := min(chunk, k-first)
+			job := fc.SlidingJob{Window: w, Step: plan.Step, First: first, Count: count,
+				Threshold: opt.FC.Threshold, Abs: opt.FC.Abs, MaxEdges: int64(chunkEdgeBudget)}
+			if count == 1 {
+				job.MaxEdges = 0 // one window's network is held by either path
+			}
+			for c := range out[:count] {
+				out[c] = out[c][:0]
+			}
+			err := sl.SlidingEdges(ctx, job, out[:count])
+			if errors.Is(err, fc.ErrSlidingBudget) {
+				chunk = max(1, count/2)
+				continue
+			}
+			return count, err
+		}
+	}
+	type done struct {
+		count int
+		err   error
 	}
 	var buf []float32
-	out := make([][]fc.Edge, chunk)
-	for first := 0; first < k; {
-		count := min(chunk, k-first)
-		job := fc.SlidingJob{Window: w, Step: plan.Step, First: first, Count: count,
-			Threshold: opt.FC.Threshold, Abs: opt.FC.Abs, MaxEdges: int64(chunkEdgeBudget)}
-		if count == 1 {
-			job.MaxEdges = 0 // one window's network is held by either path
-		}
-		for c := range out[:count] {
-			out[c] = out[c][:0]
-		}
-		err := sl.SlidingEdges(ctx, job, out)
-		if errors.Is(err, fc.ErrSlidingBudget) {
-			chunk = max(1, count/2)
-			continue
-		}
-		if err != nil && first == 0 {
-			return unavailable(err)
-		}
-		if err != nil {
-			return true, fmt.Errorf("dfc: windows %d–%d: %w", first, first+count-1, err)
-		}
-		if err := emitChunk(ctx, out[:count], first, n, t, plan, x, constant, opt, samples, &buf, res, rep, each); err != nil {
-			return true, err
-		}
-		first += count
+	bufs := [2][][]fc.Edge{make([][]fc.Edge, chunk), nil}
+	count, err := compute(0, chunk, bufs[0])
+	if err != nil {
+		return unavailable(err)
+	}
+	for first, cur := 0, 0; ; cur = 1 - cur {
+		out := bufs[cur][:count]
+		next := first + count
 		// The next chunk's size from the densest window so far, within the budget.
 		most := 1
-		for c := range out[:count] {
+		for c := range out {
 			most = max(most, len(out[c]))
 		}
-		chunk = max(1, min(MaxChunkWindows, chunkEdgeBudget/most))
-		if chunk > len(out) {
-			out = append(out, make([][]fc.Edge, chunk-len(out))...)
+		chunk = max(1, min(limit, chunkEdgeBudget/most))
+		var pending chan done
+		if next < k && overlap {
+			// With more than one chunk (more windows than MaxChunkWindows, or edges past
+			// the budget) the device runs the next chunk (into the other buffer; the
+			// backend's own buffers alternate too) while the host builds this one's windows.
+			if len(bufs[1-cur]) < chunk {
+				bufs[1-cur] = make([][]fc.Edge, chunk)
+			}
+			pending = make(chan done, 1)
+			go func(into [][]fc.Edge) {
+				c, err := compute(next, chunk, into)
+				pending <- done{c, err}
+			}(bufs[1-cur])
 		}
+		err := emitChunk(ctx, out, first, n, t, plan, x, constant, opt, samples, &buf, res, rep, each)
+		if err != nil {
+			if pending != nil {
+				<-pending // the backend and the buffers stay in use until it returns
+			}
+			return true, err
+		}
+		if next >= k {
+			return true, nil
+		}
+		if pending != nil {
+			d := <-pending
+			count, err = d.count, d.err
+		} else {
+			if len(bufs[1-cur]) < chunk {
+				bufs[1-cur] = make([][]fc.Edge, chunk)
+			}
+			count, err = compute(next, chunk, bufs[1-cur])
+		}
+		if err != nil {
+			return true, fmt.Errorf("dfc: windows %d–%d: %w", next, next+min(chunk, k-next)-1, err)
+		}
+		first = next
 	}
-	return true, nil
+}
+
+// chunkSize is the windows of the first chunk: forced > 0, else all k windows up to
+// MaxChunkWindows in equal chunks. Splitting a run that fits one chunk into two, so that the
+// host builds the first half's windows while the device runs the second, was measured and
+// not kept: W6 on an H200, 159 ms in one chunk against 166 ms in two overlapped chunks — the
+// second chunk's re-basing (w products per pair) cost the device 19 ms, more than the host's
+// share it hid (BENCHMARKS.md, W6).
+func chunkSize(k, forced int) int {
+	if forced > 0 {
+		return min(forced, k)
+	}
+	chunk := min(k, MaxChunkWindows)
+	parts := (k + chunk - 1) / chunk
+	return (k + parts - 1) / parts // equal chunks
 }
 
 // emitChunk builds the chunk's windows' CSR networks and measures on up to GOMAXPROCS
@@ -140,11 +200,13 @@ func emitChunk(ctx context.Context, out [][]fc.Edge, first, n, t int, plan Plan,
 					errs[c] = fmt.Errorf("dfc: window %d (volumes %d–%d): only %d of %d series vary within it", kk, start, start+w-1, nv, n)
 					return
 				}
-				nw := edgesToCSR(out[c], n)
-				fr := &fc.Report{Threshold: opt.FC.Threshold, Isolated: -1, LargestComponent: largestComponent(nw)}
+				sc := scratchPool.Get().(*windowScratch)
+				defer scratchPool.Put(sc)
+				nw, deg := sc.csr(out[c], n)
+				fr := &fc.Report{Threshold: opt.FC.Threshold, Isolated: -1, LargestComponent: sc.largestComponent(out[c], n)}
 				win := Window{Index: kk, Start: start, Network: nw}
 				var err error
-				if win.Measures, win.Degree, err = measureWith(ctx, true, nw, fr, constant[kk], opt); err != nil {
+				if win.Measures, win.Degree, err = measureWith(ctx, sc, nw, deg, fr, constant[kk], opt); err != nil {
 					errs[c] = fmt.Errorf("dfc: window %d: %w", kk, err)
 				}
 				wins[c] = win
@@ -168,6 +230,9 @@ func emitChunk(ctx context.Context, out [][]fc.Edge, first, n, t int, plan Plan,
 			if err := each(&win); err != nil {
 				return err
 			}
+		}
+		if win.Network != nil {
+			networkPool.Put(win.Network) // its arrays serve a later window's CSR
 		}
 		win.Network, win.Factor = nil, nil
 		res.Windows = append(res.Windows, win)
@@ -251,23 +316,79 @@ func scanSeries(x []float32, n, t int, plan Plan) (constant []int, finite bool) 
 }
 
 // edgesToCSR sorts a window's edges (any order, I < J) into a strict-upper-triangle CSR
-// network over n nodes: a counting sort by row, then each row's few columns sorted in place
-// (insertion sort; a long row, a hub's, by slices.SortFunc).
+// network over n nodes (windowScratch.csr with arrays of its own).
 func edgesToCSR(edges []fc.Edge, n int) *network.Network {
+	nw, _ := (&windowScratch{}).csr(edges, n)
+	return nw
+}
+
+// windowScratch holds the per-window arrays that do not outlive a window's measures (the
+// counting sort's cursors and rows, the triangle counts and marks, the union–find), reused
+// from window to window through scratchPool: W6's 108 windows of 30,000 nodes otherwise
+// allocate and clear ~1.5 MB each on every core, which the garbage collector then reclaims.
+type windowScratch struct {
+	next         []uint64
+	rows         []fc.Edge
+	tri          []int64
+	mark         []bool
+	parent, size []int32
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(windowScratch) }}
+
+// networkPool holds the CSR networks of windows already handed over (Run's each may not keep
+// a window's network after it returns), whose arrays the next windows' CSRs reuse.
+var networkPool sync.Pool
+
+// resize returns s with n elements, its contents unspecified.
+func resize[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	return s[:n]
+}
+
+// grow returns s resized to n elements, all zero.
+func grow[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, n)
+	}
+	s = s[:n]
+	clear(s)
+	return s
+}
+
+// csr sorts a window's edges (any order, I < J) into a strict-upper-triangle CSR network over
+// n nodes — a counting sort by row, then each row's few columns sorted in place (insertion
+// sort; a long row, a hub's, by slices.SortFunc) — and returns the nodes' degrees, counted in
+// the same pass over the edges.
+func (sc *windowScratch) csr(edges []fc.Edge, n int) (*network.Network, []int32) {
 	e := len(edges)
-	nw := &network.Network{N: n, Indptr: make([]uint64, n+1), Indices: make([]uint32, e), Weights: make([]float32, e)}
+	nw := &network.Network{N: n}
+	if v := networkPool.Get(); v != nil {
+		old := v.(*network.Network)
+		nw.Indptr, nw.Indices, nw.Weights = old.Indptr, old.Indices, old.Weights
+	}
+	nw.Indptr = grow(nw.Indptr, n+1)
+	nw.Indices = resize(nw.Indices, e) // every entry is written below
+	nw.Weights = resize(nw.Weights, e)
+	deg := make([]int32, n)
 	if e == 0 {
-		return nw
+		return nw, deg
 	}
 	for _, ed := range edges {
 		nw.Indptr[ed.I+1]++
+		deg[ed.J]++
 	}
 	for i := 0; i < n; i++ {
+		deg[i] += int32(nw.Indptr[i+1])
 		nw.Indptr[i+1] += nw.Indptr[i]
 	}
-	next := make([]uint64, n)
+	sc.next = grow(sc.next, n)
+	next := sc.next
 	copy(next, nw.Indptr[:n])
-	rows := make([]fc.Edge, e)
+	sc.rows = grow(sc.rows, e)
+	rows := sc.rows
 	for _, ed := range edges {
 		rows[next[ed.I]] = ed
 		next[ed.I]++
@@ -287,5 +408,5 @@ func edgesToCSR(edges []fc.Edge, n int) *network.Network {
 	for p, ed := range rows {
 		nw.Indices[p], nw.Weights[p] = ed.J, ed.W
 	}
-	return nw
+	return nw, deg
 }

@@ -3,8 +3,10 @@ package dfc
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -235,6 +237,27 @@ func TestWindowCSRAndMeasures(t *testing.T) {
 	if _, largest := fc.Components(nw); largestComponent(nw) != largest {
 		t.Fatalf("largest component %d, fc.Components %d", largestComponent(nw), largest)
 	}
+	// The same through one scratch reused across windows, as emitChunk's workers do: a
+	// second, different window first, so that stale counts or marks would show.
+	sc := &windowScratch{}
+	other := edges[:len(edges)/3]
+	nw2, deg2 := sc.csr(other, n)
+	if !slices.Equal(deg2, Degrees(nw2)) {
+		t.Fatal("degrees from the edges differ from Degrees of the CSR")
+	}
+	_ = sc.meanClustering(nw2, deg2)
+	_ = sc.largestComponent(other, n)
+	nw3, deg3 := sc.csr(edges, n)
+	sameNetwork(t, "reused scratch", nw3, nw)
+	if !slices.Equal(deg3, Degrees(nw)) {
+		t.Fatal("degrees through a reused scratch differ from Degrees")
+	}
+	if got := sc.meanClustering(nw3, deg3); got != want {
+		t.Fatalf("C_p through a reused scratch %v, graph.MeanClustering %v", got, want)
+	}
+	if _, largest := fc.Components(nw); sc.largestComponent(edges, n) != largest {
+		t.Fatalf("largest component through a reused scratch %d, fc.Components %d", sc.largestComponent(edges, n), largest)
+	}
 }
 
 // A non-finite value sends Run to the per-window path, whose error names the window.
@@ -283,5 +306,73 @@ func TestIncrementalUnavailable(t *testing.T) {
 	}
 	if k != T-w+1 || len(res.Notes) == 0 || !strings.Contains(res.Notes[0], "out of memory") {
 		t.Fatalf("%d windows compared, notes %q", k, res.Notes)
+	}
+}
+
+// overlapSliding is countingSliding declaring fc.SlidingOverlap, as a GPU backend does: Run
+// then builds each chunk's windows while the next chunk runs.
+type overlapSliding struct{ countingSliding }
+
+func (*overlapSliding) SlidingOverlaps() bool { return true }
+
+// With an overlapping backend and two chunks, the second is computed while the first's
+// windows are built, and the networks, measures and degrees equal those of the same two
+// chunks run one after the other; an error from each stops Run with it once the chunk in
+// flight has returned.
+func TestIncrementalOverlap(t *testing.T) {
+	const n, T, w = 160, 131, 48 // 84 windows: two chunks of 42
+	x := randomSeries(n, T, 9)
+	cfg := fc.Config{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.3}
+	type run struct {
+		nws []*network.Network
+		res *Result
+	}
+	collect := func(be fc.Backend, opt Options) run {
+		var r run
+		res, err := Run(context.Background(), be, x, n, T, opt, nil, func(win *Window) error {
+			r.nws = append(r.nws, cloneNetwork(win.Network))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.res = res
+		return r
+	}
+	ov := &overlapSliding{countingSliding{Backend: cpu.New(cpu.Options{Workers: 2})}}
+	got := collect(ov, Options{Window: w, Step: 1, FC: cfg, ChunkWindows: 42})
+	seq := &countingSliding{Backend: cpu.New(cpu.Options{Workers: 2})}
+	want := collect(seq, Options{Window: w, Step: 1, FC: cfg, ChunkWindows: 42})
+	if len(ov.chunks) != 2 || ov.chunks[0].Count != 42 || ov.chunks[1].First != 42 || !slices.Equal(ov.chunks, seq.chunks) {
+		t.Fatalf("chunks overlapped %+v, sequential %+v", ov.chunks, seq.chunks)
+	}
+	if len(got.nws) != 84 || len(want.nws) != 84 {
+		t.Fatalf("%d and %d windows, want 84", len(got.nws), len(want.nws))
+	}
+	edges := int64(0)
+	for k := range got.nws {
+		sameNetwork(t, fmt.Sprintf("window %d", k), got.nws[k], want.nws[k])
+		gw, rw := got.res.Windows[k], want.res.Windows[k]
+		if gw.Index != k || gw.Measures != rw.Measures || !slices.Equal(gw.Degree, rw.Degree) {
+			t.Fatalf("window %d: %+v, sequential %+v", k, gw.Measures, rw.Measures)
+		}
+		edges += gw.Measures.Edges
+	}
+	if edges < 50*84 {
+		t.Fatalf("%d edges: the comparison proves little", edges)
+	}
+
+	stop := errors.New("stop")
+	ov.chunks = nil
+	seen := 0
+	_, err := Run(context.Background(), ov, x, n, T, Options{Window: w, Step: 1, FC: cfg, ChunkWindows: 42}, nil, func(win *Window) error {
+		seen++
+		if win.Index == 20 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || seen != 21 || len(ov.chunks) != 2 {
+		t.Fatalf("error %v after %d windows, %d chunks", err, seen, len(ov.chunks))
 	}
 }

@@ -1,6 +1,9 @@
 package dfc
 
-import "github.com/hubscope/hubscope/helper/network"
+import (
+	"github.com/hubscope/hubscope/helper/fc"
+	"github.com/hubscope/hubscope/helper/network"
+)
 
 // windowMeanClustering is C_p = (1/N) Σ_i C_i, C_i = 2t_i/(k_i(k_i − 1)) (0 below degree 2),
 // graph.MeanClustering's value to the last bit (the same expression per node, summed in node
@@ -10,9 +13,15 @@ import "github.com/hubscope/hubscope/helper/network"
 // counts) cost more than the count itself. Each triangle i < j < k is found once, from i: j and
 // k in i's row, k in j's row (a mark per node of i's row; rows sorted, so no duplicates).
 func windowMeanClustering(nw *network.Network, deg []int32) float64 {
+	return (&windowScratch{}).meanClustering(nw, deg)
+}
+
+// meanClustering is windowMeanClustering with sc's arrays.
+func (sc *windowScratch) meanClustering(nw *network.Network, deg []int32) float64 {
 	n := nw.N
-	t := make([]int64, n)
-	mark := make([]bool, n)
+	sc.tri = grow(sc.tri, n)
+	sc.mark = grow(sc.mark, n)
+	t, mark := sc.tri, sc.mark
 	for i := 0; i < n; i++ {
 		cols, _ := nw.Row(i)
 		if len(cols) < 2 {
@@ -52,8 +61,26 @@ func largestComponent(nw *network.Network) int {
 	if n == 0 {
 		return 0
 	}
-	parent := make([]int32, n)
-	size := make([]int32, n)
+	var edges []fc.Edge
+	for i := 0; i < n; i++ {
+		cols, _ := nw.Row(i)
+		for _, j := range cols {
+			edges = append(edges, fc.Edge{I: uint32(i), J: j})
+		}
+	}
+	return (&windowScratch{}).largestComponent(edges, n)
+}
+
+// largestComponent is the size of the largest connected component of the graph of the
+// window's edges over n nodes (the size does not depend on the order the edges are joined
+// in), with sc's arrays: no CSR rows to walk.
+func (sc *windowScratch) largestComponent(edges []fc.Edge, n int) int {
+	if n == 0 {
+		return 0
+	}
+	sc.parent = grow(sc.parent, n)
+	sc.size = grow(sc.size, n)
+	parent, size := sc.parent, sc.size
 	for i := range parent {
 		parent[i], size[i] = int32(i), 1
 	}
@@ -65,20 +92,17 @@ func largestComponent(nw *network.Network) int {
 		return x
 	}
 	largest := int32(1)
-	for i := 0; i < n; i++ {
-		cols, _ := nw.Row(i)
-		for _, j := range cols {
-			a, b := find(int32(i)), find(int32(j))
-			if a == b {
-				continue
-			}
-			if size[a] < size[b] {
-				a, b = b, a
-			}
-			parent[b] = a
-			size[a] += size[b]
-			largest = max(largest, size[a])
+	for _, ed := range edges {
+		a, b := find(int32(ed.I)), find(int32(ed.J))
+		if a == b {
+			continue
 		}
+		if size[a] < size[b] {
+			a, b = b, a
+		}
+		parent[b] = a
+		size[a] += size[b]
+		largest = max(largest, size[a])
 	}
 	return int(largest)
 }

@@ -58,6 +58,14 @@ type Sliding interface {
 	SlidingEdges(ctx context.Context, job SlidingJob, out [][]Edge) error
 }
 
+// SlidingOverlap is implemented by Sliding backends that may run a chunk while the caller
+// reads the previous chunk's edges: their SlidingEdges leaves the host's cores free (a GPU)
+// and the slices it sets stay valid until the second next SlidingEdges (not only the next).
+// SlidingOverlaps reports whether that holds for this backend.
+type SlidingOverlap interface {
+	SlidingOverlaps() bool
+}
+
 // Validate reports a job the prepared series cannot run.
 func (j *SlidingJob) Validate(t int) error {
 	if j.Window < 3 || j.Step < 1 || j.First < 0 || j.Count < 1 || (j.First+j.Count-1)*j.Step+j.Window > t {

@@ -167,8 +167,10 @@ func pearson64(x []float32, t, i, j, s0, w int) float64 {
 }
 
 // BenchmarkSlidingW6 times W6's phases on the device: PrepareSliding (centring, upload), the
-// chunk of 108 windows at r > 0.3 and at r > 1 (kernels alone: no edge to copy back), and
-// dfc.Run end to end (what bench --workloads w6 times).
+// chunk of 108 windows at r > 0.3 and at r > 1 (kernels alone: no edge to copy back), the
+// same 108 windows as two chunks of 54 (each re-based: what splitting the chunks to overlap
+// the host's windows with the device would cost), and dfc.Run end to end (what bench
+// --workloads w6 times).
 func BenchmarkSlidingW6(b *testing.B) {
 	requireGPU(b)
 	const n, T, w = 30000, 257, 150
@@ -187,7 +189,7 @@ func BenchmarkSlidingW6(b *testing.B) {
 		}
 	}
 	opt := dfc.Options{Window: w, Step: 1, FC: fc.Config{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.3}}
-	for _, phase := range []string{"prepare", "edges", "kernels", "run"} {
+	for _, phase := range []string{"prepare", "edges", "kernels", "halves", "run", "run-halves"} {
 		b.Run(phase, func(b *testing.B) {
 			if err := be.PrepareSliding(ctx, x, n, T); err != nil {
 				b.Fatal(err)
@@ -207,8 +209,18 @@ func BenchmarkSlidingW6(b *testing.B) {
 						th = 1
 					}
 					err = be.SlidingEdges(ctx, fc.SlidingJob{Window: w, Step: 1, Count: 108, Threshold: th}, out)
+				case "halves":
+					clear()
+					err = be.SlidingEdges(ctx, fc.SlidingJob{Window: w, Step: 1, Count: 54, Threshold: 0.3}, out)
+					if err == nil {
+						err = be.SlidingEdges(ctx, fc.SlidingJob{Window: w, Step: 1, First: 54, Count: 54, Threshold: 0.3}, out[54:])
+					}
 				case "run":
 					_, err = dfc.Run(ctx, be, x, n, T, opt, nil, nil)
+				case "run-halves":
+					two := opt
+					two.ChunkWindows = 54
+					_, err = dfc.Run(ctx, be, x, n, T, two, nil, nil)
 				}
 				if err != nil {
 					b.Fatal(err)
