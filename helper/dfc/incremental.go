@@ -359,9 +359,9 @@ func grow[T any](s []T, n int) []T {
 }
 
 // csr sorts a window's edges (any order, I < J) into a strict-upper-triangle CSR network over
-// n nodes — a counting sort by row, then each row's few columns sorted in place (insertion
-// sort; a long row, a hub's, by slices.SortFunc) — and returns the nodes' degrees, counted in
-// the same pass over the edges.
+// n nodes — a counting sort by row straight into the network's arrays, then each row's few
+// columns sorted in place (insertion sort; a long row, a hub's, by slices.SortFunc through
+// scratch) — and returns the nodes' degrees, counted in the same pass over the edges.
 func (sc *windowScratch) csr(edges []fc.Edge, n int) (*network.Network, []int32) {
 	e := len(edges)
 	nw := &network.Network{N: n}
@@ -387,26 +387,35 @@ func (sc *windowScratch) csr(edges []fc.Edge, n int) (*network.Network, []int32)
 	sc.next = grow(sc.next, n)
 	next := sc.next
 	copy(next, nw.Indptr[:n])
-	sc.rows = grow(sc.rows, e)
-	rows := sc.rows
+	idx, wts := nw.Indices, nw.Weights
 	for _, ed := range edges {
-		rows[next[ed.I]] = ed
-		next[ed.I]++
+		p := next[ed.I]
+		idx[p], wts[p] = ed.J, ed.W
+		next[ed.I] = p + 1
 	}
 	for i := 0; i < n; i++ {
-		r := rows[nw.Indptr[i]:nw.Indptr[i+1]]
-		if len(r) > 32 {
+		lo, hi := nw.Indptr[i], nw.Indptr[i+1]
+		if hi-lo < 2 {
+			continue
+		}
+		if hi-lo > 32 {
+			r := sc.rows[:0]
+			for p := lo; p < hi; p++ {
+				r = append(r, fc.Edge{J: idx[p], W: wts[p]})
+			}
 			slices.SortFunc(r, func(a, b fc.Edge) int { return int(a.J) - int(b.J) })
-		} else {
-			for p := 1; p < len(r); p++ {
-				for q := p; q > 0 && r[q].J < r[q-1].J; q-- {
-					r[q], r[q-1] = r[q-1], r[q]
-				}
+			for q, ed := range r {
+				idx[lo+uint64(q)], wts[lo+uint64(q)] = ed.J, ed.W
+			}
+			sc.rows = r
+			continue
+		}
+		for p := lo + 1; p < hi; p++ {
+			for q := p; q > lo && idx[q] < idx[q-1]; q-- {
+				idx[q], idx[q-1] = idx[q-1], idx[q]
+				wts[q], wts[q-1] = wts[q-1], wts[q]
 			}
 		}
-	}
-	for p, ed := range rows {
-		nw.Indices[p], nw.Weights[p] = ed.J, ed.W
 	}
 	return nw, deg
 }
