@@ -144,6 +144,10 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 		}
 	}
 
+	// The backend opens while the scan loads (backend.go: CUDA's start-up overlaps the read).
+	opening := startBackend(cfg.Backend)
+	defer opening.discard()
+
 	// 1. Scan → masked series.
 	t0 := time.Now()
 	var s *scan.Scan
@@ -299,7 +303,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 	}
 
 	// 2. Network.
-	be, err := OpenBackend(cfg.Backend, rep)
+	be, err := opening.take(rep)
 	if err != nil {
 		return nil, err
 	}
