@@ -129,26 +129,7 @@ func (b *msbfs128) sweep(off []int64, adj []int32, lo, hi int) {
 
 // distanceHistogram128 is distanceHistogram with 128 sources per sweep.
 func distanceHistogram128(ctx context.Context, off []int64, adj []int32, n, workers int, rep progress.Reporter) ([]int64, error) {
-	bfs := make([]*msbfs128, workers)
-	for w := range bfs {
-		bfs[w] = newMSBFS128(n)
-	}
-	err := forEachChunk(ctx, n, 128, workers, false, func(w, lo, hi int) error {
-		bfs[w].sweep(off, adj, lo, hi)
-		rep.Add(int64(hi - lo))
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	var hist []int64
-	for _, b := range bfs {
-		for len(hist) < len(b.hist) {
-			hist = append(hist, 0)
-		}
-		for d, c := range b.hist {
-			hist[d] += c
-		}
-	}
-	return hist, nil
+	return sweepHistogram(ctx, off, adj, n, workers, 128, func() sweeper { return newMSBFS128(n) }, rep)
 }
+
+func (b *msbfs128) histogram() []int64 { return b.hist }

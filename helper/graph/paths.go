@@ -101,11 +101,24 @@ func pathStatsFromHistogram(hist []int64, n int) PathStats {
 // distanceHistogram returns hist[d] = number of ordered pairs (s, t), s ≠ t, at distance d in
 // the CSR graph (off, adj) over n nodes, running MS-BFS batches on workers goroutines.
 func distanceHistogram(ctx context.Context, off []int64, adj []int32, n, workers int, rep progress.Reporter) ([]int64, error) {
-	bfs := make([]*msbfs, workers)
+	return sweepHistogram(ctx, off, adj, n, workers, 64, func() sweeper { return newMSBFS(n) }, rep)
+}
+
+// sweeper is one worker's multi-source BFS, 64 (msbfs) or 128 (msbfs128) sources per sweep,
+// accumulating its ordered pairs per distance.
+type sweeper interface {
+	sweep(off []int64, adj []int32, lo, hi int)
+	histogram() []int64
+}
+
+// sweepHistogram runs the sources in chunks of width on workers sweepers and sums their
+// distance histograms.
+func sweepHistogram(ctx context.Context, off []int64, adj []int32, n, workers, width int, newSweeper func() sweeper, rep progress.Reporter) ([]int64, error) {
+	bfs := make([]sweeper, workers)
 	for w := range bfs {
-		bfs[w] = newMSBFS(n)
+		bfs[w] = newSweeper()
 	}
-	err := forEachChunk(ctx, n, 64, workers, false, func(w, lo, hi int) error {
+	err := forEachChunk(ctx, n, width, workers, false, func(w, lo, hi int) error {
 		bfs[w].sweep(off, adj, lo, hi)
 		rep.Add(int64(hi - lo))
 		return nil
@@ -115,15 +128,18 @@ func distanceHistogram(ctx context.Context, off []int64, adj []int32, n, workers
 	}
 	var hist []int64
 	for _, b := range bfs {
-		for len(hist) < len(b.hist) {
+		bh := b.histogram()
+		for len(hist) < len(bh) {
 			hist = append(hist, 0)
 		}
-		for d, c := range b.hist {
+		for d, c := range bh {
 			hist[d] += c
 		}
 	}
 	return hist, nil
 }
+
+func (b *msbfs) histogram() []int64 { return b.hist }
 
 // msbfs holds one worker's MS-BFS state: seen[v] / visit[v] / next[v] are the bit sets (over the
 // ≤ 64 sources of the current batch) of searches that have reached v, that reached v in the last
