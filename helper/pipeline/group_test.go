@@ -71,6 +71,21 @@ func TestGroupBundle(t *testing.T) {
 		if got.Edges() != want.Edges() || got.N != want.N || res.Metrics.Sweep == nil || len(res.Metrics.Sweep.Points) != 3 {
 			t.Errorf("%s: bundle %d nodes %d edges, group.Network %d nodes %d edges", rule, got.N, got.Edges(), want.N, want.Edges())
 		}
+		// provenance.json names every subject with its scan's size and SHA-256, not only the first.
+		var prov bundle.Provenance
+		readJSON(t, filepath.Join(res.Dir, "provenance.json"), &prov)
+		if len(prov.Subjects) != len(subs) {
+			t.Fatalf("%s: provenance lists %d subjects, want %d", rule, len(prov.Subjects), len(subs))
+		}
+		for i, s := range subs {
+			in, err := bundle.DescribeInput(s.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g := prov.Subjects[i]; g.Label != s.Label || g.Path != s.Path || g.Bytes != in.Bytes || g.SHA256 != in.SHA256 {
+				t.Errorf("%s: provenance subject %d = %+v, want %s %s %d %s", rule, i, g, s.Label, s.Path, in.Bytes, in.SHA256)
+			}
+		}
 	}
 	// Cleaning applies to every subject before the mean: 6 volumes dropped, detrended and
 	// band-passed per subject, the same network as cleaning each subject by hand.

@@ -572,8 +572,18 @@ func inputOf(path string, digests []scan.FileDigest) (bundle.Input, error) {
 // the scan's Inputs, so the input files are not read again.
 func (r *runner) provenance(engine, device string, fcrep *fc.Report, digests []scan.FileDigest) (*bundle.Provenance, error) {
 	scanPath := r.cfg.Scan
-	if r.cfg.Group != nil && len(digests) > 0 { // the first subject; group.json lists them all
+	if r.cfg.Group != nil && len(digests) > 0 { // the first subject; Subjects lists them all
 		scanPath = digests[0].Path
+	}
+	var subjects []schema.GroupSubject
+	if r.cfg.Group != nil {
+		for _, sub := range r.cfg.Group.Subjects {
+			in, err := inputOf(sub.Path, digests)
+			if err != nil {
+				return nil, err
+			}
+			subjects = append(subjects, schema.GroupSubject{Label: sub.Label, Path: in.Path, Bytes: in.Bytes, SHA256: in.SHA256})
+		}
 	}
 	if r.dicom != nil {
 		scanPath = r.dicom.NIfTI // digested while loading
@@ -590,6 +600,7 @@ func (r *runner) provenance(engine, device string, fcrep *fc.Report, digests []s
 		Version:    schema.Version,
 		Created:    time.Now().UTC().Truncate(time.Second),
 		Input:      in,
+		Subjects:   subjects,
 		Parameters: r.cfg,
 		Backend:    engine,
 		Host:       bundle.ThisHost(),

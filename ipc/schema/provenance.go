@@ -20,6 +20,9 @@ type Provenance struct {
 	InputChecks *InputChecks `json:"input_checks,omitempty"`
 	// Conversion records how a DICOM input became the analysed NIfTI (nil for NIfTI input).
 	Conversion *Conversion `json:"conversion,omitempty"`
+	// Subjects are a group bundle's every subject, in the group's order, each with its scan's
+	// size and SHA-256 (Input is the first of them); nil for one scan.
+	Subjects []GroupSubject `json:"subjects,omitempty"`
 }
 
 // Conversion is a DICOM input's conversion (docs/dicom.md): what was given, which series was
