@@ -72,6 +72,18 @@ func BenchmarkShortestPathsC2(b *testing.B) {
 	}
 }
 
+// BenchmarkSampledShortestPathsC2: the random networks' path lengths, 1,024 sampled sources
+// (graph.SmallWorld's default) on the C2 graph.
+func BenchmarkSampledShortestPathsC2(b *testing.B) {
+	g := c2Graph(b)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := SampledShortestPaths(context.Background(), g, 1024, 1, 2); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkRewireC2(b *testing.B) {
 	g := c2Graph(b)
 	b.ResetTimer()

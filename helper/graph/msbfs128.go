@@ -20,6 +20,10 @@ type msbfs128 struct {
 	frontier, grown, touched []int32
 	hist                     []int64 // ordered pairs per distance, accumulated over all sweeps
 	direction                int     // directionAuto, or one step kind forced (tests)
+	sources                  []int32 // the current batch's sources (scratch)
+	// perSource, when set, receives each source's own sums over the targets it reaches
+	// (indexed by the source's position in its batch), as msbfs's: the sampled estimator's.
+	perSource *[128]sourceSums
 }
 
 func newMSBFS128(n int) *msbfs128 {
@@ -33,22 +37,33 @@ func newMSBFS128(n int) *msbfs128 {
 // the number of (source, target) pairs found at each distance to b.hist. The direction rule
 // is msbfs's.
 func (b *msbfs128) sweep(off []int64, adj []int32, lo, hi int) {
+	src := b.sources[:0]
+	for s := lo; s < hi; s++ {
+		src = append(src, int32(s))
+	}
+	b.sources = src
+	b.sweepFrom(off, adj, src)
+}
+
+// sweepFrom runs the breadth-first searches from the given distinct sources (at most 128)
+// together, as sweep does.
+func (b *msbfs128) sweepFrom(off []int64, adj []int32, sources []int32) {
 	seen, visit, next := b.seen, b.visit, b.next
-	count := hi - lo
+	count := len(sources)
 	var all pair128 // one bit per source of this batch
 	all[0] = ^uint64(0) >> uint(64-min(count, 64))
 	if count > 64 {
 		all[1] = ^uint64(0) >> uint(128-count)
 	}
 	frontier := b.frontier[:0]
-	for k := 0; k < count; k++ {
-		s := lo + k
+	for k, s := range sources {
 		seen[s][k>>6] |= 1 << uint(k&63)
 		visit[s][k>>6] |= 1 << uint(k&63)
 		frontier = append(frontier, int32(s))
 	}
 	touched := append(b.touched[:0], frontier...)
 	n := len(off) - 1
+	per := b.perSource
 	frontierEdges := int64(0)
 	for _, v := range frontier {
 		frontierEdges += off[v+1] - off[v]
@@ -107,6 +122,16 @@ func (b *msbfs128) sweep(off []int64, adj []int32, lo, hi int) {
 			visit[u] = nw
 			found += int64(bits.OnesCount64(nw[0]) + bits.OnesCount64(nw[1]))
 			frontierEdges += off[u+1] - off[u]
+			if per != nil {
+				for w, x := range nw {
+					for ; x != 0; x &= x - 1 {
+						p := &per[64*w+bits.TrailingZeros64(x)]
+						p.reached++
+						p.dist += int64(d)
+						p.inv += 1 / float64(d)
+					}
+				}
+			}
 		}
 		if found > 0 {
 			for len(b.hist) <= d {

@@ -151,9 +151,6 @@ type msbfs struct {
 	direction         int     // directionAuto, or one step kind forced (tests)
 	hist              []int64 // ordered pairs per distance, accumulated over all sweeps
 	sources           []int32 // the current batch's sources (scratch)
-	// perSource, when set, receives each source's own sums over the targets it reaches
-	// (indexed by the source's position in its batch): the sampled estimator needs them.
-	perSource *[64]sourceSums
 }
 
 // sourceSums are one BFS source's sums over the nodes it reaches: how many, the sum of their
@@ -206,7 +203,6 @@ func (b *msbfs) sweepFrom(off []int64, adj []int32, sources []int32) {
 	touched := append(b.touched[:0], frontier...)
 	n := len(off) - 1
 	all := ^uint64(0) >> uint(64-len(sources)) // one bit per source of this batch
-	per := b.perSource
 	frontierEdges := int64(0)
 	for _, v := range frontier {
 		frontierEdges += off[v+1] - off[v]
@@ -266,14 +262,6 @@ func (b *msbfs) sweepFrom(off []int64, adj []int32, sources []int32) {
 			visit[u] = nw
 			found += int64(bits.OnesCount64(nw))
 			frontierEdges += off[u+1] - off[u]
-			if per != nil {
-				for x := nw; x != 0; x &= x - 1 {
-					p := &per[bits.TrailingZeros64(x)]
-					p.reached++
-					p.dist += int64(d)
-					p.inv += 1 / float64(d)
-				}
-			}
 		}
 		if found > 0 {
 			for len(b.hist) <= d {
@@ -425,19 +413,20 @@ func sampledShortestPaths(ctx context.Context, g *Graph, sources int, seed, stre
 	return estimateFromSources(all[:len(out)], all[len(out):], x, popMean, len(inL), n), nil
 }
 
-// perSourceSums runs MS-BFS from the given distinct sources, 64 per sweep over all cores, and
+// perSourceSums runs MS-BFS from the given distinct sources, 128 per sweep over all cores (as
+// the exact search: one pass over a row serves twice the searches of a 64-source sweep), and
 // returns each source's sums in the order given.
 func perSourceSums(ctx context.Context, g *Graph, list []int32) ([]sourceSums, error) {
 	sums := make([]sourceSums, len(list))
-	workers := workerCount((len(list) + 63) / 64)
-	bfs := make([]*msbfs, workers)
+	workers := workerCount((len(list) + 127) / 128)
+	bfs := make([]*msbfs128, workers)
 	for w := range bfs {
-		bfs[w] = newMSBFS(g.N)
-		bfs[w].perSource = new([64]sourceSums)
+		bfs[w] = newMSBFS128(g.N)
+		bfs[w].perSource = new([128]sourceSums)
 	}
-	err := forEachChunk(ctx, len(list), 64, workers, false, func(w, lo, hi int) error {
+	err := forEachChunk(ctx, len(list), 128, workers, false, func(w, lo, hi int) error {
 		b := bfs[w]
-		*b.perSource = [64]sourceSums{}
+		*b.perSource = [128]sourceSums{}
 		b.sweepFrom(g.Offsets, g.Adj, list[lo:hi])
 		copy(sums[lo:hi], b.perSource[:hi-lo])
 		return nil
