@@ -59,12 +59,15 @@ type Options struct {
 // usable series is an error.
 //
 // Memory: the masked N×L float32 matrix, plus a ring of 3 decoded volumes and 16 gathered
-// masked volumes for the cache-friendly transpose; the automatic mask adds a float64 mean
-// image during its first pass. No full 4D array is ever held.
+// masked volumes for the cache-friendly transpose. The automatic mask needs every voxel's
+// mean before any series is taken: it keeps the stored volumes (in the file's datatype, 2
+// bytes a value for int16) and a float64 mean image, so the file is decoded once; a scan whose
+// stored data exceed KeepLimit is read twice instead (a first pass for the mean image,
+// Scan.Passes 2), holding no full 4D array.
 //
-// Progress: stage "epi-mask" (one unit per volume: the first pass over the file, which
-// computes the mean image when no mask is given; Scan.Passes is then 2), then stage "load"
-// (one unit per volume; bytes for a plain matrix). ctx is
+// Progress: stage "load" (one unit per volume; bytes for a plain matrix), preceded by stage
+// "epi-mask" (one unit per volume: the mean image's pass) when the automatic mask reads the
+// file twice. ctx is
 // checked between volumes; on cancellation Load returns an error wrapping ctx.Err().
 // Every error names the input file.
 func Load(ctx context.Context, path string, opt Options, rep progress.Reporter) (*Scan, error) {

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/hubscope/hubscope/helper/nifti"
+	"github.com/hubscope/hubscope/helper/progress"
 )
 
 // KeepLimit bounds the stored data of one scan (all its volumes, in the file's datatype) that
@@ -130,6 +131,50 @@ func surveyDecode(ctx context.Context, path, maskPath string, scratch *Scratch) 
 	for i := range sv.Usable {
 		sv.Usable[i] = true
 	}
+	st, err := decodeStored(ctx, r, path, sel, L, sv.Usable, scratch, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	mean, changing := st.mean, st.changing
+	if maskPath != "" {
+		if sv.Mask, err = LoadMask(maskPath, h); err != nil {
+			return nil, nil, err
+		}
+		sv.MaskRule = MaskRuleUser
+	} else {
+		sv.Mask, sv.MaskRule, sv.Note = AutoMask(mean, changing, sv.Dims, 0, 0)
+		if sv.Mask.Count() == 0 {
+			return nil, nil, fmt.Errorf("%s: no voxel's signal changes over time: every series is constant, so there is nothing to correlate", path)
+		}
+	}
+	k := &kept{h: h, nonFinite: st.nonFinite, sel: sel, trSource: h.TRSource(), warnings: r.Warnings, raw: st.raw}
+	for _, wait := range digests {
+		d, err := wait()
+		if err != nil {
+			return nil, nil, err
+		}
+		k.inputs = append(k.inputs, d)
+	}
+	return sv, k, nil
+}
+
+// stored is what decodeStored gives: every grid voxel's stored values of the L volumes
+// (volume-major, in scratch) and meanImage's statistics of them.
+type stored struct {
+	raw       []byte
+	mean      []float64
+	changing  []bool
+	nonFinite []bool // grid voxels whose series has a NaN or ±Inf (in float32)
+}
+
+// decodeStored decodes the L volumes of r that sel names (nil: the first L) once, in the
+// stored datatype, into scratch, and computes meanImage's mean and changing flags from them;
+// usable (one entry per grid voxel, all true on entry) is cleared as meanImage clears it. rep
+// (may be nil) gets one unit per volume. Errors name the file.
+func decodeStored(ctx context.Context, r *nifti.Reader, path string, sel []int, L int, usable []bool, scratch *Scratch, rep progress.Reporter) (*stored, error) {
+	rep = progress.OrDiscard(rep)
+	h := r.Header
+	n, size := h.VoxelsPerVolume(), h.DataType.Size()
 	if scratch == nil {
 		scratch = &Scratch{}
 	}
@@ -147,7 +192,7 @@ func surveyDecode(ctx context.Context, path, maskPath string, scratch *Scratch) 
 	small := !h.Scaled() && (dt == nifti.Int16 || dt == nifti.Uint16 || dt == nifti.Int8 || dt == nifti.Uint8)
 	var acc *meanAcc
 	if !small {
-		acc = newMeanAcc(n, sv.Usable)
+		acc = newMeanAcc(n, usable)
 		if len(scratch.vol) != n {
 			scratch.vol = make([]float64, n)
 		}
@@ -204,14 +249,15 @@ func surveyDecode(ctx context.Context, path, maskPath string, scratch *Scratch) 
 		}
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, nil, fmt.Errorf("load %s: %w", path, ctx.Err())
+				return nil, fmt.Errorf("load %s: %w", path, ctx.Err())
 			}
-			return nil, nil, volumeError(path, t, L, err)
+			return nil, volumeError(path, t, L, err)
 		}
 		if !small {
 			h.Decode64(scratch.vol, raw[t*vb:(t+1)*vb])
 			acc.add(scratch.vol, t)
 		}
+		rep.Add(1)
 	}
 	var mean []float64
 	var changing, nonFinite []bool
@@ -229,29 +275,10 @@ func surveyDecode(ctx context.Context, path, maskPath string, scratch *Scratch) 
 		mean, changing = intStats(raw, n, L)
 	}
 	if small {
-		copy(sv.Usable, changing) // integers are finite; a series varies where it changes
+		copy(usable, changing) // integers are finite; a series varies where it changes
 		nonFinite = make([]bool, n)
 	}
-	if maskPath != "" {
-		if sv.Mask, err = LoadMask(maskPath, h); err != nil {
-			return nil, nil, err
-		}
-		sv.MaskRule = MaskRuleUser
-	} else {
-		sv.Mask, sv.MaskRule, sv.Note = AutoMask(mean, changing, sv.Dims, 0, 0)
-		if sv.Mask.Count() == 0 {
-			return nil, nil, fmt.Errorf("%s: no voxel's signal changes over time: every series is constant, so there is nothing to correlate", path)
-		}
-	}
-	k := &kept{h: h, nonFinite: nonFinite, sel: sel, trSource: h.TRSource(), warnings: r.Warnings, raw: raw}
-	for _, wait := range digests {
-		d, err := wait()
-		if err != nil {
-			return nil, nil, err
-		}
-		k.inputs = append(k.inputs, d)
-	}
-	return sv, k, nil
+	return &stored{raw: raw, mean: mean, changing: changing, nonFinite: nonFinite}, nil
 }
 
 // intStats is meanImage's mean and changing flags for n voxels × L volumes of small

@@ -88,6 +88,8 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 			return nil, err
 		}
 		s.MaskRule = MaskRuleUser
+	} else if int64(readUpTo(sel, L))*volBytes <= loadOnceLimit {
+		return loadOnce(ctx, r, s, sel, opt, digests, rep)
 	} else {
 		mean, changing, err := meanImage(ctx, r, path, sel, L, nil, rep)
 		if err != nil {
@@ -172,6 +174,55 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 		s.Mask.In[f] = true
 	}
 	s.IndexGrid()
+	for _, wait := range digests {
+		d, err := wait()
+		if err != nil {
+			return nil, err
+		}
+		s.Inputs = append(s.Inputs, d)
+	}
+	noteDropped(rep, path, "mask voxels", s.Dropped)
+	return s, nil
+}
+
+// loadOnceLimit bounds the stored data (all the volumes read, in the file's datatype) that
+// Load keeps in memory to compute the automatic mask and take the series from one decoding of
+// the file (loadOnce); a larger scan is read twice. A variable so that tests can compare both.
+var loadOnceLimit int64 = KeepLimit
+
+// loadOnce is Load with the automatic mask from one decoding of the file: the stored values
+// of every grid voxel are kept (the W7 phantom's 130 MB of int16), the mean image, the mask
+// and the usable series come from them (decodeStored, as a cohort's SurveyKeep), and the
+// mask's series are converted from them. Reading a .nii.gz twice — the mean image's pass, then
+// the series' pass, each inflating the whole stream — was most of a scan's load (BENCHMARKS.md,
+// "Loading one scan"). base holds what the header gave (grid, TR, warnings, source); the
+// scan is the one the two passes give, bit for bit (TestLoadOnceMatchesTwoPasses).
+func loadOnce(ctx context.Context, r *nifti.Reader, base *Scan, sel []int, opt Options, digests []func() (FileDigest, error), rep progress.Reporter) (*Scan, error) {
+	path := base.Source
+	usable := make([]bool, r.Header.VoxelsPerVolume())
+	for i := range usable {
+		usable[i] = true
+	}
+	rep.Start("load", int64(base.L))
+	st, err := decodeStored(ctx, r, path, sel, base.L, usable, nil, rep)
+	if err != nil {
+		return nil, err
+	}
+	mask, rule, note := AutoMask(st.mean, st.changing, base.Dims, opt.LowerCutoff, opt.UpperCutoff)
+	if mask.Count() == 0 {
+		return nil, fmt.Errorf("%s: no voxel's signal changes over time: every series is constant, so there is nothing to correlate", path)
+	}
+	rep.Note(note)
+	sv := &Survey{Dims: base.Dims, Affine: base.Affine, TR: base.TR, L: base.L, Usable: usable, path: path,
+		keep: &kept{h: r.Header, nonFinite: st.nonFinite, sel: sel, raw: st.raw}}
+	s, err := sv.Load(ctx, &mask, rule)
+	if err != nil {
+		return nil, err
+	}
+	s.TRSource, s.Warnings = base.TRSource, base.Warnings
+	if opt.Mean {
+		s.Mean = toFloat32(st.mean)
+	}
 	for _, wait := range digests {
 		d, err := wait()
 		if err != nil {

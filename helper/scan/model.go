@@ -38,9 +38,10 @@ type Scan struct {
 	Mean []float32
 	// BytesRead is the amount of image data decoded while loading (for throughput reports):
 	// the stored bytes of every volume read, counted once per pass (the automatic EPI mask
-	// reads the file twice), or the file's data bytes for a plain matrix.
+	// reads a scan over KeepLimit twice), or the file's data bytes for a plain matrix.
 	BytesRead int64
-	// Passes is how many times the input was read (2 with the automatic EPI mask).
+	// Passes is how many times the input was read (2 with the automatic EPI mask of a scan
+	// whose stored data exceed KeepLimit).
 	Passes int
 	// Inputs identify the files named by the caller, by size and SHA-256 of their bytes on
 	// disk (compressed bytes for .gz), for provenance: the scan (the path given to Load)
