@@ -49,10 +49,12 @@ type Options struct {
 	MaxCensored float64
 
 	// PerWindow forces every window's network to be built from the window's own series by
-	// fc.Build, the path taken anyway for Spearman and Kendall, threshold modes other than
-	// strength, censoring and steps larger than Window/IncrementalStepRatio. Otherwise the
-	// windows' cross-products are updated incrementally (incremental.go); both give the same
-	// networks up to rounding (pairs within ~1e-6 of the threshold may differ).
+	// fc.Build, the path taken anyway for Spearman and Kendall, the FDR and k-NN modes,
+	// densities above MaxIncrementalDensity, censoring and steps larger than
+	// Window/IncrementalStepRatio. Otherwise the windows' cross-products are updated
+	// incrementally (incremental.go; density and Bonferroni cut each window at its own value:
+	// cuts.go); both give the same networks up to rounding (pairs within ~1e-6 of the
+	// threshold may differ).
 	PerWindow bool
 	// ChunkWindows > 0 sets the windows per chunk of the incremental path (each chunk's
 	// cross-products are re-based from the series); 0 chooses (incremental.go, chunkSize).

@@ -30,12 +30,23 @@ const MaxChunkWindows = 128
 var chunkEdgeBudget = 256 << 20 / 12
 
 // incremental reports whether Run takes the incremental path for these options: Pearson
-// with a strength threshold θ ≥ 0, no censoring (windows of equal length), a step small
-// against the window, and not forced per window.
+// with a strength threshold θ ≥ 0, a density 0 < D ≤ MaxIncrementalDensity or Bonferroni
+// significance (each window cut at its own value: cuts.go), no censoring (windows of equal
+// length), a step small against the window, and not forced per window.
 func incremental(opt Options) bool {
 	c := opt.FC
-	return !opt.PerWindow && c.Measure == fc.Pearson && c.Mode == fc.Strength && c.Threshold >= 0 &&
-		!math.IsInf(c.Threshold, 1) && opt.Axis == 0 && opt.Step*IncrementalStepRatio <= opt.Window
+	if opt.PerWindow || c.Measure != fc.Pearson || opt.Axis != 0 || opt.Step*IncrementalStepRatio > opt.Window {
+		return false
+	}
+	switch c.Mode {
+	case fc.Strength:
+		return c.Threshold >= 0 && !math.IsInf(c.Threshold, 1)
+	case fc.Density:
+		return c.Density > 0 && c.Density <= MaxIncrementalDensity
+	case fc.Significance:
+		return c.Correction == fc.Bonferroni && c.Alpha > 0 && c.Alpha < 1
+	}
+	return false
 }
 
 // runIncremental is Run's incremental path: windows in chunks through b's fc.Sliding (or
@@ -63,6 +74,10 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 		res.Notes = append(res.Notes, fmt.Sprintf("incremental sliding windows unavailable on the %s backend (%v): every window was built from its own series", b.Name(), err))
 		return false, nil
 	}
+	cuts, err := newWindowCuts(ctx, x, n, t, plan, constant, opt)
+	if err != nil {
+		return true, err
+	}
 	if err := sl.PrepareSliding(ctx, x, n, t); err != nil {
 		return unavailable(err)
 	}
@@ -76,13 +91,23 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 	if opt.ChunkWindows > 0 {
 		limit = chunk
 	}
+	if cuts.keep != nil && opt.ChunkWindows == 0 {
+		// Density: a window's candidates are about its k edges and a few σ more; the first
+		// chunk is sized by them rather than found by halving past the budget.
+		var most int64 = 1
+		for _, kk := range cuts.keep {
+			most = max(most, kk+kk/2)
+		}
+		chunk = int(max(1, min(int64(chunk), int64(chunkEdgeBudget)/most)))
+	}
 	// compute runs windows [first, first+count) into out (count ≤ chunk: fewer when their
-	// edges pass the budget).
-	compute := func(first, chunk int, out [][]fc.Edge) (int, error) {
+	// edges pass the budget). A density window with fewer candidates than its k edges is
+	// built from its own series (own, by window index): here, where the backend is not busy.
+	compute := func(first, chunk int, out [][]fc.Edge) (int, map[int]*ownWindow, error) {
 		for {
 			count := min(chunk, k-first)
 			job := fc.SlidingJob{Window: w, Step: plan.Step, First: first, Count: count,
-				Threshold: opt.FC.Threshold, Abs: opt.FC.Abs, MaxEdges: int64(chunkEdgeBudget)}
+				Thresholds: cuts.theta[first : first+count], Abs: opt.FC.Abs, MaxEdges: int64(chunkEdgeBudget)}
 			if count == 1 {
 				job.MaxEdges = 0 // one window's network is held by either path
 			}
@@ -94,19 +119,39 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 				chunk = max(1, count/2)
 				continue
 			}
-			return count, err
+			if err != nil || cuts.keep == nil {
+				return count, nil, err
+			}
+			var own map[int]*ownWindow
+			for c := range out[:count] {
+				kk := first + c
+				if int64(len(out[c])) >= cuts.keep[kk] || n-constant[kk] < 2 {
+					continue
+				}
+				ow, err := buildOwn(ctx, b, x, n, t, plan, kk, opt.FC)
+				if err != nil {
+					return count, nil, err
+				}
+				if own == nil {
+					own = map[int]*ownWindow{}
+				}
+				own[kk] = ow
+			}
+			return count, own, nil
 		}
 	}
 	type done struct {
 		count int
+		own   map[int]*ownWindow
 		err   error
 	}
 	var buf []float32
 	bufs := [2][][]fc.Edge{make([][]fc.Edge, chunk), nil}
-	count, err := compute(0, chunk, bufs[0])
+	count, own, err := compute(0, chunk, bufs[0])
 	if err != nil {
 		return unavailable(err)
 	}
+	res.Notes = append(res.Notes, cuts.notes...)
 	for first, cur := 0, 0; ; cur = 1 - cur {
 		out := bufs[cur][:count]
 		next := first + count
@@ -126,11 +171,11 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 			}
 			pending = make(chan done, 1)
 			go func(into [][]fc.Edge) {
-				c, err := compute(next, chunk, into)
-				pending <- done{c, err}
+				c, o, err := compute(next, chunk, into)
+				pending <- done{c, o, err}
 			}(bufs[1-cur])
 		}
-		err := emitChunk(ctx, out, first, n, t, plan, x, constant, opt, samples, &buf, res, rep, each)
+		err := emitChunk(ctx, out, first, n, t, plan, x, constant, cuts, own, opt, samples, &buf, res, rep, each)
 		if err != nil {
 			if pending != nil {
 				<-pending // the backend and the buffers stay in use until it returns
@@ -142,12 +187,12 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 		}
 		if pending != nil {
 			d := <-pending
-			count, err = d.count, d.err
+			count, own, err = d.count, d.own, d.err
 		} else {
 			if len(bufs[1-cur]) < chunk {
 				bufs[1-cur] = make([][]fc.Edge, chunk)
 			}
-			count, err = compute(next, chunk, bufs[1-cur])
+			count, own, err = compute(next, chunk, bufs[1-cur])
 		}
 		if err != nil {
 			return true, fmt.Errorf("dfc: windows %d–%d: %w", next, next+min(chunk, k-next)-1, err)
@@ -173,8 +218,10 @@ func chunkSize(k, forced int) int {
 
 // emitChunk builds the chunk's windows' CSR networks and measures on up to GOMAXPROCS
 // goroutines (each window's are independent), at most 2·GOMAXPROCS windows ahead of the one
-// handed to each, which receives them in window order.
-func emitChunk(ctx context.Context, out [][]fc.Edge, first, n, t int, plan Plan, x []float32, constant []int, opt Options, samples int, buf *[]float32, res *Result, rep progress.Reporter, each func(*Window) error) error {
+// handed to each, which receives them in window order. cuts (nil: every window at
+// opt.FC.Threshold) are the windows' thresholds and, for density, their edge counts, which
+// are selected from the candidates first; own are the windows built from their own series.
+func emitChunk(ctx context.Context, out [][]fc.Edge, first, n, t int, plan Plan, x []float32, constant []int, cuts *windowCuts, own map[int]*ownWindow, opt Options, samples int, buf *[]float32, res *Result, rep progress.Reporter, each func(*Window) error) error {
 	count, w := len(out), plan.Window
 	wins := make([]Window, count)
 	errs := make([]error, count)
@@ -200,10 +247,30 @@ func emitChunk(ctx context.Context, out [][]fc.Edge, first, n, t int, plan Plan,
 					errs[c] = fmt.Errorf("dfc: window %d (volumes %d–%d): only %d of %d series vary within it", kk, start, start+w-1, nv, n)
 					return
 				}
+				if ow := own[kk]; ow != nil {
+					win := Window{Index: kk, Start: start, Network: ow.nw}
+					var err error
+					if win.Measures, win.Degree, err = measure(ctx, ow.nw, ow.fr, ow.constant, opt); err != nil {
+						errs[c] = fmt.Errorf("dfc: window %d: %w", kk, err)
+					}
+					wins[c] = win
+					return
+				}
 				sc := scratchPool.Get().(*windowScratch)
 				defer scratchPool.Put(sc)
-				nw, deg := sc.csr(out[c], n)
-				fr := &fc.Report{Threshold: opt.FC.Threshold, Isolated: -1, LargestComponent: sc.largestComponent(out[c], n)}
+				edges, thr := out[c], opt.FC.Threshold
+				if cuts != nil {
+					thr = cuts.theta[kk]
+					if cuts.keep != nil {
+						var v float32
+						edges, v = selectStrongest(edges, cuts.keep[kk], &sc.keys, &sc.ties)
+						thr = float64(v)
+					} else if cuts.reported != nil {
+						thr = cuts.reported[kk]
+					}
+				}
+				nw, deg := sc.csr(edges, n)
+				fr := &fc.Report{Threshold: thr, Isolated: -1, LargestComponent: sc.largestComponent(edges, n)}
 				win := Window{Index: kk, Start: start, Network: nw}
 				var err error
 				if win.Measures, win.Degree, err = measureWith(ctx, sc, nw, deg, fr, constant[kk], opt); err != nil {
@@ -223,6 +290,14 @@ func emitChunk(ctx context.Context, out [][]fc.Edge, first, n, t int, plan Plan,
 		}
 		win := wins[c]
 		wins[c] = Window{}
+		if ow := own[first+c]; ow != nil {
+			for _, note := range ow.fr.Notes {
+				if !slices.Contains(res.Notes, note) {
+					res.Notes = append(res.Notes, note)
+				}
+			}
+			res.Notes = append(res.Notes, fmt.Sprintf("window %d: fewer pairs than its %d edges above the sampled bound; built from its own series", first+c, ow.nw.Edges()))
+		}
 		if err := lowRank(ctx, &win, x, n, t, w, opt, samples, buf); err != nil {
 			return err
 		}
@@ -231,7 +306,7 @@ func emitChunk(ctx context.Context, out [][]fc.Edge, first, n, t int, plan Plan,
 				return err
 			}
 		}
-		if win.Network != nil {
+		if win.Network != nil && own[first+c] == nil {
 			networkPool.Put(win.Network) // its arrays serve a later window's CSR
 		}
 		win.Network, win.Factor = nil, nil
@@ -329,6 +404,8 @@ func edgesToCSR(edges []fc.Edge, n int) *network.Network {
 type windowScratch struct {
 	next         []uint64
 	rows         []fc.Edge
+	keys         []float32 // selectStrongest's
+	ties         []fc.Edge
 	tri          []int64
 	mark         []bool
 	parent, size []int32

@@ -164,7 +164,8 @@ func TestIncrementalEqualsPerWindow(t *testing.T) {
 	}
 }
 
-// Steps large against the window, Spearman and censoring keep the per-window path.
+// Steps large against the window, Spearman, densities above MaxIncrementalDensity, FDR, k-NN
+// and censoring keep the per-window path.
 func TestIncrementalCutover(t *testing.T) {
 	pearson := fc.Config{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.3}
 	for _, c := range []struct {
@@ -176,7 +177,11 @@ func TestIncrementalCutover(t *testing.T) {
 		{Options{Window: 150, Step: 10, FC: pearson}, false},
 		{Options{Window: 150, Step: 1, FC: pearson, PerWindow: true}, false},
 		{Options{Window: 150, Step: 1, FC: fc.Config{Measure: fc.Spearman, Mode: fc.Strength, Threshold: 0.3}}, false},
-		{Options{Window: 150, Step: 1, FC: fc.Config{Measure: fc.Pearson, Mode: fc.Density, Density: 0.1}}, false},
+		{Options{Window: 150, Step: 1, FC: fc.Config{Measure: fc.Pearson, Mode: fc.Density, Density: 0.1}}, true},
+		{Options{Window: 150, Step: 1, FC: fc.Config{Measure: fc.Pearson, Mode: fc.Density, Density: 0.3}}, false},
+		{Options{Window: 150, Step: 1, FC: fc.Config{Measure: fc.Pearson, Mode: fc.Significance, Correction: fc.Bonferroni, Alpha: 0.05}}, true},
+		{Options{Window: 150, Step: 1, FC: fc.Config{Measure: fc.Pearson, Mode: fc.Significance, Correction: fc.FDR, Alpha: 0.05}}, false},
+		{Options{Window: 150, Step: 1, FC: fc.Config{Measure: fc.Pearson, Mode: fc.NearestNeighbours, K: 5}}, false},
 		{Options{Window: 150, Step: 1, FC: fc.Config{Measure: fc.Pearson, Mode: fc.Strength, Threshold: -0.1}}, false},
 		{Options{Window: 150, Step: 1, FC: pearson, Axis: 300}, false},
 	} {
@@ -309,6 +314,12 @@ func TestIncrementalUnavailable(t *testing.T) {
 	}
 }
 
+// sameJob compares two chunks' windows and cuts.
+func sameJob(a, b fc.SlidingJob) bool {
+	return a.Window == b.Window && a.Step == b.Step && a.First == b.First && a.Count == b.Count &&
+		a.Threshold == b.Threshold && slices.Equal(a.Thresholds, b.Thresholds) && a.Abs == b.Abs
+}
+
 // overlapSliding is countingSliding declaring fc.SlidingOverlap, as a GPU backend does: Run
 // then builds each chunk's windows while the next chunk runs.
 type overlapSliding struct{ countingSliding }
@@ -343,7 +354,7 @@ func TestIncrementalOverlap(t *testing.T) {
 	got := collect(ov, Options{Window: w, Step: 1, FC: cfg, ChunkWindows: 42})
 	seq := &countingSliding{Backend: cpu.New(cpu.Options{Workers: 2})}
 	want := collect(seq, Options{Window: w, Step: 1, FC: cfg, ChunkWindows: 42})
-	if len(ov.chunks) != 2 || ov.chunks[0].Count != 42 || ov.chunks[1].First != 42 || !slices.Equal(ov.chunks, seq.chunks) {
+	if len(ov.chunks) != 2 || ov.chunks[0].Count != 42 || ov.chunks[1].First != 42 || !slices.EqualFunc(ov.chunks, seq.chunks, sameJob) {
 		t.Fatalf("chunks overlapped %+v, sequential %+v", ov.chunks, seq.chunks)
 	}
 	if len(got.nws) != 84 || len(want.nws) != 84 {
@@ -374,5 +385,166 @@ func TestIncrementalOverlap(t *testing.T) {
 	})
 	if !errors.Is(err, stop) || seen != 21 || len(ov.chunks) != 2 {
 		t.Fatalf("error %v after %d windows, %d chunks", err, seen, len(ov.chunks))
+	}
+}
+
+// The density and Bonferroni modes on the incremental path (every window cut at its own
+// value, cuts.go) give every window the per-window path's network: exactly its k edges for
+// density, the same pairs except those within 1e-6 of the window's cut, weights within 1e-6
+// of float64, the same measures where the edges are the same — with steps that do and do not
+// divide T − w, a row constant in some windows, |r| and r, a sample of fewer nodes than N, and
+// windows whose sampled bound was too high (built from their own series, with a note).
+func TestIncrementalCutsEqualPerWindow(t *testing.T) {
+	const T, w = 101, 48
+	defer func() { densityBoundHook = nil }()
+	for _, c := range []struct {
+		n      int
+		step   int
+		cfg    fc.Config
+		forced bool // windows k ≡ 0 (mod 7) get a bound no pair passes
+		race   bool // also under -race (the chunks' concurrency, the fallback)
+	}{
+		{200, 1, fc.Config{Measure: fc.Pearson, Mode: fc.Density, Density: 0.05}, false, false},
+		{200, 3, fc.Config{Measure: fc.Pearson, Mode: fc.Density, Density: 0.1, Abs: true}, false, false},
+		{200, 2, fc.Config{Measure: fc.Pearson, Mode: fc.Density, Density: 0.02}, true, true},
+		{700, 3, fc.Config{Measure: fc.Pearson, Mode: fc.Density, Density: 0.01, Abs: true}, false, false},
+		{200, 2, fc.Config{Measure: fc.Pearson, Mode: fc.Significance, Correction: fc.Bonferroni, Alpha: 0.05, Abs: true}, false, true},
+		{200, 1, fc.Config{Measure: fc.Pearson, Mode: fc.Significance, Correction: fc.Bonferroni, Alpha: 0.01}, false, false},
+	} {
+		if raceEnabled && !c.race {
+			continue
+		}
+		name := fmt.Sprintf("N=%d/step=%d/%s/abs=%v/forced=%v", c.n, c.step, c.cfg.Mode, c.cfg.Abs, c.forced)
+		x := randomSeries(c.n, T, 5)
+		if c.cfg.Mode == fc.Significance {
+			// r ≈ 0.7 in the first half (Bonferroni's cut at N = 200, w = 48 is r ≈ 0.6)
+			common := fc.BenchData(1, T, 11)
+			for i := 0; i < c.n/2; i++ {
+				for q := 0; q < T; q++ {
+					x[i*T+q] += 1.2 * common[q]
+				}
+			}
+		}
+		for q := 20; q < 75; q++ {
+			x[3*T+q] = 2 // constant in the windows inside volumes 20–74
+		}
+		densityBoundHook = nil
+		if c.forced {
+			densityBoundHook = func(k int, bound float64) float64 {
+				if k%7 == 0 {
+					return 0.999
+				}
+				return bound
+			}
+		}
+		be := &countingSliding{Backend: cpu.New(cpu.Options{Workers: 2})}
+		var got []*network.Network
+		res, err := Run(context.Background(), be, x, c.n, T, Options{Window: w, Step: c.step, FC: c.cfg}, nil, func(win *Window) error {
+			if err := win.Network.Validate(); err != nil {
+				return err
+			}
+			got = append(got, cloneNetwork(win.Network))
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(be.chunks) == 0 || be.chunks[0].Thresholds == nil {
+			t.Fatalf("%s: the incremental path was not taken with per-window thresholds", name)
+		}
+		var want []*network.Network
+		ref, err := Run(context.Background(), be, x, c.n, T, Options{Window: w, Step: c.step, FC: c.cfg, PerWindow: true}, nil, func(win *Window) error {
+			want = append(want, cloneNetwork(win.Network))
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		k := (T-w)/c.step + 1
+		if len(got) != k || len(want) != k {
+			t.Fatalf("%s: %d and %d windows, want %d", name, len(got), len(want), k)
+		}
+		edges, same, constant := int64(0), 0, 0
+		for kk := range got {
+			gm, rm := res.Windows[kk].Measures, ref.Windows[kk].Measures
+			if c.cfg.Mode == fc.Density {
+				nv := c.n - rm.Constant
+				if want := int64(math.Round(c.cfg.Density * float64(nv*(nv-1)/2))); gm.Edges != want || rm.Edges != want {
+					t.Fatalf("%s window %d: %d and %d edges, want exactly %d", name, kk, gm.Edges, rm.Edges, want)
+				}
+			}
+			if math.Abs(gm.Threshold-rm.Threshold) > 1e-6 {
+				t.Fatalf("%s window %d: threshold %.9f, per window %.9f", name, kk, gm.Threshold, rm.Threshold)
+			}
+			if sameUpToThreshold(t, fmt.Sprintf("%s window %d", name, kk), got[kk], want[kk], x, T, kk*c.step, w, rm.Threshold, c.cfg.Abs) {
+				same++
+				gm.Modularity, rm.Modularity = nil, nil
+				gm.Threshold, rm.Threshold = 0, 0 // float32 values of the k-th pair: within 1e-6 above
+				if gm != rm || !slices.Equal(res.Windows[kk].Degree, ref.Windows[kk].Degree) {
+					t.Fatalf("%s window %d: measures %+v, per window %+v", name, kk, gm, rm)
+				}
+			}
+			edges += gm.Edges
+			constant += gm.Constant
+		}
+		if edges < int64(50*k) || constant == 0 || same < k/2 {
+			t.Fatalf("%s: %d edges, %d constant rows, %d of %d windows with the same edges: the comparison proves little", name, edges, constant, same, k)
+		}
+		t.Logf("%s: %d windows, %d edges, %d windows with the per-window path's exact edges", name, k, edges, same)
+		own := 0
+		for _, note := range res.Notes {
+			if strings.Contains(note, "built from its own series") {
+				own++
+			}
+		}
+		if want := (k + 6) / 7; c.forced && own != want || !c.forced && own != 0 {
+			t.Fatalf("%s: %d windows built from their own series (notes %q)", name, own, res.Notes)
+		}
+	}
+}
+
+// selectStrongest keeps the k first by (value desc, i, j), ties at the k-th value included.
+func TestSelectStrongest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for trial := 0; trial < 200; trial++ {
+		m := 1 + rng.IntN(300)
+		edges := make([]fc.Edge, m)
+		for p := range edges {
+			edges[p] = fc.Edge{I: uint32(rng.IntN(50)), J: uint32(50 + p), W: float32(rng.IntN(12)) / 8}
+		}
+		k := int64(rng.IntN(m + 1))
+		want := slices.Clone(edges)
+		slices.SortFunc(want, func(a, b fc.Edge) int {
+			if a.W != b.W {
+				if a.W > b.W {
+					return -1
+				}
+				return 1
+			}
+			if a.I != b.I {
+				return int(a.I) - int(b.I)
+			}
+			return int(a.J) - int(b.J)
+		})
+		want = want[:k]
+		var keys []float32
+		var ties []fc.Edge
+		got, v := selectStrongest(slices.Clone(edges), k, &keys, &ties)
+		if k > 0 && v != want[k-1].W || k == 0 && !math.IsInf(float64(v), 1) {
+			t.Fatalf("trial %d: k-th value %g, want %g", trial, v, want[max(k-1, 0)].W)
+		}
+		key := func(e fc.Edge) [2]uint32 { return [2]uint32{e.I, e.J} }
+		g := map[[2]uint32]bool{}
+		for _, e := range got {
+			g[key(e)] = true
+		}
+		if len(got) != int(k) || len(g) != int(k) {
+			t.Fatalf("trial %d: %d kept, want %d", trial, len(got), k)
+		}
+		for _, e := range want {
+			if !g[key(e)] {
+				t.Fatalf("trial %d: %+v not kept", trial, e)
+			}
+		}
 	}
 }

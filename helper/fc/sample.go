@@ -53,9 +53,36 @@ func (d *driver) sampleBounds(k, m int64) (sb sampleBounds, ok bool) {
 	if s < 50 {
 		return sb, false
 	}
-	rng := rand.New(rand.NewPCG(0x68756273636f7065, uint64(d.n))) // fixed seed: reproducible runs
-	nodes := sampleNodes(rng, d.n, s)
+	nodes := SampleNodes(d.n, s)
 	vals := sampleValues(d.cfg.Measure, d.cfg.Abs, nodes, d.x, d.l)
+	return boundsFromSample(vals, s, k, m)
+}
+
+// SampleDensityBounds returns lower bounds for the k-th largest of m pair values from the
+// values of all s(s−1)/2 pairs among s sampled nodes (vals in the order (a, c), a < c, row by
+// row; a pair that cannot pass, e.g. of a constant row, as −Inf): tight has about k(1 + a few
+// σ) pairs above it, wide about twice that (−Inf when beyond the sample). ok is false when the
+// sample cannot bound the rank (fewer than 50 nodes, or the tight rank beyond the sample).
+// Used by the density mode (sampleBounds) and by incremental sliding windows, which cut each
+// window's candidates at its own tight bound.
+func SampleDensityBounds(vals []float64, s int, k, m int64) (tight, wide float64, ok bool) {
+	if s < 50 || len(vals) != s*(s-1)/2 || m <= 0 {
+		return 0, 0, false
+	}
+	sb, ok := boundsFromSample(vals, s, k, m)
+	return sb.tight, sb.wide, ok
+}
+
+// SampleNodes draws s of n nodes with the density mode's fixed seed (reproducible runs), in
+// increasing order.
+func SampleNodes(n, s int) []int {
+	rng := rand.New(rand.NewPCG(0x68756273636f7065, uint64(n)))
+	return sampleNodes(rng, n, s)
+}
+
+// boundsFromSample is sampleBounds' arithmetic on the sample's values (left as they are:
+// the selections work on copies).
+func boundsFromSample(vals []float64, s int, k, m int64) (sb sampleBounds, ok bool) {
 	S := len(vals)
 	p := float64(k) / float64(m)
 	e := p * float64(S)

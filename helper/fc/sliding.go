@@ -37,7 +37,11 @@ type SlidingJob struct {
 	First, Count int
 	// Threshold θ ≥ 0: an edge is r > θ, or |r| > θ with Abs; its weight is r (|r| with Abs).
 	Threshold float64
-	Abs       bool
+	// Thresholds, when not nil, is every window's own θ (Thresholds[c] for window First+c;
+	// len ≥ Count), in place of Threshold: the density and significance modes cut each window
+	// at its own value (docs/algorithms.md, "Dynamic connectivity").
+	Thresholds []float64
+	Abs        bool
 	// MaxEdges > 0 bounds the edges of the chunk: past it SlidingEdges stops with
 	// ErrSlidingBudget and the caller retries with fewer windows.
 	MaxEdges int64
@@ -71,10 +75,24 @@ func (j *SlidingJob) Validate(t int) error {
 	if j.Window < 3 || j.Step < 1 || j.First < 0 || j.Count < 1 || (j.First+j.Count-1)*j.Step+j.Window > t {
 		return fmt.Errorf("sliding windows: window %d, step %d, windows %d…%d do not fit %d volumes", j.Window, j.Step, j.First, j.First+j.Count-1, t)
 	}
-	if !(j.Threshold >= 0) || math.IsInf(j.Threshold, 1) {
-		return fmt.Errorf("sliding windows: threshold %g: want a finite θ ≥ 0", j.Threshold)
+	if j.Thresholds != nil && len(j.Thresholds) < j.Count {
+		return fmt.Errorf("sliding windows: %d thresholds for %d windows", len(j.Thresholds), j.Count)
+	}
+	for c := 0; c < j.Count; c++ {
+		// θ < 0 is refused: θ·D_i·D_j with a constant row's D = +Inf would then be −Inf.
+		if th := j.ThresholdOf(c); !(th >= 0) || math.IsInf(th, 1) {
+			return fmt.Errorf("sliding windows: threshold %g: want a finite θ ≥ 0", th)
+		}
 	}
 	return nil
+}
+
+// ThresholdOf is the θ of window First+c: Thresholds[c], or Threshold when Thresholds is nil.
+func (j *SlidingJob) ThresholdOf(c int) float64 {
+	if j.Thresholds != nil {
+		return j.Thresholds[c]
+	}
+	return j.Threshold
 }
 
 // SlidingCPU is the incremental sliding-window computation on the host, over Workers
@@ -140,6 +158,7 @@ func windowStats(xc []float64, run []int32, n int, job *SlidingJob, a, d, b []fl
 	rw := 1 / math.Sqrt(float64(w))
 	for c := 0; c < job.Count; c++ {
 		s0 := (job.First + c) * job.Step
+		theta := job.ThresholdOf(c)
 		for i := lo; i < hi; i++ {
 			p := c*n + i
 			if run[(s0+w-1)*n+i] >= int32(w) {
@@ -157,7 +176,7 @@ func windowStats(xc []float64, run []int32, n int, job *SlidingJob, a, d, b []fl
 				ss += e * e
 			}
 			a[p], d[p] = sum*rw, math.Sqrt(ss)
-			b[p] = job.Threshold * d[p]
+			b[p] = theta * d[p]
 		}
 	}
 }

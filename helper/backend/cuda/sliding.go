@@ -210,10 +210,23 @@ func (b *backend) slidingEdges(ctx context.Context, job fc.SlidingJob, out [][]f
 		}
 		s.countCap = count
 	}
-	if err := launch(kernels.SlidingStats, s.stats, ceilDiv(n, 256), count, 256, 0, stream,
-		ptr(s.xc), i64(n), i64(job.Window), i64(job.Step), i64(job.First), i64(count), f64(job.Threshold),
-		ptr(s.a), ptr(s.d), ptr(s.bb)); err != nil {
-		return err
+	if job.Thresholds == nil {
+		if err := launch(kernels.SlidingStats, s.stats, ceilDiv(n, 256), count, 256, 0, stream,
+			ptr(s.xc), i64(n), i64(job.Window), i64(job.Step), i64(job.First), i64(count), f64(job.Threshold),
+			ptr(s.a), ptr(s.d), ptr(s.bb)); err != nil {
+			return err
+		}
+	} else {
+		// Every window its own θ (density, significance): one launch per window, each
+		// writing its window's n values (a few µs a launch against the sweep's milliseconds).
+		for c := 0; c < count; c++ {
+			off := cu.DevicePtr(8 * c * n)
+			if err := launch(kernels.SlidingStats, s.stats, ceilDiv(n, 256), 1, 256, 0, stream,
+				ptr(s.xc), i64(n), i64(job.Window), i64(job.Step), i64(job.First+c), i64(1), f64(job.Thresholds[c]),
+				ptr(s.a+off), ptr(s.d+off), ptr(s.bb+off)); err != nil {
+				return err
+			}
+		}
 	}
 	var flags int64
 	if job.Abs {

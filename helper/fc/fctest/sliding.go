@@ -81,9 +81,10 @@ func windowReference(d Dataset, s0, w int) []float64 {
 }
 
 // CheckSliding runs the incremental sliding windows of s against the per-window float64
-// reference: steps 1, 3 and 7 (the last two leave trailing volumes that fill no window),
-// windows in several chunks, |r| and r, θ = 0 and 0.25; then the edge budget and
-// cancellation.
+// reference: steps 1, 2, 3 and 7 (the last three leave trailing volumes that fill no window),
+// windows in several chunks, |r| and r, θ = 0 and 0.25, and every window at its own θ
+// (SlidingJob.Thresholds, the density and significance modes' cuts); then the edge budget
+// and cancellation.
 func CheckSliding(t *testing.T, s fc.Sliding) {
 	d := slidingData()
 	ctx := context.Background()
@@ -96,14 +97,24 @@ func CheckSliding(t *testing.T, s fc.Sliding) {
 		chunks  []int // windows per chunk, the rest in the last
 		theta   float64
 		abs     bool
+		own     bool // window k at θ + 0.03·(k mod 4) through Thresholds
 	}{
-		{20, 1, []int{1, 12}, 0.25, false},
-		{20, 3, []int{5}, 0.25, true},
-		{33, 7, []int{2}, 0, false},
-		{48, 1, nil, 0.4, true},
+		{20, 1, []int{1, 12}, 0.25, false, false},
+		{20, 3, []int{5}, 0.25, true, false},
+		{33, 7, []int{2}, 0, false, false},
+		{48, 1, nil, 0.4, true, false},
+		{24, 2, []int{3, 7}, 0.2, true, true},
+		{24, 1, nil, 0.25, false, true},
 	} {
 		k := (d.L-c.w)/c.step + 1
-		name := fmt.Sprintf("w=%d/s=%d/theta=%g/abs=%v", c.w, c.step, c.theta, c.abs)
+		name := fmt.Sprintf("w=%d/s=%d/theta=%g/abs=%v/own=%v", c.w, c.step, c.theta, c.abs, c.own)
+		thetas := make([]float64, k)
+		for kk := range thetas {
+			thetas[kk] = c.theta
+			if c.own {
+				thetas[kk] += 0.03 * float64(kk%4)
+			}
+		}
 		got := make([][]fc.Edge, k)
 		for first, p := 0, 0; first < k; p++ {
 			count := k - first
@@ -111,6 +122,9 @@ func CheckSliding(t *testing.T, s fc.Sliding) {
 				count = min(count, c.chunks[p])
 			}
 			job := fc.SlidingJob{Window: c.w, Step: c.step, First: first, Count: count, Threshold: c.theta, Abs: c.abs}
+			if c.own {
+				job.Threshold, job.Thresholds = -1, thetas[first:first+count] // Threshold unused
+			}
 			if err := s.SlidingEdges(ctx, job, got[first:first+count]); err != nil {
 				t.Fatalf("%s: SlidingEdges %+v: %v", name, job, err)
 			}
@@ -122,6 +136,7 @@ func CheckSliding(t *testing.T, s fc.Sliding) {
 		total, near := 0, 0
 		for kk := 0; kk < k; kk++ {
 			ref := windowReference(d, kk*c.step, c.w)
+			theta := thetas[kk]
 			seen := make(map[int]float32, len(got[kk]))
 			for _, e := range got[kk] {
 				i, j := int(e.I), int(e.J)
@@ -146,9 +161,9 @@ func CheckSliding(t *testing.T, s fc.Sliding) {
 					if c.abs {
 						r = math.Abs(r)
 					}
-					if (r > c.theta) != has {
-						if math.Abs(r-c.theta) > SlidingTol {
-							t.Fatalf("%s window %d: pair (%d,%d) r = %.9f: kept %v against θ = %g", name, kk, i, j, r, has, c.theta)
+					if (r > theta) != has {
+						if math.Abs(r-theta) > SlidingTol {
+							t.Fatalf("%s window %d: pair (%d,%d) r = %.9f: kept %v against θ = %g", name, kk, i, j, r, has, theta)
 						}
 						near++
 						continue
@@ -171,8 +186,10 @@ func CheckSliding(t *testing.T, s fc.Sliding) {
 	if err := s.SlidingEdges(ctx, fc.SlidingJob{Window: 20, Step: 1, Count: 4, Threshold: 0.1, MaxEdges: 10}, out); !errors.Is(err, fc.ErrSlidingBudget) {
 		t.Errorf("10-edge budget: %v, want ErrSlidingBudget", err)
 	}
-	// Windows past the series, a negative threshold: refused.
-	for _, job := range []fc.SlidingJob{{Window: 20, Step: 1, First: 40, Count: 3}, {Window: 20, Step: 1, Count: 1, Threshold: -0.1}} {
+	// Windows past the series, a negative threshold (as one window's own), too few thresholds:
+	// refused.
+	for _, job := range []fc.SlidingJob{{Window: 20, Step: 1, First: 40, Count: 3}, {Window: 20, Step: 1, Count: 1, Threshold: -0.1},
+		{Window: 20, Step: 1, Count: 2, Thresholds: []float64{0.3, -0.1}}, {Window: 20, Step: 1, Count: 3, Thresholds: []float64{0.3, 0.3}}} {
 		if err := s.SlidingEdges(ctx, job, out); err == nil {
 			t.Errorf("job %+v accepted", job)
 		}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package dfc
+
+const raceEnabled = false
