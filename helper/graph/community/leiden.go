@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"sync"
 
 	"github.com/hubscope/hubscope/helper/graph"
 	"github.com/hubscope/hubscope/helper/progress"
@@ -59,12 +60,14 @@ func LeidenModules(ctx context.Context, g *graph.Graph, opts LeidenOptions, rep 
 	if opts.MaxIterations <= 0 {
 		opts.MaxIterations = 20
 	}
-	base := baseLevel(g, opts.Weighted)
+	l := getLeiden(g.N)
+	base := l.baseLevel(g, opts.Weighted)
 	if base.twoM == 0 {
 		return nil, ErrNoEdges
 	}
 	mo := ModularityOptions{Weighted: opts.Weighted, Resolution: opts.Resolution}
-	l := &leiden{gamma: opts.Resolution, theta: opts.Randomness, rng: rand.New(rand.NewPCG(opts.Seed, 0x4c656964656e))}
+	l.gamma, l.theta, l.rng = opts.Resolution, opts.Randomness, rand.New(rand.NewPCG(opts.Seed, 0x4c656964656e))
+	l.countLinks = base.w == nil && base.twoM <= maxCountedTwoM
 	rep.Start("modules: Leiden", int64(opts.MaxIterations))
 	membership := make([]int32, g.N)
 	for i := range membership {
@@ -91,6 +94,7 @@ func LeidenModules(ctx context.Context, g *graph.Graph, opts LeidenOptions, rep 
 		bestQ, best, membership = q, part, next
 	}
 	rep.Add(int64(opts.MaxIterations)) // the bar completes even when Q settled early
+	leidenPool.Put(l)                  // only after a complete run: every scratch array is back to zero
 	return newModules("Leiden", g, best, mo)
 }
 
@@ -104,21 +108,97 @@ type level struct {
 	// adj16 is adj in 16 bits on an unweighted base level of at most 2¹⁶ nodes: the local
 	// moving streams the adjacency some ten times over, and half the bytes is half the traffic.
 	adj16 []uint16
-	w     []float64
-	k     []float64
-	twoM  float64
+	// links is the weight of each adjacency entry of an aggregated level of an unweighted
+	// graph: the number of original edges between the two aggregates, a whole number kept in
+	// 32 bits (half a float64's bytes; sums of counts need no floating-point adder). nil on the
+	// base level (every weight 1) and wherever w is used.
+	links []int32
+	// w holds the weights of a weighted graph's levels (and of an unweighted graph's
+	// aggregates when 2m does not fit 32 bits); nil on levels whose weights are counts.
+	w    []float64
+	k    []float64
+	twoM float64
 }
 
-func baseLevel(g *graph.Graph, weighted bool) *level {
+// counted tells whether the level's weights are whole numbers gathered in integers (cnt),
+// not float64 sums (neighW).
+func (lv *level) counted() bool { return lv.w == nil }
+
+// leiden holds the parameters and the scratch space of one run. The arrays are sized once
+// for the base level and reused by every level and repetition, and runs take them from
+// leidenPool, so that the random networks' runs on one core reuse the same memory instead of
+// allocating and clearing tens of megabytes per level.
+type leiden struct {
+	gamma, theta float64
+	rng          *rand.Rand
+	countLinks   bool // aggregates of an unweighted graph keep their links as int32 counts
+
+	// gather's result: the modules met, in the order first met, and the links to each.
+	touched []int32
+	cnt     []int32   // counted levels; all zero outside gather and its consumer
+	neighW  []float64 // float64 levels (and refine's copy of the counts); zero outside
+	mark    []bool
+
+	// Per-level scratch, indexed by node or label (< n of the base level).
+	total, kRef, extRef, extNode, kComm []float64
+	size, sizeRef, queue, refined       []int32
+	start, byModule, members, index     []int32
+	baseComm, nodeOf                    []int32
+	inQueue                             []bool
+	empty, cands                        []int32
+	probs                               []float64
+	adj16                               []uint16
+	baseW                               []float64
+	// Aggregated levels alternate between two sets of buffers: level i+1 is built from level
+	// i, which is no longer needed once i+2 is built.
+	bufs [2]levelBuf
+	lvls [2]level
+}
+
+type levelBuf struct {
+	off        []int64
+	adj, links []int32
+	w, k       []float64
+	comm       []int32
+}
+
+var leidenPool sync.Pool
+
+// maxCountedTwoM is the largest 2m whose aggregates keep their links as int32 counts: no sum
+// of links can exceed 2m. Larger graphs aggregate into float64 weights (a test lowers it).
+var maxCountedTwoM float64 = math.MaxInt32
+
+// getLeiden returns a run's scratch space for graphs of n nodes, reused when the pool holds one.
+func getLeiden(n int) *leiden {
+	l, _ := leidenPool.Get().(*leiden)
+	if l == nil {
+		l = &leiden{}
+	}
+	if cap(l.total) < n {
+		f := func() []float64 { return make([]float64, n) }
+		i := func() []int32 { return make([]int32, n) }
+		l.total, l.kRef, l.extRef, l.extNode, l.kComm = f(), f(), f(), f(), f()
+		l.size, l.sizeRef, l.queue, l.refined = i(), i(), i(), i()
+		l.start, l.byModule, l.members, l.index = make([]int32, n+1), i(), i(), i()
+		l.baseComm, l.nodeOf = i(), i()
+		l.inQueue = make([]bool, n)
+		l.cnt, l.neighW, l.mark = i(), f(), make([]bool, n)
+	}
+	return l
+}
+
+func (l *leiden) baseLevel(g *graph.Graph, weighted bool) *level {
 	lv := &level{n: g.N, off: g.Offsets, adj: g.Adj}
 	if weighted && g.Weights != nil {
-		lv.w = make([]float64, len(g.Adj))
+		lv.w = slices.Grow(l.baseW[:0], len(g.Adj))[:len(g.Adj)]
+		l.baseW = lv.w
 		for p := range g.Adj {
 			lv.w[p] = edgeWeight(g, int64(p), weighted)
 		}
 	}
 	if lv.w == nil && g.N <= 1<<16 {
-		lv.adj16 = make([]uint16, len(g.Adj))
+		lv.adj16 = slices.Grow(l.adj16[:0], len(g.Adj))[:len(g.Adj)]
+		l.adj16 = lv.adj16
 		for p, u := range g.Adj {
 			lv.adj16[p] = uint16(u)
 		}
@@ -127,51 +207,45 @@ func baseLevel(g *graph.Graph, weighted bool) *level {
 	return lv
 }
 
-// leiden holds the parameters and scratch space shared by the phases.
-type leiden struct {
-	gamma, theta float64
-	rng          *rand.Rand
-	neighW       []float64 // weight from the current node to each module, indexed by module
-	cnt          []int32   // links from the current node to each module (unweighted base level)
-	mark         []bool
-	touched      []int32
-}
-
-func (l *leiden) scratch(n int) {
-	if len(l.neighW) < n {
-		l.neighW = make([]float64, n)
-		l.cnt = make([]int32, n)
-		l.mark = make([]bool, n)
-	}
-}
-
 // gather accumulates w(v, C) for the modules C (labels in part) adjacent to v, restricted to
-// neighbours u in module c of comm when comm is not nil.
+// neighbours u in module c of comm when comm is not nil: on counted levels in cnt, else in
+// neighW; the modules met are listed in touched. The caller reads them and clears them.
 func (l *leiden) gather(lv *level, v int32, part []int32, comm []int32, c int32) {
 	a, b := lv.off[v], lv.off[v+1]
 	if lv.w == nil {
-		// The base level of an unweighted graph: every weight is 1. The links are counted in
-		// integers (a float64 += 1 per entry chains each count through the adder's latency)
-		// and a zero count marks a module not met yet; no weight array (8 bytes per
-		// adjacency entry) is streamed.
+		// Counted levels: the links are summed in integers (a float64 += 1 per entry chains
+		// each count through the adder's latency) and a zero count marks a module not met
+		// yet; no weight array (8 bytes per adjacency entry) is streamed.
 		cnt := l.cnt
 		touched := l.touched
 		switch {
-		case comm == nil && lv.adj16 != nil:
+		case comm == nil && (lv.adj16 != nil || lv.links != nil):
 			// Branch-free: every module is written to the list's end, which only advances
 			// when the module is new (whether it is new is a coin toss while most modules
 			// are single nodes, and a branch on it mispredicts half the time).
-			row := lv.adj16[a:b]
 			nt := len(touched)
-			touched = slices.Grow(touched, len(row)+1)[:nt+len(row)+1]
-			for _, u := range row {
-				t := part[u]
-				c := cnt[t]
-				touched[nt] = t
-				if c == 0 {
-					nt++
+			touched = slices.Grow(touched, int(b-a)+1)[:nt+int(b-a)+1]
+			if lv.adj16 != nil {
+				for _, u := range lv.adj16[a:b] {
+					t := part[u]
+					x := cnt[t]
+					touched[nt] = t
+					if x == 0 {
+						nt++
+					}
+					cnt[t] = x + 1
 				}
-				cnt[t] = c + 1
+			} else {
+				links := lv.links[a:b]
+				for i, u := range lv.adj[a:b] {
+					t := part[u]
+					x := cnt[t]
+					touched[nt] = t
+					if x == 0 {
+						nt++
+					}
+					cnt[t] = x + links[i]
+				}
 			}
 			touched = touched[:nt]
 		case comm == nil:
@@ -182,7 +256,7 @@ func (l *leiden) gather(lv *level, v int32, part []int32, comm []int32, c int32)
 				}
 				cnt[t]++
 			}
-		default:
+		case lv.links == nil:
 			for _, u := range lv.adj[a:b] {
 				if comm[u] != c {
 					continue
@@ -193,10 +267,18 @@ func (l *leiden) gather(lv *level, v int32, part []int32, comm []int32, c int32)
 				}
 				cnt[t]++
 			}
-		}
-		for _, t := range touched {
-			l.neighW[t] = float64(cnt[t])
-			cnt[t] = 0
+		default:
+			links := lv.links[a:b]
+			for i, u := range lv.adj[a:b] {
+				if comm[u] != c {
+					continue
+				}
+				t := part[u]
+				if cnt[t] == 0 {
+					touched = append(touched, t)
+				}
+				cnt[t] += links[i]
+			}
 		}
 		l.touched = touched
 		return
@@ -215,6 +297,19 @@ func (l *leiden) gather(lv *level, v int32, part []int32, comm []int32, c int32)
 	}
 }
 
+// weights moves a counted level's gathered counts into neighW (the same whole numbers), so
+// that the refinement reads one array on every level.
+func (l *leiden) weights(lv *level) {
+	if !lv.counted() {
+		return
+	}
+	for _, t := range l.touched {
+		l.neighW[t] = float64(l.cnt[t])
+		l.cnt[t] = 0
+	}
+}
+
+// clear resets what gather (and weights) left in neighW and mark.
 func (l *leiden) clear() {
 	for _, c := range l.touched {
 		l.neighW[c] = 0
@@ -226,30 +321,30 @@ func (l *leiden) clear() {
 // pass runs one Leiden optimisation from the initial membership of the base graph's nodes.
 func (l *leiden) pass(ctx context.Context, base *level, initial []int32) ([]int32, error) {
 	lv := base
-	comm := compact32(initial)
-	nodeOf := make([]int32, base.n) // aggregate node holding each original node
+	comm := l.baseComm[:base.n]
+	copy(comm, initial)
+	l.compact(comm)
+	nodeOf := l.nodeOf[:base.n] // aggregate node holding each original node
 	for i := range nodeOf {
 		nodeOf[i] = int32(i)
 	}
-	for {
+	for next := 0; ; next ^= 1 {
 		if err := l.moveNodesFast(ctx, lv, comm); err != nil {
 			return nil, err
 		}
-		comm = compact32(comm)
-		if countLabels(comm) == lv.n {
+		if l.compact(comm) == lv.n {
 			break
 		}
 		refined, err := l.refine(ctx, lv, comm)
 		if err != nil {
 			return nil, err
 		}
-		refined = compact32(refined)
-		if countLabels(refined) == lv.n {
+		if l.compact(refined) == lv.n {
 			// The refinement merged nothing: aggregate by the modules themselves (a Louvain
 			// step) so that every level shrinks the graph.
 			refined = comm
 		}
-		agg, aggComm := l.aggregate(lv, refined, comm)
+		agg, aggComm := l.aggregate(lv, refined, comm, next)
 		for i, v := range nodeOf {
 			nodeOf[i] = refined[v]
 		}
@@ -268,29 +363,28 @@ func (l *leiden) pass(ctx context.Context, base *level, initial []int32) ([]int3
 // are not queued are appended.
 func (l *leiden) moveNodesFast(ctx context.Context, lv *level, comm []int32) error {
 	n := lv.n
-	l.scratch(n)
-	total := make([]float64, n) // K_C
-	size := make([]int32, n)
+	total := l.total[:n] // K_C
+	size := l.size[:n]
+	clear(total)
+	clear(size)
 	for v := 0; v < n; v++ {
 		total[comm[v]] += lv.k[v]
 		size[comm[v]]++
 	}
-	var empty []int32
+	empty := l.empty[:0]
 	for c := n - 1; c >= 0; c-- {
 		if size[c] == 0 {
 			empty = append(empty, int32(c))
 		}
 	}
-	queue := make([]int32, n)
-	for i, v := range l.rng.Perm(n) {
-		queue[i] = int32(v)
-	}
-	inQueue := make([]bool, n)
+	queue := l.shuffled(n)
+	inQueue := l.inQueue[:n]
 	for i := range inQueue {
 		inQueue[i] = true
 	}
 	head, count := 0, n
 	scale := l.gamma / lv.twoM
+	cnt := l.cnt
 	for popped := 0; count > 0; popped++ {
 		if popped&4095 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -298,26 +392,44 @@ func (l *leiden) moveNodesFast(ctx context.Context, lv *level, comm []int32) err
 			}
 		}
 		v := queue[head]
-		head = (head + 1) % n
+		if head++; head == n {
+			head = 0
+		}
 		count--
 		inQueue[v] = false
 		a := comm[v]
 		kv := lv.k[v]
 		l.gather(lv, v, comm, nil, 0)
 		total[a] -= kv
-		best, bestGain := a, l.neighW[a]-scale*kv*total[a]
+		sk := scale * kv
 		// A tolerance keeps rounding noise from moving a node back and forth forever.
 		eps := 1e-12 * math.Max(1, kv)
-		for _, c := range l.touched {
-			if gain := l.neighW[c] - scale*kv*total[c]; gain > bestGain+eps {
-				best, bestGain = c, gain
+		var best int32
+		var bestGain float64
+		if lv.counted() {
+			// The counts are read and cleared in the same sweep.
+			best, bestGain = a, float64(cnt[a])-sk*total[a]
+			for _, c := range l.touched {
+				gain := float64(cnt[c]) - sk*total[c]
+				cnt[c] = 0
+				if gain > bestGain+eps {
+					best, bestGain = c, gain
+				}
 			}
+			l.touched = l.touched[:0]
+		} else {
+			best, bestGain = a, l.neighW[a]-sk*total[a]
+			for _, c := range l.touched {
+				if gain := l.neighW[c] - sk*total[c]; gain > bestGain+eps {
+					best, bestGain = c, gain
+				}
+			}
+			l.clear()
 		}
 		if bestGain < -eps && size[a] > 1 && len(empty) > 0 {
 			best = empty[len(empty)-1]
 			empty = empty[:len(empty)-1]
 		}
-		l.clear()
 		total[best] += kv
 		if best == a {
 			continue
@@ -328,32 +440,55 @@ func (l *leiden) moveNodesFast(ctx context.Context, lv *level, comm []int32) err
 		}
 		size[best]++
 		comm[v] = best
-		for p := lv.off[v]; p < lv.off[v+1]; p++ {
-			u := lv.adj[p]
+		requeue := func(u int32) {
 			if !inQueue[u] && comm[u] != best {
 				inQueue[u] = true
-				queue[(head+count)%n] = u
+				tail := head + count
+				if tail >= n {
+					tail -= n
+				}
+				queue[tail] = u
 				count++
 			}
 		}
+		if lv.adj16 != nil {
+			for _, u := range lv.adj16[lv.off[v]:lv.off[v+1]] {
+				requeue(int32(u))
+			}
+		} else {
+			for _, u := range lv.adj[lv.off[v]:lv.off[v+1]] {
+				requeue(u)
+			}
+		}
 	}
+	l.empty = empty[:0]
 	return nil
+}
+
+// shuffled returns 0..n−1 in the order of l.rng.Perm(n) (the same draws), in reused memory.
+func (l *leiden) shuffled(n int) []int32 {
+	p := l.queue[:n]
+	for i := range p {
+		p[i] = int32(i)
+	}
+	l.rng.Shuffle(n, func(i, j int) { p[i], p[j] = p[j], p[i] })
+	return p
 }
 
 // refine is the Leiden paper's RefinePartition/MergeNodesSubset: inside each module C, nodes
 // start as singletons; visiting C's well-connected nodes in random order, a node still alone
 // joins a well-connected sub-module S ⊆ C (w(S, C−S) ≥ γ K_S (K_C − K_S)/2m) chosen with
 // probability ∝ exp(ΔH/θ) among those with ΔH = w(v, S) − γ k_v K_S/2m ≥ 0 (staying alone has
-// ΔH = 0).
+// ΔH = 0). The labels returned live in l's scratch until the next refinement.
 func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, error) {
 	n := lv.n
-	l.scratch(n)
-	refined := make([]int32, n)
-	kRef := make([]float64, n)   // K_S of each sub-module
-	extRef := make([]float64, n) // w(S, C − S)
-	sizeRef := make([]int32, n)
-	extNode := make([]float64, n) // w(v, C − v)
-	kComm := make([]float64, n)
+	refined := l.refined[:n]
+	kRef := l.kRef[:n]     // K_S of each sub-module
+	extRef := l.extRef[:n] // w(S, C − S)
+	sizeRef := l.sizeRef[:n]
+	extNode := l.extNode[:n] // w(v, C − v)
+	kComm := l.kComm[:n]
+	clear(kComm)
 	for v := 0; v < n; v++ {
 		refined[v] = int32(v)
 		kRef[v] = lv.k[v]
@@ -362,17 +497,37 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 	}
 	for v := 0; v < n; v++ {
 		var inside float64
-		if lv.w == nil { // unweighted base level: a count
+		cv := comm[v]
+		a, b := lv.off[v], lv.off[v+1]
+		switch {
+		case lv.adj16 != nil: // unweighted base level: a count
 			var same int64
-			for _, u := range lv.adj[lv.off[v]:lv.off[v+1]] {
-				if comm[u] == comm[v] {
+			for _, u := range lv.adj16[a:b] {
+				if comm[u] == cv {
 					same++
 				}
 			}
 			inside = float64(same)
-		} else {
-			for p := lv.off[v]; p < lv.off[v+1]; p++ {
-				if comm[lv.adj[p]] == comm[v] {
+		case lv.w == nil && lv.links == nil:
+			var same int64
+			for _, u := range lv.adj[a:b] {
+				if comm[u] == cv {
+					same++
+				}
+			}
+			inside = float64(same)
+		case lv.w == nil:
+			var same int64
+			links := lv.links[a:b]
+			for i, u := range lv.adj[a:b] {
+				if comm[u] == cv {
+					same += int64(links[i])
+				}
+			}
+			inside = float64(same)
+		default:
+			for p := a; p < b; p++ {
+				if comm[lv.adj[p]] == cv {
 					inside += lv.w[p]
 				}
 			}
@@ -381,23 +536,23 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 		extRef[v] = inside
 	}
 	scale := l.gamma / lv.twoM
-	// Visit modules' nodes together, in random order within each module.
-	order := l.rng.Perm(n)
-	start := make([]int, n+1)
+	// Visit modules' nodes together, in random order within each module (a counting sort of
+	// a random permutation by module).
+	order := l.shuffled(n)
+	start := l.start[:n+1]
+	clear(start)
 	for _, v := range order {
 		start[comm[v]+1]++
 	}
 	for c := 1; c <= n; c++ {
 		start[c] += start[c-1]
 	}
-	byModule := make([]int32, n)
-	fill := append([]int(nil), start[:n]...)
+	byModule := l.byModule[:n]
 	for _, v := range order {
-		byModule[fill[comm[v]]] = int32(v)
-		fill[comm[v]]++
+		byModule[start[comm[v]]] = v
+		start[comm[v]]++
 	}
-	var cands []int32
-	var probs []float64
+	cands, probs := l.cands[:0], l.probs[:0]
 	for idx, v := range byModule {
 		if idx&4095 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -411,6 +566,7 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 			continue
 		}
 		l.gather(lv, v, refined, comm, c)
+		l.weights(lv)
 		cands = append(cands[:0], own)
 		probs = append(probs[:0], 0)
 		maxGain := 0.0
@@ -454,43 +610,52 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 		}
 		l.clear()
 	}
+	l.cands, l.probs = cands[:0], probs[:0]
 	return refined, nil
 }
 
 // aggregate collapses each label of part (0..R−1) into one node: edge weights between
 // aggregates are summed, internal edges become self-loop weight (not stored: modularity gains
 // never involve a node's own self-loop), node weights are summed. The aggregate of label r
-// starts in the module comm holds its members in.
-func (l *leiden) aggregate(lv *level, part, comm []int32) (*level, []int32) {
+// starts in the module comm holds its members in. The new level lives in l.bufs[into].
+func (l *leiden) aggregate(lv *level, part, comm []int32, into int) (*level, []int32) {
 	r := countLabels(part)
-	l.scratch(r)
-	members := make([]int32, lv.n)
-	start := make([]int, r+1)
+	buf := &l.bufs[into]
+	// Members of each label in increasing node order (a counting sort): after it, start[s]
+	// is the end of label s's members and start[s−1] (0 for s = 0) their beginning.
+	members := l.members[:lv.n]
+	start := l.start[:r+1]
+	clear(start)
 	for _, p := range part {
 		start[p+1]++
 	}
 	for i := 1; i <= r; i++ {
 		start[i] += start[i-1]
 	}
-	fill := append([]int(nil), start[:r]...)
 	for v, p := range part {
-		members[fill[p]] = int32(v)
-		fill[p]++
+		members[start[p]] = int32(v)
+		start[p]++
 	}
-	agg := &level{n: r, off: make([]int64, r+1), k: make([]float64, r), twoM: lv.twoM,
-		adj: make([]int32, 0, len(lv.adj)), w: make([]float64, 0, len(lv.adj))}
-	aggComm := make([]int32, r)
-	for s := 0; s < r; s++ {
-		if lv.w == nil {
-			// Unweighted base level: links counted in integers, as in gather (the same
-			// values: whole numbers).
-			cnt := l.cnt
-			for _, v := range members[start[s]:start[s+1]] {
-				agg.k[s] += lv.k[v]
-				aggComm[s] = comm[v]
-				for _, u := range lv.adj[lv.off[v]:lv.off[v+1]] {
+	buf.off = slices.Grow(buf.off[:0], r+1)[:r+1]
+	buf.k = slices.Grow(buf.k[:0], r)[:r]
+	buf.comm = slices.Grow(buf.comm[:0], r)[:r]
+	off, k, aggComm := buf.off, buf.k, buf.comm
+	clear(k)
+	off[0] = 0
+	adj, links, w := buf.adj[:0], buf.links[:0], buf.w[:0]
+	counted := lv.counted()
+	cnt := l.cnt
+	from := int32(0)
+	for s := int32(0); s < int32(r); s++ {
+		for _, v := range members[from:start[s]] {
+			k[s] += lv.k[v]
+			aggComm[s] = comm[v]
+			a, b := lv.off[v], lv.off[v+1]
+			switch {
+			case counted && lv.links == nil: // unweighted base level
+				for _, u := range lv.adj[a:b] {
 					t := part[u]
-					if t == int32(s) {
+					if t == s {
 						continue
 					}
 					if cnt[t] == 0 {
@@ -498,57 +663,82 @@ func (l *leiden) aggregate(lv *level, part, comm []int32) (*level, []int32) {
 					}
 					cnt[t]++
 				}
+			case counted:
+				lk := lv.links[a:b]
+				for i, u := range lv.adj[a:b] {
+					t := part[u]
+					if t == s {
+						continue
+					}
+					if cnt[t] == 0 {
+						l.touched = append(l.touched, t)
+					}
+					cnt[t] += lk[i]
+				}
+			default:
+				for p := a; p < b; p++ {
+					t := part[lv.adj[p]]
+					if t == s {
+						continue
+					}
+					if !l.mark[t] {
+						l.mark[t] = true
+						l.touched = append(l.touched, t)
+					}
+					l.neighW[t] += lv.w[p]
+				}
 			}
+		}
+		from = start[s]
+		adj = append(adj, l.touched...)
+		switch {
+		case counted && l.countLinks:
 			for _, t := range l.touched {
-				agg.adj = append(agg.adj, t)
-				agg.w = append(agg.w, float64(cnt[t]))
+				links = append(links, cnt[t])
 				cnt[t] = 0
 			}
-			l.touched = l.touched[:0]
-			agg.off[s+1] = int64(len(agg.adj))
-			continue
-		}
-		for _, v := range members[start[s]:start[s+1]] {
-			agg.k[s] += lv.k[v]
-			aggComm[s] = comm[v]
-			for p := lv.off[v]; p < lv.off[v+1]; p++ {
-				t := part[lv.adj[p]]
-				if t == int32(s) {
-					continue
-				}
-				if !l.mark[t] {
-					l.mark[t] = true
-					l.touched = append(l.touched, t)
-				}
-				l.neighW[t] += lv.w[p]
+		case counted:
+			for _, t := range l.touched {
+				w = append(w, float64(cnt[t]))
+				cnt[t] = 0
 			}
+		default:
+			for _, t := range l.touched {
+				w = append(w, l.neighW[t])
+			}
+			l.clear()
 		}
-		for _, t := range l.touched {
-			agg.adj = append(agg.adj, t)
-			agg.w = append(agg.w, l.neighW[t])
-		}
-		agg.off[s+1] = int64(len(agg.adj))
-		l.clear()
+		l.touched = l.touched[:0]
+		off[s+1] = int64(len(adj))
 	}
-	return agg, compact32(aggComm)
+	buf.adj, buf.links, buf.w = adj, links, w
+	agg := &l.lvls[into]
+	*agg = level{n: r, off: off, adj: adj, k: k, twoM: lv.twoM}
+	if counted && l.countLinks {
+		agg.links = links
+	} else {
+		agg.w = w
+	}
+	l.compact(aggComm)
+	return agg, aggComm
 }
 
-// compact32 renumbers labels to 0..k−1 in order of first appearance.
-func compact32(labels []int32) []int32 {
-	index := make([]int32, countLabels(labels))
+// compact renumbers labels (each below len(labels)) to 0..k−1 in order of first appearance,
+// in place, and returns k.
+func (l *leiden) compact(labels []int32) int {
+	index := l.index[:len(labels)]
 	for i := range index {
 		index[i] = -1
 	}
-	out := make([]int32, len(labels))
 	next := int32(0)
 	for i, c := range labels {
 		if index[c] < 0 {
 			index[c] = next
 			next++
 		}
-		out[i] = index[c]
+		labels[i] = index[c]
 	}
-	return out
+	return int(next)
 }
 
 func countLabels(labels []int32) int {
