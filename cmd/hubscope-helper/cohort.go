@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/hubscope/hubscope/helper/cohort"
+	"github.com/hubscope/hubscope/helper/group"
 	"github.com/hubscope/hubscope/helper/pipeline"
 	"github.com/hubscope/hubscope/helper/progress"
 )
@@ -36,7 +37,8 @@ func cmdCohort(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&opt.Out, "out", "", "derivatives folder `DERIV` (BIDS derivatives dataset; re-running resumes)")
 	fs.StringVar(&opt.Task, "task", "", "only runs of this `TASK`")
 	fs.StringVar(&opt.Subject, "subject", "", "only this `SUBJECT`'s runs, without the table (the per-subject step, e.g. one array task)")
-	tableOnly := fs.Bool("table-only", false, "only the group step: the subjects × measures table from the finished bundles")
+	tableOnly := fs.Bool("table-only", false, "only the group step: the group-mean network and the subjects × measures table from the finished bundles")
+	fs.StringVar(&opt.GroupMean, "group-mean", group.MeanFisherZ, "`MEAN` of the group-mean network built after the runs' bundles, per task in DERIV/group/ (as the group command builds it, with these settings): fisher-z, r, or none")
 	fs.IntVar(&opt.Jobs, "jobs", 0, "`N` runs analysed at once (default: half the CPU cores)")
 	sl := slurmFlags(fs)
 	apply := analysisFlags(fs, &opt.Config, "cohort", stderr)
@@ -63,6 +65,12 @@ func cmdCohort(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stderr, "cohort: --subject and --table-only are separate steps")
 		return errUsage
 	}
+	switch opt.GroupMean {
+	case group.MeanFisherZ, group.MeanR, cohort.GroupMeanNone:
+	default:
+		fmt.Fprintf(stderr, "cohort: --group-mean %q: want fisher-z, r or none\n", opt.GroupMean)
+		return errUsage
+	}
 	opt.BIDS = pos[0]
 	check := opt.Config
 	check.Scan, check.Out = "check", "check"
@@ -76,6 +84,7 @@ func cmdCohort(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return cohortSlurm(opt, fs, sl, stdout)
 	}
+	var failed error // failed runs: the group mean is built over the others, the table refuses
 	if !*tableOnly {
 		disp := progress.NewDisplay(stderr)
 		st, err := cohort.Run(ctx, opt, disp)
@@ -92,12 +101,17 @@ func cmdCohort(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintf(stdout, "cohort      %d runs: %d analysed, %d skipped (complete, same settings), %d failed\n",
 			len(st), counts["done"], counts["skipped"], counts["failed"])
-		if err := cohort.Failed(st); err != nil {
-			return err
-		}
+		failed = cohort.Failed(st)
 		if opt.Subject != "" {
-			return nil
+			return failed
 		}
+	}
+	groupErr, err := cohortGroupMeans(ctx, opt, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	if failed != nil {
+		return failed
 	}
 	rows, parts, err := cohort.Collect(opt)
 	if err != nil {
@@ -108,7 +122,41 @@ func cmdCohort(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	fmt.Fprintf(stdout, "table       %s (%d runs joined with %s)\n", path, len(rows), parts.Path)
-	return nil
+	return groupErr
+}
+
+// cohortGroupMeans builds the cohort's group-mean networks (one per task, over the runs whose
+// bundles are complete) and prints a line for each; failed names the networks that failed
+// (the table is still written), err is an error that stops the command.
+func cohortGroupMeans(ctx context.Context, opt cohort.Options, stdout, stderr io.Writer) (failed, err error) {
+	if opt.GroupMean == cohort.GroupMeanNone {
+		return nil, nil
+	}
+	disp := progress.NewDisplay(stderr)
+	gs, err := cohort.GroupMeans(ctx, opt, disp)
+	disp.Close(err == nil && cohort.GroupFailed(gs) == nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range gs {
+		for _, l := range g.Left {
+			fmt.Fprintf(stdout, "group mean  task %s: left out %s\n", g.Task, l)
+		}
+		switch g.State {
+		case "done":
+			fmt.Fprintf(stdout, "group mean  task %s: %d runs, mean of %s, in %s\n", g.Task, len(g.Runs), opt.GroupMean, g.Bundle)
+			for _, n := range g.Notes {
+				fmt.Fprintf(stdout, "            %s\n", n)
+			}
+		case "skipped":
+			fmt.Fprintf(stdout, "group mean  task %s: %d runs, complete with the same runs and settings, skipped (%s)\n", g.Task, len(g.Runs), g.Bundle)
+		case "not built":
+			fmt.Fprintf(stdout, "group mean  task %s: not built: %s\n", g.Task, g.Reason)
+		case "failed":
+			fmt.Fprintf(stdout, "group mean  task %s: failed: %v\n", g.Task, g.Err)
+		}
+	}
+	return cohort.GroupFailed(gs), nil
 }
 
 func cmdCompare(ctx context.Context, args []string, stdout, stderr io.Writer) error {

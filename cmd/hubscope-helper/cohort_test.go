@@ -34,8 +34,14 @@ func TestCohortCommands(t *testing.T) {
 		t.Errorf("group summary:\n%s", out)
 	}
 	out = ok("cohort", bids, "--out", deriv, "--metrics", "none", "--backend", "cpu", "--mask", mask)
-	if !strings.Contains(out, "7 runs: 7 analysed, 0 skipped") || !strings.Contains(out, "measures.tsv (7 runs") {
+	if !strings.Contains(out, "7 runs: 7 analysed, 0 skipped") || !strings.Contains(out, "measures.tsv (7 runs") ||
+		!strings.Contains(out, "group mean  task rest: 7 runs, mean of fisher-z, in "+filepath.Join(deriv, "group", "task-rest_desc-groupmean_hubscope")) ||
+		!strings.Contains(out, "mask rule mask") {
 		t.Errorf("cohort summary:\n%s", out)
+	}
+	// The group step alone (as Slurm's group job runs it) finds the group mean complete.
+	if out = ok("cohort", bids, "--out", deriv, "--metrics", "none", "--backend", "cpu", "--mask", mask, "--table-only"); !strings.Contains(out, "group mean  task rest: 7 runs, complete with the same runs and settings, skipped") {
+		t.Errorf("group step:\n%s", out)
 	}
 	if out = ok("cohort", bids, "--out", deriv, "--metrics", "none", "--backend", "cpu", "--mask", mask, "--subject", "02"); !strings.Contains(out, "1 runs: 0 analysed, 1 skipped") {
 		t.Errorf("per-subject step:\n%s", out)
@@ -58,6 +64,7 @@ func TestCohortCommands(t *testing.T) {
 		{[]string{"run", filepath.Join(bids, "sub-01", "func", "sub-01_task-rest_bold.nii.gz"), "--mask", mask, "--density", "0.05", "--norm", norm, "--out", filepath.Join(dir, "x")}, "density: 0.01 → 0.05"},
 		{[]string{"group", filepath.Join(bids, "sub-01", "func", "sub-01_task-rest_bold.nii.gz"), "--out", filepath.Join(dir, "g1")}, "at least 2 scans"},
 		{[]string{"cohort", filepath.Join(dir, "nothing"), "--out", filepath.Join(dir, "d2")}, "no such file or directory"},
+		{[]string{"cohort", bids, "--out", filepath.Join(dir, "d3"), "--group-mean", "median"}, `--group-mean "median": want fisher-z, r or none`},
 		{[]string{"run", "x.nii.gz", "--sweep", "r=0.5", "--out", filepath.Join(dir, "s")}, "at least two thresholds"},
 		{[]string{"synth", "--lesion", "--out", filepath.Join(dir, "l.nii.gz")}, "--lesion needs --subjects"},
 	} {

@@ -33,6 +33,9 @@ type Options struct {
 	Task      string // only runs of this task ("" = all)
 	Subject   string // only this subject's runs (the per-subject step); "" = all
 	Jobs      int    // runs analysed at once (0: max(1, GOMAXPROCS/2))
+	// GroupMean is the group-mean network's mean over the runs (GroupMeans): fisher-z ("" too),
+	// r, or GroupMeanNone for none.
+	GroupMean string
 	// Config is every run's analysis (Scan, Out and Overwrite are set per run).
 	Config pipeline.Config
 }

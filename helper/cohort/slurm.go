@@ -2,7 +2,8 @@ package cohort
 
 // Running a cohort on a Slurm cluster: the per-subject step (RunSubject through
 // `hubscope-helper cohort … --subject S`) becomes the tasks of one Slurm job array, and the
-// group step (`cohort … --table-only`) a job that depends on them (afterok). HubScope keeps no
+// group step (`cohort … --table-only`: the group-mean networks and the table) a job that
+// depends on them (afterok). HubScope keeps no
 // scheduler of its own: Slurm runs the tasks, the bundles' completion markers say what is done,
 // and a rerun submits only the subjects that are neither complete nor still queued. The
 // folder DERIV/slurm holds the scripts, the task logs and state.json (every submission's job
@@ -252,7 +253,7 @@ func PlanSlurm(opt Options, so SlurmOptions) (*SlurmPlan, error) {
 	if len(p.Tasks) > 0 {
 		p.ArrayScript = arrayScript(so, opt.BIDS, opt.Out, deriv, opt.Task, p)
 	}
-	p.GroupScript = groupScript(so, opt.BIDS, opt.Out, opt.Task, p.Dir)
+	p.GroupScript = groupScript(so, opt.BIDS, opt.Out, opt.Task, p.Dir, opt.GroupMean != GroupMeanNone)
 	return p, nil
 }
 
@@ -346,11 +347,23 @@ exit $status
 	return b.String()
 }
 
-// groupScript is the group step: the table from the complete bundles (it refuses, naming them,
-// subjects whose bundles are missing or incomplete).
-func groupScript(so SlurmOptions, bids, deriv, task, dir string) string {
+// groupScript is the group step: the group-mean networks over the complete bundles (unless
+// groupMean is false; they get an array task's cores, memory and GPUs) and the table (it
+// refuses, naming them, subjects whose bundles are missing or incomplete).
+func groupScript(so SlurmOptions, bids, deriv, task, dir string, groupMean bool) string {
 	h := header(so, "hubscope-cohort-group", filepath.Join(dir, "group.log"))
 	h = append(h, "#SBATCH --ntasks=1")
+	if groupMean {
+		if so.CPUsPerTask > 0 {
+			h = append(h, fmt.Sprintf("#SBATCH --cpus-per-task=%d", so.CPUsPerTask))
+		}
+		if so.Mem != "" {
+			h = append(h, "#SBATCH --mem="+so.Mem)
+		}
+		if so.GPUsPerTask > 0 {
+			h = append(h, fmt.Sprintf("#SBATCH --gres=gpu:%d", so.GPUsPerTask))
+		}
+	}
 	var b strings.Builder
 	b.WriteString(strings.Join(h, "\n") + "\n")
 	fmt.Fprintf(&b, `# Written by hubscope-helper cohort --slurm: the group step, after every array task succeeded.
@@ -359,7 +372,7 @@ helper=%s
 echo "hubscope group step ${SLURM_JOB_ID:-?} on $(hostname) started $(date -u +%%s.%%N)"
 %s
 status=$?
-echo "hubscope group step: table, status $status"
+echo "hubscope group step: group mean and table, status $status"
 `, sq(so.Helper), command(so, bids, deriv, task, "--table-only"))
 	if so.NormOut != "" {
 		norm := []string{`"$helper"`, "norm", "build", sq(deriv), "--out", sq(so.NormOut)}

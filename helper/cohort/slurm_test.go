@@ -101,6 +101,20 @@ func TestSlurmPlanSubmit(t *testing.T) {
 	if !strings.Contains(p.GroupScript, "--table-only") || !strings.Contains(p.GroupScript, `norm build `+sq(out)+` --out 'norm dir' --group 'control'`) {
 		t.Errorf("group script:\n%s", p.GroupScript)
 	}
+	// The group step builds the group-mean network: it gets an array task's cores, memory and
+	// GPUs, unless --group-mean none leaves it with the table alone.
+	for _, want := range []string{"#SBATCH --gres=gpu:1", "#SBATCH --cpus-per-task=4", "#SBATCH --mem=4G"} {
+		if !strings.Contains(p.GroupScript, want) {
+			t.Errorf("group script lacks %q:\n%s", want, p.GroupScript)
+		}
+	}
+	noMean := opt
+	noMean.GroupMean = GroupMeanNone
+	if pn, err := PlanSlurm(noMean, so); err != nil {
+		t.Error(err)
+	} else if strings.Contains(pn.GroupScript, "--gres") {
+		t.Errorf("group step without the group mean:\n%s", pn.GroupScript)
+	}
 	for _, s := range []string{p.ArrayScript, p.GroupScript} {
 		if out, err := exec.Command(bash, "-n", "-c", s).CombinedOutput(); err != nil {
 			t.Errorf("bash -n: %v %s", err, out)

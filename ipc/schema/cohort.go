@@ -16,6 +16,10 @@ type CohortMarker struct {
 	Input    Input                   `json:"input"`
 	Settings map[string]any          `json:"settings"`
 	Files    map[string]CohortDigest `json:"files"` // relative to the run's func folder
+	// Subjects are the runs a group-mean bundle (DERIV/group/) averaged, each with its scan's
+	// size and SHA-256 from the run's own marker (Input is the first); nil in a run's marker.
+	// A group bundle's Files are relative to DERIV/group.
+	Subjects []GroupSubject `json:"subjects,omitempty"`
 }
 
 // CohortDigest is a file's size and SHA-256 (hex).
@@ -72,4 +76,18 @@ type CohortTableSidecar map[string]CohortColumn
 // CohortColumn describes one column of a tabular file.
 type CohortColumn struct {
 	Description string `json:"Description"`
+}
+
+// CohortGroupSidecar is the JSON sidecar of a task's group-mean bundle in the derivatives
+// folder (DERIV/group/task-<label>_desc-groupmean_hubscope.json, beside the bundle
+// task-<label>_desc-groupmean_hubscope/): what it holds, the bundle's folder name, the mean
+// (fisher-z or r) and mask rule, the settings (flat JSON keys, as in CohortMarker) and the
+// BIDS URIs of the runs averaged.
+type CohortGroupSidecar struct {
+	Description string         `json:"Description"`
+	Bundle      string         `json:"Bundle"` // the results bundle's folder, beside the sidecar
+	Mean        string         `json:"Mean"`
+	MaskRule    string         `json:"MaskRule"`
+	Settings    map[string]any `json:"Settings"`
+	Sources     []string       `json:"Sources"` // "bids::sub-01/func/sub-01_task-rest_bold.nii.gz", one per run
 }
