@@ -19,13 +19,13 @@ BIDS_VALIDATOR ?= $(or $(HUBSCOPE_CACHE),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/
 
 # Runs every check CI runs: formatting, vet (also of the CUDA build and of the browser build),
 # the race-checked test suite with the Python cross-checks required (HUBSCOPE_STRICT=1), the
-# pure-Go fallback kernels, the helper's command-line smoke test, 10 s of fuzzing per reader of
+# pure-Go fallback kernels and gzip reader, the helper's command-line smoke test, 10 s of fuzzing per reader of
 # untrusted bytes (scripts/fuzz.sh), the -tags cuda helper
 # started without a GPU (it must fall back to the CPU), the desktop app's
 # real-window smoke test under Xvfb and the browser build's smoke test in headless Chromium.
 test: deps-test fmt-check vet lint cuda-vet wasm-vet
 	HUBSCOPE_STRICT=1 HUBSCOPE_BIDS_VALIDATOR=$(BIDS_VALIDATOR) $(GO) test -race -count=1 -timeout 30m ./...
-	HUBSCOPE_STRICT=1 $(GO) test -count=1 -tags purego ./helper/backend/cpu/... ./helper/fc/...
+	HUBSCOPE_STRICT=1 $(GO) test -count=1 -tags purego ./helper/backend/cpu/... ./helper/fc/... ./helper/nifti/...
 	$(GO) build -o $(BIN)/hubscope-helper ./cmd/hubscope-helper
 	scripts/cli-smoke.sh $(BIN)/hubscope-helper
 	scripts/slurm-smoke.sh $(BIN)/hubscope-helper

@@ -3,7 +3,9 @@
 # Idempotent and quiet when everything is present. Usage: scripts/setup-deps.sh [demo|test|gui|cuda|web|bids]...
 set -euo pipefail
 
-want=(ca-certificates gcc libc6-dev pkg-config make git)
+# libdeflate-dev: the helper links its static libdeflate.a (helper/nifti/inflate_libdeflate.go)
+# to inflate a .nii.gz in one call; the built program does not need the library.
+want=(ca-certificates gcc libc6-dev pkg-config make git libdeflate-dev)
 bids=0
 for profile in "${@:-test}"; do
   case "$profile" in

@@ -2,7 +2,9 @@ package nifti
 
 import (
 	"bufio"
+	"bytes"
 	"compress/flate"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -300,6 +302,61 @@ func (r *Reader) ReadRawVolume(dst []byte) error {
 	}
 	r.remaining -= int64(n)
 	return r.drainAtEnd()
+}
+
+// wholeLimit bounds the compressed file that InflateAll reads into memory at once.
+const wholeLimit = 1 << 30
+
+// InflateAll decodes every remaining volume of a .nii.gz at once, before any volume is read,
+// when this build has a whole-member inflater (libdeflate: inflate_libdeflate.go) and the
+// file is one gzip member whose trailer's size (ISIZE) holds the header's data (and at most
+// drainLimit bytes after them, as the stream allows): the stored values of every volume, as
+// ReadRawVolume would give them one after another (native byte order, unscaled), in buf when
+// it is large enough (the file's whole inflated size) and otherwise in a new buffer, returned
+// as all so that the caller can reuse it. The trailer's CRC-32 and size are checked against
+// the data. values is nil, and the Reader streams as before, for anything else: a plain file,
+// a .hdr/.img pair, several gzip members, more than 4 GiB (ISIZE counts modulo 2³²), a build
+// without libdeflate, and a stream that libdeflate refuses (corrupt or truncated: the stream's
+// reads then report it, naming the file and the volume). After values are returned every
+// read gives io.EOF.
+func (r *Reader) InflateAll(buf []byte) (values, all []byte) {
+	if !libdeflateBuilt || r.gz == nil || r.err != nil || r.src == nil || r.remaining != r.total || r.dataPath != r.Path || len(r.files) != 1 {
+		return nil, nil
+	}
+	f, ok := r.files[0].(io.ReaderAt)
+	if !ok {
+		return nil, nil
+	}
+	st, err := r.files[0].Stat()
+	if err != nil || st.Size() < 18 || st.Size() > wholeLimit {
+		return nil, nil
+	}
+	src := make([]byte, st.Size())
+	if _, err := f.ReadAt(src, 0); err != nil {
+		return nil, nil
+	}
+	isize := int64(binary.LittleEndian.Uint32(src[len(src)-4:]))
+	start, end := r.Header.VoxOffset, r.Header.VoxOffset+r.Header.dataBytes()
+	if isize < end || isize > end+drainLimit {
+		return nil, nil
+	}
+	if int64(cap(buf)) < isize {
+		buf = nil // let the old one go before the new one is made
+		buf = make([]byte, isize)
+	}
+	out := buf[:isize]
+	if !inflateWhole(out, src) {
+		return nil, nil
+	}
+	values = out[start:end]
+	if r.swap {
+		swapBytes(values, r.Header.DataType.Size())
+	}
+	r.gz.Close()
+	r.gz = nil
+	r.src = bytes.NewReader(nil)
+	r.remaining = 0
+	return values, buf
 }
 
 // Decode converts stored values (native byte order, as ReadRawVolume gives them; len(raw) a
