@@ -15,6 +15,7 @@
 //	POST /uploads/parts/{id}?offset=O   one part → UploadProgress, the last → Upload
 //	POST /jobs                          JobRequest → Job (202)
 //	GET  /jobs                          []Job, newest first
+//	GET  /folders                       []ResultFolder: result folders a client may open (folders.go)
 //	GET  /jobs/{id}                     Job
 //	GET  /jobs/{id}/events              NDJSON stream of Event until the job ends
 //	POST /jobs/{id}/cancel              Job
@@ -92,6 +93,10 @@ type JobRequest struct {
 	// not run: the job is done at once and serves the folder's volumes and files. Give it
 	// alone (no scan, mask, norm or settings).
 	Open string `json:"open,omitempty"`
+	// OpenFolder opens a finished results folder by its ID in GET /folders (ResultFolder.ID),
+	// on any transport: the folders under the helper's own roots, never a path the client
+	// names. Give it alone, as Open.
+	OpenFolder string `json:"open_folder,omitempty"`
 	// Settings are the analysis's choices; nil = the defaults (settings.Defaults), and a JSON
 	// object's missing keys take the defaults (settings.Settings.UnmarshalJSON).
 	Settings *settings.Settings `json:"settings,omitempty"`

@@ -136,6 +136,7 @@ func NewHandler(svc Service, opts HandlerOptions) http.Handler {
 		{"POST", "/uploads/parts/{id}", jobID, 0, h.uploadPart},
 		{"POST", "/jobs", 0, http.StatusAccepted, h.submit},
 		{"GET", "/jobs", 0, http.StatusOK, h.jobs},
+		{"GET", "/folders", 0, http.StatusOK, h.folders},
 		{"GET", "/jobs/{id}", jobID, http.StatusOK, byID(h.svc.Job)},
 		{"GET", "/jobs/{id}/events", jobID, 0, h.events},
 		{"POST", "/jobs/{id}/cancel", jobID | noBody, http.StatusOK, byID(h.svc.Cancel)},

@@ -30,11 +30,12 @@ const shutdownGrace = 10 * time.Second
 // marked interrupted, with the message that the helper was shut down: the user did not cancel
 // them, and a restarted helper treats jobs it finds unfinished the same way.
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("serve", "serve [--socket PATH] [--web 127.0.0.1:PORT [--web-root DIR]] [--results DIR] [--idle-exit 10m] [--max-upload 4GiB] [--backend auto|cpu|cuda] [--verbose]", stdout, stderr)
+	fs := newFlags("serve", "serve [--socket PATH] [--web 127.0.0.1:PORT [--web-root DIR]] [--results DIR] [--open-root DIR] [--idle-exit 10m] [--max-upload 4GiB] [--backend auto|cpu|cuda] [--verbose]", stdout, stderr)
 	socket := fs.String("socket", "", "Unix socket `PATH` to listen on (default "+ipc.DefaultSocketPath()+")")
 	web := fs.String("web", "", "also serve the browser build on this loopback `ADDRESS`, e.g. 127.0.0.1:8765 (a token URL is printed)")
 	webRoot := fs.String("web-root", "", "with --web: the browser build `DIR` to serve as the page (the folder \"make web\" writes, bin/web)")
 	results := fs.String("results", "", "results `DIR` (default $XDG_DATA_HOME/hubscope/results, else ~/.local/share/hubscope/results)")
+	openRoot := fs.String("open-root", "", "a `DIR` of finished results (bundles, a cohort's derivatives, comparisons) that clients may list and open, besides the jobs' own; the browser app's \"Open results folder…\" lists them")
 	idleExit := fs.Duration("idle-exit", 0, "exit after this `DURATION` with no client connected and no job queued or running (0 = never)")
 	maxUpload := fs.String("max-upload", "4GiB", "largest scan `SIZE` the browser build may upload (B, KiB, MiB, GiB, TiB; KB, MB, GB, TB)")
 	backend := fs.String("backend", "auto", "`NAME`: auto (CUDA when a GPU works, else CPU), cpu or cuda")
@@ -65,7 +66,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	logger := log.New(stderr, "hubscope-helper: ", log.LstdFlags)
 	d, err := daemon.New(daemon.Options{ResultsDir: *results, MaxUpload: limit, Backend: *backend,
-		Verbose: *verbose, Log: logger})
+		Verbose: *verbose, Log: logger, OpenRoot: *openRoot})
 	if err != nil {
 		return err
 	}

@@ -62,6 +62,11 @@ type Options struct {
 	// NoSeedPrefetch keeps a job's summary from reading its series for seed maps ahead (a
 	// daemon that serves one report, not an app whose user will click).
 	NoSeedPrefetch bool
+	// OpenRoot is a folder whose finished results folders (bundles, group bundles, a
+	// cohort's derivatives, comparisons) clients may list and open by ID (Folders), besides
+	// the jobs' own bundles: the browser app's way to open results on this machine ("" =
+	// none; serve --open-root).
+	OpenRoot string
 	// EventInterval is the progress event period while a job runs (0 = 200 ms, inside the
 	// protocol's 250 ms promise with room for scheduling delays).
 	EventInterval time.Duration
@@ -165,6 +170,22 @@ func New(opt Options) (*Daemon, error) {
 	dir, err := filepath.Abs(opt.ResultsDir)
 	if err != nil {
 		return nil, fmt.Errorf("results directory %s: %w", opt.ResultsDir, err)
+	}
+	if opt.OpenRoot != "" {
+		root, err := filepath.Abs(opt.OpenRoot)
+		if err == nil {
+			root, err = filepath.EvalSymlinks(root) // listed paths are under the folder itself
+		}
+		if err == nil {
+			var fi os.FileInfo
+			if fi, err = os.Stat(root); err == nil && !fi.IsDir() {
+				err = errors.New("not a folder")
+			}
+		}
+		if err != nil {
+			return nil, fmt.Errorf("results folder to open from %s: %w", opt.OpenRoot, unwrapPath(err))
+		}
+		opt.OpenRoot = root
 	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("results directory %s: %w", dir, err)

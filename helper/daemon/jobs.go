@@ -46,6 +46,9 @@ func (j *job) ended() {
 // Submit validates a request, creates the job's directory and queues it.
 func (d *Daemon) Submit(ctx context.Context, req ipc.JobRequest) (ipc.Job, error) {
 	web := ipc.TransportFrom(ctx) == ipc.TransportWeb
+	if req.OpenFolder != "" {
+		return d.openFolder(ctx, req)
+	}
 	if req.Open != "" {
 		return d.submitOpen(ctx, req, web)
 	}
