@@ -32,6 +32,8 @@ func cmdSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	patients := fs.Int("patients", 1, "with --lesion: how many patients `N` (sub-patient01 …), e.g. for a two-group comparison")
 	lesionModule := fs.Int("lesion-module", 0, "with --lesion: the `MODULE` whose hubs are removed (default: the one with the most planted hubs)")
 	motion := fs.Float64("motion", 0, "write a moving head: every volume moved rigidly by up to `MM` mm and degrees (e.g. 3), soft-edged head on a padded grid; the true motion goes to <base>_truth_motion.tsv")
+	core := fs.Float64("core-correlation", -1, "grade each module from a core sharing `R` of its variance with the module signal down to the within-module correlation at its border (0 = uniform modules; default: 0.95 with --subjects, 0 for one scan or with --lesion)")
+	fs.Float64Var(&p.CoreExponent, "core-exponent", 16, "with --core-correlation: how fast the coupling falls from the core, `K` in ρ + (R − ρ)·(1 − u)^K")
 	nuisance := fs.Float64("nuisance", 0, "add scanner drifts, head-motion effects and a global physiological signal of `SD` relative to the fluctuation (e.g. 2) and write them as an fMRIPrep confounds table beside the scan")
 	if _, err := parse(fs, args); err != nil {
 		return err
@@ -48,6 +50,15 @@ func cmdSynth(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		p.DataType = nifti.Float32
 	default:
 		return fmt.Errorf("--dtype %q: want int16 or float32", *dtype)
+	}
+	switch {
+	case *core >= 0:
+		p.CoreCorrelation = *core
+	case *subjects > 0 && !*lesion:
+		// A cohort's group mean needs cores to hold edges at r̄ ≥ 0.45 (graded.go). A lesion
+		// cohort keeps uniform modules: its truth is the planted connector hubs, and the cores
+		// would add provincial hubs the lesion leaves alone (docs/algorithms.md).
+		p.CoreCorrelation = synth.DefaultCohortParams().CoreCorrelation
 	}
 	m, affine, err := loadSynthMask(*mask, *gm)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/helper/scan"
@@ -144,8 +145,7 @@ func WriteCohort(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Pa
 		return nil
 	}
 	for s := 1; s <= o.Subjects; s++ {
-		sp := p
-		sp.SubjectSeed = p.Seed*1_000_003 + int64(s)
+		sp := SubjectParams(p, s)
 		if err := write(fmt.Sprintf("%0*d", digits, s), sp, "control", s); err != nil {
 			return nil, err
 		}
@@ -198,4 +198,55 @@ func WriteCohort(ctx context.Context, mask scan.Mask, affine [4][4]float64, p Pa
 		return nil, err
 	}
 	return ct, nil
+}
+
+// SubjectParams are the parameters of WriteCohort's control number s (1-based, sub-01 …): the
+// layout of p.Seed with the subject's own module signals and noise.
+func SubjectParams(p Params, s int) Params {
+	p.SubjectSeed = p.Seed*1_000_003 + int64(s)
+	return p
+}
+
+// CohortMatrix generates S subjects of the phantom p on mask in memory, as WriteCohort's
+// controls sub-01 … before quantisation, in the layout the group backends take: an N × S·L
+// float32 matrix whose row v holds node v's series of subject 1, then of subject 2, …
+// Subjects are generated on up to workers goroutines (≤ 0: one).
+func CohortMatrix(mask scan.Mask, affine [4][4]float64, p Params, subjects, workers int) ([]float32, int, error) {
+	if subjects < 1 {
+		return nil, 0, fmt.Errorf("synth: a cohort of %d subjects: want at least 1", subjects)
+	}
+	n, L := mask.Count(), p.Length
+	if err := p.Validate(n); err != nil {
+		return nil, 0, err
+	}
+	x := make([]float32, n*subjects*L)
+	next := make(chan int)
+	errs := make(chan error, subjects)
+	var wg sync.WaitGroup
+	for range max(1, min(workers, subjects)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for s := range next {
+				sc, _, err := Generate(mask, affine, SubjectParams(p, s+1))
+				if err != nil {
+					errs <- err
+					continue
+				}
+				for v := range n {
+					copy(x[(v*subjects+s)*L:(v*subjects+s+1)*L], sc.Data[v*L:(v+1)*L])
+				}
+			}
+		}()
+	}
+	for s := range subjects {
+		next <- s
+	}
+	close(next)
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, 0, err
+	}
+	return x, n, nil
 }

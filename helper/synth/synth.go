@@ -102,6 +102,15 @@ type Params struct {
 	// LesionModule into ordinary voxels of it: a patient who lost the hubs of one region.
 	SubjectSeed  int64
 	LesionModule int
+
+	// CoreCorrelation ρ_core, when non-zero, grades every module from a core to its border
+	// (graded.go): an ordinary voxel v shares ρ_v = ρ + (ρ_core − ρ)·(1 − u_v)^CoreExponent of
+	// its variance with its module signal, u_v the share of its module's voxels nearer the
+	// module's centroid. Two voxels of one module then correlate at √(ρ_u·ρ_v), from ρ at the
+	// borders to ρ_core between the cores. Zero (the default) keeps every module uniform at ρ.
+	// DefaultCohortParams sets 0.95 and 16.
+	CoreCorrelation float64
+	CoreExponent    float64
 }
 
 // DefaultParams returns the parameters of the standard phantom: 7 modules, 40 hubs, TR 2 s,
@@ -125,6 +134,16 @@ func DefaultParams() Params {
 		Baseline:          1000,
 		Amplitude:         0.02,
 	}
+}
+
+// DefaultCohortParams returns the parameters of a phantom cohort's subjects (synth --subjects):
+// DefaultParams with modules graded to cores (CoreCorrelation 0.95, CoreExponent 16), so that
+// a group's mean network at r̄ 0.45–0.70 has the sparsity of Wang et al.'s 197-subject mean
+// (graded.go, docs/algorithms.md).
+func DefaultCohortParams() Params {
+	p := DefaultParams()
+	p.CoreCorrelation, p.CoreExponent = 0.95, 16
+	return p
 }
 
 // Truth is the planted structure of a phantom.
@@ -174,6 +193,10 @@ func (p Params) Validate(n int) error {
 		return fmt.Errorf("synth: datatype %v: only int16 and float32 are written", p.DataType)
 	case p.DataType == nifti.Int16 && p.Baseline*(1+8*p.Amplitude) > math.MaxInt16:
 		return fmt.Errorf("synth: baseline %g with amplitude %g does not fit int16", p.Baseline, p.Amplitude)
+	case p.CoreCorrelation != 0 && !(p.CoreCorrelation >= p.ModuleCorrelation && p.CoreCorrelation <= 1):
+		return fmt.Errorf("synth: core correlation %g: need ρ = %g ≤ ρ_core ≤ 1 (or 0 for uniform modules)", p.CoreCorrelation, p.ModuleCorrelation)
+	case p.CoreCorrelation != 0 && !(p.CoreExponent > 0 && p.CoreExponent <= 1000):
+		return fmt.Errorf("synth: core exponent %g: need 0 < k ≤ 1000", p.CoreExponent)
 	case p.LesionModule < 0 || p.LesionModule > p.Modules:
 		return fmt.Errorf("synth: lesion module %d: want 1..%d (or 0 for none)", p.LesionModule, p.Modules)
 	case n < p.Modules:
@@ -216,6 +239,11 @@ type generator struct {
 	t       int
 	truth   *Truth
 	ijk     [][3]int32
+	// Graded modules (CoreCorrelation ≠ 0): every node's loading √ρ_v on its module signal
+	// and its noise scale √(1−ρ_v) (hubs keep their profile), and the unit module signals
+	// (module × L).
+	load, loadSd []float64
+	sig          []float64
 }
 
 // newGenerator plans the phantom on the mask: parcellation, module signals, hubs.
@@ -279,6 +307,9 @@ func newGenerator(mask scan.Mask, affine [4][4]float64, p Params) (*generator, e
 		}
 		g.profSd[prof] = math.Sqrt(1 - p.HubSignalFraction)
 	}
+	if p.CoreCorrelation != 0 {
+		g.grade(labels, affine, signals)
+	}
 	g.truth = &Truth{Modules: labels, Hubs: hubs, HubModules: hubModules, Signals: signals, Lesioned: lesioned}
 	return g, nil
 }
@@ -298,7 +329,12 @@ func (g *generator) next(dst []float64) {
 		}
 		g.ar[v] = e
 		prof := g.profile[v]
-		fluct := g.profSig[int(prof)*L+t] + float64(g.profSd[prof]*e)
+		var fluct float64
+		if g.load != nil && int(prof) < p.Modules {
+			fluct = float64(g.load[v]*g.sig[int(prof)*L+t]) + float64(g.loadSd[v]*e)
+		} else {
+			fluct = g.profSig[int(prof)*L+t] + float64(g.profSd[prof]*e)
+		}
 		dst[v] = float64(p.Baseline * (1 + float64(p.Amplitude*fluct)))
 	}
 	g.t++
