@@ -49,4 +49,9 @@ func TestTinyScanDefaultCleaning(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "tCompCor") {
 		t.Fatalf("exit code %d\nstdout %s\nstderr %s", code, stdout, stderr)
 	}
+	// Its one component and one confound direction are counted in the singular.
+	if !strings.Contains(stdout, "detrend and 1 tCompCor component from the scan; no band-pass (12 volumes too few for the filter)") ||
+		!strings.Contains(stdout, "12 of 12 volumes kept, 1 confound direction,") {
+		t.Errorf("cleaning line:\n%s", stdout)
+	}
 }

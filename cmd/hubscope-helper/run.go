@@ -103,8 +103,8 @@ func printSummary(w io.Writer, res *pipeline.Result) {
 	}
 	fmt.Fprintf(w, "nodes       %d × %d time points, %s\n", s.Nodes, s.TimePoints, tr)
 	if d := m.Denoise; d != nil {
-		fmt.Fprintf(w, "cleaning    %s; %d of %d volumes kept, %d confound directions, %.0f %% of the variance removed\n",
-			d.Strategy, d.VolumesKept, d.VolumesIn, d.ConfoundRank, 100*d.VarianceRemoved)
+		fmt.Fprintf(w, "cleaning    %s; %d of %s kept, %s, %.0f %% of the variance removed\n",
+			d.Strategy, d.VolumesKept, pipeline.Count(d.VolumesIn, "volume"), pipeline.Count(d.ConfoundRank, "confound direction"), 100*d.VarianceRemoved)
 	}
 	if c := res.InputChecks; c != nil {
 		for _, h := range c.Warnings {

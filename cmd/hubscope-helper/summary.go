@@ -63,7 +63,7 @@ func moduleWords(mod pipeline.ModuleInfo) string {
 	}
 	line := fmt.Sprintf("%s: %d module%s of ≥ 2 nodes", mod.Method, groups, plural(groups))
 	if single > 0 {
-		line += fmt.Sprintf(" (and %d node%s on their own)", single, plural(single))
+		line += " (and " + onTheirOwn(single) + ")"
 	}
 	line += fmt.Sprintf(", modularity Q %.4f", mod.Q)
 	switch {
@@ -148,8 +148,8 @@ func degreeWords(dd *graph.DegreeDistribution, kmax int, undefined string) []str
 func truthWords(tc *pipeline.TruthCheck) []string {
 	var out []string
 	if tc.NMI != nil {
-		out = append(out, fmt.Sprintf("planted %d modules, found %d modules of ≥ 2 nodes (and %d nodes on their own); agreement NMI %.3f (1 = identical)",
-			tc.PlantedModules, *tc.FoundModules, *tc.FoundSingletons, *tc.NMI))
+		out = append(out, fmt.Sprintf("planted %s, found %s of ≥ 2 nodes (and %s); agreement NMI %.3f (1 = identical)",
+			pipeline.Count(tc.PlantedModules, "module"), pipeline.Count(*tc.FoundModules, "module"), onTheirOwn(*tc.FoundSingletons), *tc.NMI))
 	}
 	out = append(out, fmt.Sprintf("planted %d hubs: %d of them are among the %d highest-degree voxels (recall %.2f); the hub rule flags %d voxels, %d planted hubs among them (recall %.2f)",
 		tc.PlantedHubs, tc.TopDegreeHits, tc.PlantedHubs, tc.TopDegreeRecall, tc.RuleHubs, tc.RuleHits, tc.RuleRecall))
@@ -164,6 +164,14 @@ func printLines(w interface{ Write([]byte) (int, error) }, label string, lines [
 		}
 		fmt.Fprintf(w, "%-11s %s\n", label, l)
 	}
+}
+
+// onTheirOwn is "1 node on its own", "3 nodes on their own".
+func onTheirOwn(n int) string {
+	if n == 1 {
+		return "1 node on its own"
+	}
+	return pipeline.Count(n, "node") + " on their own"
 }
 
 func plural(n int) string {

@@ -38,6 +38,8 @@ func TestSummaryWords(t *testing.T) {
 			[]string{"power-law fits undefined (every connected node has the same degree"}, []string{"graph:"}},
 		{"modules", []string{moduleWords(pipeline.ModuleInfo{Method: "Leiden", Q: 0.61, Sizes: []int{900, 800, 7, 2, 1, 1, 1}, QZScore: &z})},
 			[]string{"Leiden: 4 modules of ≥ 2 nodes (and 3 nodes on their own)", "Q 0.6100", "z 12.5"}, nil},
+		{"one node on its own", []string{moduleWords(pipeline.ModuleInfo{Method: "Leiden", Q: 0.4, Sizes: []int{900, 1}})},
+			[]string{"Leiden: 1 module of ≥ 2 nodes (and 1 node on its own)"}, []string{"1 nodes", "1 modules"}},
 		{"z undefined", []string{moduleWords(pipeline.ModuleInfo{Method: "Leiden", Q: 0.5, Sizes: []int{2, 2}, QZScoreUndefined: "all 15 random networks reached the same Q = 0.5"})},
 			[]string{"2 modules of ≥ 2 nodes, modularity Q 0.5000; its z-score is undefined (all 15 random networks"}, []string{"community:", "on their own"}},
 		{"small network", networkWarnings(&pipeline.Metrics{Metrics: schema.Metrics{Scan: pipeline.ScanInfo{Nodes: 99, MaskRule: "automatic"}, Network: pipeline.NetworkInfo{Isolated: 64}}}),

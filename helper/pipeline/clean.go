@@ -218,7 +218,7 @@ func clean(cfg CleanConfig, scanPath string, s *scan.Scan) (*CleanReport, error)
 			if _, _, err := repetitionTime(cfg, scanPath, s); err != nil {
 				band, skipped = [2]float64{}, "no band-pass (the TR is unknown: give --tr)"
 			} else if s.L-cfg.DropVolumes <= 3*(2*denoise.DefaultOrder+1) {
-				band, skipped = [2]float64{}, fmt.Sprintf("no band-pass (%d volumes are too few for the filter)", s.L-cfg.DropVolumes)
+				band, skipped = [2]float64{}, fmt.Sprintf("no band-pass (%s too few for the filter)", Count(s.L-cfg.DropVolumes, "volume"))
 			}
 		}
 		tc, err := confounds.HighVarianceConfounds(s.Data, s.N, s.L, rawCompCor, 2)
@@ -262,14 +262,14 @@ func clean(cfg CleanConfig, scanPath string, s *scan.Scan) (*CleanReport, error)
 					continue
 				}
 				names, cols, mask = append(names, sel.Names...), append(cols, sel.Cols...), sel.SampleMask
-				withMotion = fmt.Sprintf(", %d motion parameters from the realignment", len(sel.Names))
+				withMotion = fmt.Sprintf(", %s from the realignment", Count(len(sel.Names), "motion parameter"))
 				break
 			}
 		}
 		if band != [2]float64{} {
-			rep.Strategy = fmt.Sprintf("auto: no confounds table, so detrend, band-pass %g–%g Hz and %d tCompCor components from the scan%s", band[0], band[1], len(tc), withMotion)
+			rep.Strategy = fmt.Sprintf("auto: no confounds table, so detrend, band-pass %g–%g Hz and %s from the scan%s", band[0], band[1], Count(len(tc), "tCompCor component"), withMotion)
 		} else {
-			rep.Strategy = fmt.Sprintf("auto: no confounds table, so detrend and %d tCompCor components from the scan%s; %s", len(tc), withMotion, skipped)
+			rep.Strategy = fmt.Sprintf("auto: no confounds table, so detrend and %s from the scan%s; %s", Count(len(tc), "tCompCor component"), withMotion, skipped)
 		}
 	default: // none with explicit options
 		o.Detrend = cfg.Detrend
@@ -417,4 +417,13 @@ func residualShare(x, _ []float32, n, t int, p *denoise.Plan) float64 {
 		return 0
 	}
 	return sum / float64(cnt)
+}
+
+// Count is n with its noun, singular for one: "1 tCompCor component", "5 tCompCor
+// components", "0 volumes". The summary's lines count things this way.
+func Count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }

@@ -55,9 +55,9 @@ func minVolumes(cfg Config) (int, string) {
 	if need+c.DropVolumes == scan.MinTimePoints {
 		return scan.MinTimePoints, ""
 	}
-	why := fmt.Sprintf(" (the cleaning regresses out %d confounds beside a constant and a trend", k)
+	why := fmt.Sprintf(" (the cleaning regresses out %s beside a constant and a trend", Count(k, "confound"))
 	if c.DropVolumes > 0 {
-		why += fmt.Sprintf(", and %d volumes are dropped", c.DropVolumes)
+		why += fmt.Sprintf(", and %s dropped", Count(c.DropVolumes, "volume"))
 	}
 	return need + c.DropVolumes, why + fmt.Sprintf("; %d with --denoise none)", scan.MinTimePoints)
 }
