@@ -188,13 +188,18 @@ func PlanBlocks(n, rows int) []Block {
 
 // Build computes the functional network of the N×L series x (row-major) on backend b:
 // prepare, one or two passes over the upper-triangle blocks, exact thresholding, CSR assembly.
-// The caller owns b and closes it. Rows must be finite and non-constant (CheckSeries).
+// The caller owns b and closes it. Rows must be finite and non-constant (CheckSeries; checked
+// here, or by Prepare for a SeriesChecker).
 func Build(ctx context.Context, b Backend, x []float32, n, l int, cfg Config, rep progress.Reporter) (*network.Network, *Report, error) {
 	rep = progress.OrDiscard(rep)
 	if err := cfg.validate(n); err != nil {
 		return nil, nil, err
 	}
-	if err := CheckSeries(x, n, l); err != nil {
+	check := CheckSeries
+	if sc, ok := b.(SeriesChecker); ok && sc.ChecksSeries() {
+		check = checkShape // Prepare checks the rows
+	}
+	if err := check(x, n, l); err != nil {
 		return nil, nil, err
 	}
 	d := &driver{ctx: ctx, x: x, b: b, n: n, l: l, cfg: cfg, rep: rep,

@@ -2,6 +2,7 @@ package fc
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -269,5 +270,46 @@ func TestBackendNotesReachTheReport(t *testing.T) {
 	}
 	if !found || b.set != 1 || b.note != nil {
 		t.Errorf("notes %q, SetNote with a function %d times (want 1), note kept after Build: %v", rpt.Notes, b.set, b.note != nil)
+	}
+}
+
+// checking is the naive backend as a SeriesChecker: it records whether Prepare saw the
+// series (naive.Prepare checks them itself with CheckSeries).
+type checking struct {
+	naive
+	checks   bool
+	prepared int
+}
+
+func (b *checking) ChecksSeries() bool { return b.checks }
+
+func (b *checking) Prepare(ctx context.Context, x []float32, n, l int, m Measure) error {
+	b.prepared++
+	return b.naive.Prepare(ctx, x, n, l, m)
+}
+
+// TestSeriesCheckerSkipsTheHostScan: Build leaves the row check to a backend that says it
+// checks them (the bad row reaches Prepare, whose error wraps the same SeriesError), keeps
+// checking the shape itself, and scans the rows first for any other backend.
+func TestSeriesCheckerSkipsTheHostScan(t *testing.T) {
+	x := randomSeries(12, 40, 5)
+	for q := range 40 {
+		x[3*40+q] = 1.5
+	}
+	cfg := Config{Measure: Pearson, Mode: Strength, Threshold: 0.1}
+	for _, checks := range []bool{true, false} {
+		b := &checking{checks: checks}
+		_, _, err := Build(context.Background(), b, x, 12, 40, cfg, nil)
+		var se *SeriesError
+		if !errors.As(err, &se) || se.ZeroVariance != 1 || se.Rows[0] != 3 {
+			t.Fatalf("ChecksSeries %v: error %v, want a SeriesError naming row 3", checks, err)
+		}
+		if want := map[bool]int{true: 1, false: 0}[checks]; b.prepared != want {
+			t.Errorf("ChecksSeries %v: Prepare called %d times, want %d", checks, b.prepared, want)
+		}
+		b.prepared = 0
+		if _, _, err := Build(context.Background(), b, x[:12*40-1], 12, 40, cfg, nil); err == nil || b.prepared != 0 {
+			t.Errorf("ChecksSeries %v: a short matrix gave error %v after %d Prepare calls", checks, err, b.prepared)
+		}
 	}
 }

@@ -24,11 +24,8 @@ func (e *SeriesError) Error() string {
 // non-constant. Constancy is tested exactly (all values equal), not by a float variance,
 // since a float64 mean of equal values may round and fake a tiny spread.
 func CheckSeries(x []float32, n, l int) error {
-	if n < 1 || l < 3 {
-		return fmt.Errorf("fc: need at least 1 series of length ≥ 3, got N=%d, L=%d", n, l)
-	}
-	if len(x) != n*l {
-		return fmt.Errorf("fc: series matrix has %d values, want N·L = %d·%d = %d", len(x), n, l, n*l)
+	if err := checkShape(x, n, l); err != nil {
+		return err
 	}
 	// Rows in contiguous ranges over up to GOMAXPROCS workers (W2's 200,000 × 128 took ~25 ms
 	// in one goroutine, 5 % of a GPU build); the ranges' findings are joined in row order, so
@@ -52,6 +49,17 @@ func CheckSeries(x []float32, n, l int) error {
 	}
 	if e.NonFinite+e.ZeroVariance > 0 {
 		return &e
+	}
+	return nil
+}
+
+// checkShape is CheckSeries's test of the matrix's shape alone.
+func checkShape(x []float32, n, l int) error {
+	if n < 1 || l < 3 {
+		return fmt.Errorf("fc: need at least 1 series of length ≥ 3, got N=%d, L=%d", n, l)
+	}
+	if len(x) != n*l {
+		return fmt.Errorf("fc: series matrix has %d values, want N·L = %d·%d = %d", len(x), n, l, n*l)
 	}
 	return nil
 }
