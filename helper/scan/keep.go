@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/hubscope/hubscope/helper/nifti"
@@ -323,23 +326,38 @@ func streamStored(ctx context.Context, r *nifti.Reader, path string, sel []int, 
 func intStats[T int8 | uint8 | int16 | uint16](v []T, n, L int) ([]float64, []bool) {
 	mean, changing := make([]float64, n), make([]bool, n)
 	const block = 2048
-	var sum [block]int64
-	for b0 := 0; b0 < n; b0 += block {
-		b1 := min(b0+block, n)
-		s, ch, first := sum[:b1-b0], changing[b0:b1], v[b0:b1]
-		clear(s)
-		for t := 0; t < L; t++ {
-			row := v[t*n+b0 : t*n+b1]
-			row = row[:len(s)]
-			for i, x := range row {
-				s[i] += int64(x)
-				ch[i] = ch[i] || x != first[i]
+	blocks := (n + block - 1) / block
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	// Blocks of voxels on every core: each block's sums and flags are its own.
+	for range min(runtime.GOMAXPROCS(0), blocks) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var sum [block]int64
+			for {
+				b0 := (int(next.Add(1)) - 1) * block
+				if b0 >= n {
+					return
+				}
+				b1 := min(b0+block, n)
+				s, ch, first := sum[:b1-b0], changing[b0:b1], v[b0:b1]
+				clear(s)
+				for t := 0; t < L; t++ {
+					row := v[t*n+b0 : t*n+b1]
+					row = row[:len(s)]
+					for i, x := range row {
+						s[i] += int64(x)
+						ch[i] = ch[i] || x != first[i]
+					}
+				}
+				for i, x := range s {
+					mean[b0+i] = float64(x) / float64(L)
+				}
 			}
-		}
-		for i, x := range s {
-			mean[b0+i] = float64(x) / float64(L)
-		}
+		}()
 	}
+	wg.Wait()
 	return mean, changing
 }
 
@@ -370,6 +388,51 @@ func gatherRaw(dst, src []byte, flat []int32, size int) {
 	case 8:
 		gatherValues(values[uint64](dst), values[uint64](src), flat)
 	}
+}
+
+// seriesTile is how many nodes' series one worker of kept.series fills at a time: their
+// rows of the N×L matrix (256 × L floats, 200 KB at L = 200) stay in cache while the L volumes
+// pass, so each written line is used whole, without the 16-volume blocks that the stream's
+// volume-at-a-time order needs (scatterBlock).
+const seriesTile = 256
+
+// series writes node v's series, value idx[v] of each of the L kept volumes (K values of size
+// bytes each), converted as Load converts them, into data[v·L : (v+1)·L]: node tiles on every
+// core, each converting its nodes' values volume after volume.
+func (k *kept) series(data []float32, idx []int32, K, L, size int) {
+	N := len(idx)
+	tiles := (N + seriesTile - 1) / seriesTile
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), tiles) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sub := make([]byte, seriesTile*size)
+			vals := make([]float32, seriesTile)
+			for {
+				tl := int(next.Add(1)) - 1
+				if tl >= tiles {
+					return
+				}
+				v0, v1 := tl*seriesTile, min(tl*seriesTile+seriesTile, N)
+				n := v1 - v0
+				for t := 0; t < L; t++ {
+					raw := k.raw[t*K*size : (t+1)*K*size]
+					gatherRaw(sub[:n*size], raw, idx[v0:v1], size)
+					if k.f32 {
+						copy(vals[:n], values[float32](sub[:n*4]))
+					} else {
+						k.h.Decode(vals[:n], sub[:n*size])
+					}
+					for i, x := range vals[:n] {
+						data[(v0+i)*L+t] = x
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // KeptBytes is the memory SurveyKeep's kept series hold (0 once released, or when nothing was
@@ -451,27 +514,7 @@ func (sv *Survey) Load(ctx context.Context, mask *Mask, rule string) (*Scan, err
 		size = 4
 	}
 	s.Data = make([]float32, N*L)
-	blk := make([]float32, scatterVolumes*N)
-	var sub []byte // one volume's values of the nodes, when only some kept values are nodes
-	if N < K {
-		sub = make([]byte, N*size)
-	}
-	for t := 0; t < L; t++ {
-		b := t % scatterVolumes
-		raw, dst := k.raw[t*K*size:(t+1)*K*size], blk[b*N:(b+1)*N]
-		if sub != nil {
-			gatherRaw(sub, raw, idx, size)
-			raw = sub
-		}
-		if k.f32 {
-			copy(dst, values[float32](raw))
-		} else {
-			k.h.Decode(dst, raw)
-		}
-		if b == scatterVolumes-1 || t == L-1 {
-			scatterBlock(s.Data, blk, N, L, t-b, b+1)
-		}
-	}
+	k.series(s.Data, idx, K, L, size)
 	s.IJK = make([][3]int32, N)
 	s.Mask = Mask{Dims: sv.Dims, In: make([]bool, len(mask.In))}
 	nx, ny := int32(sv.Dims[0]), int32(sv.Dims[1])
