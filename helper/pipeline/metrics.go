@@ -145,8 +145,9 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 			var stop func()
 			global, stop = background(ctx, func(ctx context.Context) (graph.Global, []float64, error) {
 				lane, end := progress.Lane(rep) // its stages shown beside the others'
-				defer end()
-				return globalMeasures(ctx, cfg, g, graph.Nodal{}, acc, lane)
+				gl, q, err := globalMeasures(ctx, cfg, g, graph.Nodal{}, acc, lane)
+				end(err) // a failed stage is shown failed, not complete
+				return gl, q, err
 			})
 			defer stop()
 		}
@@ -220,8 +221,8 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 			var stop func()
 			leadingEigenvector, stop = background(ctx, func(ctx context.Context) (*community.Modules, []float64, error) {
 				lane, end := progress.Lane(rep)
-				defer end()
 				le, err := community.LeadingEigenvectorModules(ctx, g, leo, lane)
+				end(err)
 				return le, nil, err
 			})
 			defer stop()

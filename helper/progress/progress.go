@@ -64,9 +64,11 @@ func (s *serialized) Note(msg string) {
 
 // Lane returns a Reporter for work that runs beside r's stages (a background branch: the
 // random networks beside the modules), so that its stages and units are counted apart and a
-// display shows each running stage on its own; end finishes the lane's last stage. On a
-// Reporter that keeps no stages (Discard, an event forwarder) it is r itself.
-func Lane(r Reporter) (lane Reporter, end func()) {
+// display shows each running stage on its own; end(err) finishes the lane's last stage:
+// complete when err is nil, else as it stood, with the error (a display prints it: the
+// stage must not look done when its work failed). On a Reporter that keeps no stages
+// (Discard, an event forwarder) it is r itself.
+func Lane(r Reporter) (lane Reporter, end func(err error)) {
 	r = OrDiscard(r)
 	if s, ok := r.(*serialized); ok {
 		l, end := Lane(s.r)
@@ -78,11 +80,13 @@ func Lane(r Reporter) (lane Reporter, end func()) {
 	if l, ok := r.(laner); ok {
 		return l.lane()
 	}
-	return r, func() {}
+	return r, func(error) {}
 }
 
 // laner is implemented by Tracker (and what embeds it: Display).
-type laner interface{ lane() (Reporter, func()) }
+type laner interface {
+	lane() (Reporter, func(error))
+}
 
 // OrDiscard returns r, or Discard when r is nil.
 func OrDiscard(r Reporter) Reporter {
@@ -114,8 +118,11 @@ type Tracker struct {
 	// OnStart, if set, is called when a new stage begins (after the previous one's final state
 	// can still be read through the snapshot passed in).
 	OnStart func(prev Snapshot)
-	now     func() time.Time
-	lanes   []*trackerLane // stages running beside the main one (Lane), in start order
+	// OnFail, if set, is called instead of OnStart when a lane's last stage ends in an error
+	// (Lane's end(err)), with the stage as it stood.
+	OnFail func(prev Snapshot, err error)
+	now    func() time.Time
+	lanes  []*trackerLane // stages running beside the main one (Lane), in start order
 }
 
 // NewTracker returns an idle Tracker.
@@ -208,7 +215,7 @@ type trackerLane struct {
 	done  atomic.Int64
 }
 
-func (t *Tracker) lane() (Reporter, func()) {
+func (t *Tracker) lane() (Reporter, func(error)) {
 	l := &trackerLane{t: t}
 	t.mu.Lock()
 	t.lanes = append(t.lanes, l)
@@ -237,8 +244,8 @@ func (l *trackerLane) Snapshot() Snapshot {
 	return l.t.snapshot(s, start, l.done.Load())
 }
 
-// end removes the lane; its last stage ends.
-func (l *trackerLane) end() {
+// end removes the lane; its last stage ends, complete or (err ≠ nil) failed.
+func (l *trackerLane) end(err error) {
 	prev := l.Snapshot()
 	t := l.t
 	t.mu.Lock()
@@ -252,6 +259,15 @@ func (l *trackerLane) end() {
 	l.mu.Lock()
 	l.stage = ""
 	l.mu.Unlock()
+	if err != nil {
+		l.t.mu.Lock()
+		cb := l.t.OnFail
+		l.t.mu.Unlock()
+		if cb != nil && prev.Stage != "" {
+			cb(prev, err)
+		}
+		return
+	}
 	l.ended(prev)
 }
 

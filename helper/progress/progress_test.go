@@ -2,6 +2,9 @@ package progress
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"sync"
@@ -138,7 +141,7 @@ func TestDisplayConcurrentStages(t *testing.T) {
 	wg.Add(2)
 	go func() {
 		defer wg.Done()
-		defer end()
+		defer end(nil)
 		lane.Start("random networks", 10)
 		for range 10 {
 			lane.Add(1)
@@ -180,9 +183,39 @@ func TestDisplayConcurrentStages(t *testing.T) {
 	lane.Start("random networks", 10)
 	lane.Add(4)
 	d.draw(false)
-	end()
+	end(nil)
 	d.Close(true)
 	if s := tb.String(); !strings.Contains(s, "modules: ") || !strings.Contains(s, " | random networks: 40% (4/10)") {
 		t.Errorf("terminal output lacks both stages on one line:\n%q", s)
 	}
+}
+
+// A stage beside the others that ends in an error is shown as it stood, with the error — in a
+// log and on a terminal — never as complete; a cancelled one says it stopped.
+func TestDisplayFailedLane(t *testing.T) {
+	for _, tty := range []bool{false, true} {
+		var buf bytes.Buffer
+		d := newDisplay(&buf, tty)
+		d.Start("modules", 0)
+		lane, end := Lane(Serialize(d))
+		lane.Start("random networks", 15)
+		lane.Add(6)
+		end(errors.New("rewiring: out of device memory"))
+		lane, end = Lane(d)
+		lane.Start("leading eigenvector", 4)
+		lane.Add(1)
+		end(fmt.Errorf("run stopped: %w", context.Canceled))
+		d.Close(false)
+		out := buf.String()
+		if !strings.Contains(out, "random networks: 40% (6/15)") || !strings.Contains(out, "— failed: rewiring: out of device memory") ||
+			strings.Contains(out, "random networks: 100%") || strings.Contains(out, "random networks [") {
+			t.Errorf("tty %v: the failed stage:\n%q", tty, out)
+		}
+		if !strings.Contains(out, "leading eigenvector: 25% (1/4)") || !strings.Contains(out, "— stopped") || strings.Contains(out, "leading eigenvector: 100%") {
+			t.Errorf("tty %v: the cancelled stage:\n%q", tty, out)
+		}
+	}
+	// On a Reporter without stages end is a no-op either way.
+	_, end := Lane(Discard)
+	end(errors.New("x"))
 }

@@ -1,6 +1,8 @@
 package progress
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -39,6 +41,7 @@ func NewDisplay(w io.Writer) *Display {
 func newDisplay(w io.Writer, tty bool) *Display {
 	d := &Display{Tracker: NewTracker(), w: w, tty: tty, Interval: 5 * time.Second, stop: make(chan struct{}), width: 28, lastDone: map[string]bool{}}
 	d.Tracker.OnStart = func(prev Snapshot) { d.finish(prev) }
+	d.Tracker.OnFail = func(prev Snapshot, err error) { d.fail(prev, err) }
 	d.Tracker.OnNote = func(msg string) { d.println(msg) }
 	d.wg.Add(1)
 	go d.loop()
@@ -123,6 +126,27 @@ func (d *Display) finish(prev Snapshot) {
 		fmt.Fprintf(d.w, "\r\033[K%s\n", FormatBar(prev, d.width))
 	} else if !d.lastDone[prev.Stage] {
 		fmt.Fprintln(d.w, FormatLine(prev))
+	}
+	d.lastLine = time.Time{}
+	delete(d.lastDone, prev.Stage)
+}
+
+// fail prints a stage that ended in an error as it stood, with the error: "random networks:
+// 40% (6/15) 3.1s — failed: …", or "— stopped" when it was cancelled because other work
+// failed or the run was cancelled.
+func (d *Display) fail(prev Snapshot, err error) {
+	prev.ETA = 0
+	how := "failed: " + err.Error()
+	if errors.Is(err, context.Canceled) {
+		how = "stopped"
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	line := FormatLine(prev) + " — " + how
+	if d.tty {
+		fmt.Fprintf(d.w, "\r\033[K%s\n", line)
+	} else {
+		fmt.Fprintln(d.w, line)
 	}
 	d.lastLine = time.Time{}
 	delete(d.lastDone, prev.Stage)
