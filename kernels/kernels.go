@@ -51,6 +51,7 @@ const (
 	TriangleCounts = "triangle_counts"
 	MSBFSSources   = "msbfs_sources"
 	MSBFSLevel     = "msbfs_level"
+	MSBFSPush      = "msbfs_push"
 	MSBFSFold      = "msbfs_fold"
 	RewireTable    = "rewire_table"
 	RewirePropose  = "rewire_propose"

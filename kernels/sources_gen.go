@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "e6b3a42f4b3811f46ae6a4b4f684c90989d8be4a37cda8697485654f94d17ec5"
+const SourceSHA256 = "3c90fe3a83f96919ae5a1b960d80549e64f02a97b01d74106db1f3f60f6ea7e2"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "44dfd95af1c7e10508d0914d7e5e0d0ed364980f348acf1df2aba56581693aba"
+const FatbinSHA256 = "c15d70051f29655e0c5adfbe82673a9ea0fe37ade4d8887d2b69d0261d776022"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"

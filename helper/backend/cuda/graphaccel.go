@@ -34,6 +34,7 @@ func (b *backend) GraphAccelerator(rep progress.Reporter) graph.Accelerator {
 
 type graphFunctions struct {
 	csrProducts, triangleCounts, msbfsSources, msbfsLevel, msbfsFold   cu.Function
+	msbfsPush                                                          cu.Function
 	rewireTable, rewirePropose, rewireAccept, csrScatter, csrSortRows  cu.Function
 	krylovDots, krylovSum, krylovCombine, krylovStore, modularityApply cu.Function
 	localEfficiency, eigenMax, eigenScale                              cu.Function
@@ -87,12 +88,36 @@ type graphAccel struct {
 	cursorNodes        int
 	bfsNodes, bfsWords int
 	seen, visit, next  cu.DevicePtr
-	full, total        cu.DevicePtr
+	full, stats        cu.DevicePtr // the batch's sources' bits (16 words); the level's counters (4)
+	active             cu.DevicePtr // two sets of 16 words: this level's active searches and the next's
 	srcList            cu.DevicePtr
 	srcCap             int
 	counts             cu.DevicePtr // 1024 u32
 	reached, dist, inv cu.DevicePtr // 1024 each
+	// bfsDirection picks every level's step: directionAuto (Beamer et al.'s heuristic with
+	// bfsAlpha, bfsBeta), topDownOnly, bottomUpOnly or alternating; fixedMask keeps every search active to
+	// the end (the kernel's work before the active mask). Tests and benchmarks set them.
+	bfsDirection      int
+	bfsAlpha, bfsBeta int64
+	fixedMask         bool
+	// trace, when set, sees every level's direction and counters (benchmarks).
+	trace func(level int, topDown bool, stats []uint64)
 }
+
+const (
+	directionAuto = iota
+	topDownOnly
+	bottomUpOnly
+	alternating // top-down at odd levels, bottom-up at even ones (tests of every switch)
+)
+
+// Beamer, Asanović & Patterson's direction-optimising BFS (SC 2012, §4): a level runs top-down
+// until its frontier's edges m_f exceed the unexplored edges m_u / α, then bottom-up until the
+// frontier shrinks below n / β nodes. Their α = 14 and β = 24 (tuned on CPUs) are kept.
+const (
+	defaultBFSAlpha = 14
+	defaultBFSBeta  = 24
+)
 
 // errNoRoom says that a graph does not fit in the device's free memory.
 var errNoRoom = errors.New("not enough free device memory")
@@ -127,6 +152,7 @@ func (a *graphAccel) load() error {
 		{kernels.TriangleCounts, &a.fn.triangleCounts},
 		{kernels.MSBFSSources, &a.fn.msbfsSources},
 		{kernels.MSBFSLevel, &a.fn.msbfsLevel},
+		{kernels.MSBFSPush, &a.fn.msbfsPush},
 		{kernels.MSBFSFold, &a.fn.msbfsFold},
 		{kernels.RewireTable, &a.fn.rewireTable},
 		{kernels.RewirePropose, &a.fn.rewirePropose},
@@ -159,7 +185,7 @@ func (a *graphAccel) free() {
 		delete(a.graphs, g)
 	}
 	for _, p := range []*cu.DevicePtr{&a.wu, &a.wv, &a.keys, &a.vals, &a.scratch, &a.counter, &a.cursor,
-		&a.seen, &a.visit, &a.next, &a.full, &a.total, &a.srcList, &a.counts, &a.reached, &a.dist, &a.inv} {
+		&a.seen, &a.visit, &a.next, &a.full, &a.stats, &a.active, &a.srcList, &a.counts, &a.reached, &a.dist, &a.inv} {
 		if *p != 0 {
 			cu.MemFree(*p)
 			*p = 0
@@ -374,7 +400,7 @@ func (a *graphAccel) bfsState(n, w, sources int) error {
 		for _, q := range []struct {
 			p     *cu.DevicePtr
 			bytes int64
-		}{{&a.full, 8 * 16}, {&a.total, 8}, {&a.counts, 4 * 1024}, {&a.reached, 8 * 1024}, {&a.dist, 8 * 1024}, {&a.inv, 8 * 1024}} {
+		}{{&a.full, 8 * 16}, {&a.stats, 8 * 4}, {&a.active, 8 * 32}, {&a.counts, 4 * 1024}, {&a.reached, 8 * 1024}, {&a.dist, 8 * 1024}, {&a.inv, 8 * 1024}} {
 			if err := realloc(q.p, "BFS counters", q.bytes); err != nil {
 				return err
 			}
@@ -390,9 +416,17 @@ func (a *graphAccel) bfsState(n, w, sources int) error {
 }
 
 // sweep runs one batch of up to 1024 breadth-first searches from the sources at
-// a.srcList[lo:lo+s] and adds the (source, node) pairs per distance to hist; with perSource
-// it also folds each source's sums (msbfs_fold) into a.reached/dist/inv (cleared here).
-func (a *graphAccel) sweep(ctx context.Context, d *devGraph, lo, s int, hist *[]int64, perSource bool) error {
+// a.srcList[lo:lo+s], whose degrees sum to sourceEdges, and adds the (source, node) pairs per
+// distance to hist; with perSource it also folds each source's sums (msbfs_fold) into
+// a.reached/dist/inv (cleared here).
+//
+// Each level is one step of direction-optimising MS-BFS (docs/algorithms.md, "Graph analytics
+// on the GPU"): top-down (msbfs_push scatters the frontier's searches into its neighbours'
+// next masks, then msbfs_level settles them) while the frontier is small, bottom-up
+// (msbfs_level gathers) while it is large, chosen by Beamer et al.'s heuristic on the counts
+// msbfs_level returns with each level. Both steps find the same new pairs, so the counts do
+// not depend on the choice.
+func (a *graphAccel) sweep(ctx context.Context, g *graph.Graph, d *devGraph, lo, s int, sourceEdges int64, hist *[]int64, perSource bool) error {
 	n := d.n
 	w := bfsWordsFor(s)
 	words := int64(n) * int64(w)
@@ -413,6 +447,9 @@ func (a *graphAccel) sweep(ctx context.Context, d *devGraph, lo, s int, hist *[]
 	if err := upload(a.full, full, "BFS batch masks"); err != nil {
 		return err
 	}
+	if err := upload(a.active, full, "BFS batch masks"); err != nil {
+		return err
+	}
 	if perSource {
 		for _, p := range []cu.DevicePtr{a.reached, a.dist, a.inv} {
 			if err := cu.MemsetD32(p, 0, 2*1024); err != nil {
@@ -423,27 +460,70 @@ func (a *graphAccel) sweep(ctx context.Context, d *devGraph, lo, s int, hist *[]
 			return fmt.Errorf("cuda backend: clearing BFS counts: %w", err)
 		}
 	}
-	if err := cu.MemsetD32(a.total, 0, 2); err != nil {
-		return fmt.Errorf("cuda backend: clearing the BFS total: %w", err)
-	}
 	if err := launch(kernels.MSBFSSources, a.fn.msbfsSources, ceilDiv(s, 256), 1, 256, 0, cu.Stream{},
 		ptr(a.srcList+cu.DevicePtr(4*lo)), i64(s), i64(w), ptr(a.seen), ptr(a.visit)); err != nil {
 		return err
 	}
 	grid := min(ceilDiv(n, 8), 8192)
 	visit, next := a.visit, a.next
+	active, activeNext := a.active, a.active+8*16
 	var counts cu.DevicePtr
 	if perSource {
 		counts = a.counts
 	}
-	var prev uint64
-	tot := make([]uint64, 1)
+	alpha, beta := a.bfsAlpha, a.bfsBeta
+	if alpha <= 0 {
+		alpha = defaultBFSAlpha
+	}
+	if beta <= 0 {
+		beta = defaultBFSBeta
+	}
+	// The first frontier is the sources; every edge is unexplored.
+	nf, mf, mu := int64(s), sourceEdges, g.Offsets[g.N]
+	topDown, prevNF := true, int64(0)
+	st := make([]uint64, 4)
 	for level := 1; ; level++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		switch a.bfsDirection {
+		case topDownOnly:
+			topDown = true
+		case bottomUpOnly:
+			topDown = false
+		case alternating:
+			topDown = level%2 == 1
+		default:
+			if topDown && mf*alpha > mu {
+				topDown = false
+			} else if !topDown && nf*beta < int64(n) && nf < prevNF {
+				topDown = true
+			}
+		}
+		if err := cu.MemsetD32(a.stats, 0, 8); err != nil {
+			return fmt.Errorf("cuda backend: clearing the BFS counters: %w", err)
+		}
+		if err := cu.MemsetD32(activeNext, 0, 2*16); err != nil {
+			return fmt.Errorf("cuda backend: clearing the BFS counters: %w", err)
+		}
+		act := active
+		if a.fixedMask {
+			act = a.full
+		}
+		pushed := 0
+		if topDown {
+			pushed = 1
+			if err := cu.MemsetD32(next, 0, 2*words); err != nil {
+				return fmt.Errorf("cuda backend: clearing BFS masks: %w", err)
+			}
+			if err := launch(kernels.MSBFSPush, a.fn.msbfsPush, grid, 1, 256, 0, cu.Stream{},
+				ptr(d.off), ptr(d.adj), i64(n), i64(w), ptr(visit), ptr(a.seen), ptr(next)); err != nil {
+				return err
+			}
+		}
 		if err := launch(kernels.MSBFSLevel, a.fn.msbfsLevel, grid, 1, 256, 0, cu.Stream{},
-			ptr(d.off), ptr(d.adj), i64(n), i64(w), ptr(visit), ptr(next), ptr(a.seen), ptr(a.full), ptr(a.total), ptr(counts)); err != nil {
+			ptr(d.off), ptr(d.adj), i64(n), i64(w), ptr(visit), ptr(next), ptr(a.seen), ptr(act), ptr(activeNext),
+			ptr(a.stats), ptr(counts), i64(pushed)); err != nil {
 			return err
 		}
 		if perSource {
@@ -452,11 +532,13 @@ func (a *graphAccel) sweep(ctx context.Context, d *devGraph, lo, s int, hist *[]
 				return err
 			}
 		}
-		if err := download(tot, a.total, "BFS total"); err != nil {
+		if err := download(st, a.stats, "BFS counters"); err != nil {
 			return err
 		}
-		found := tot[0] - prev
-		prev = tot[0]
+		if a.trace != nil {
+			a.trace(level, topDown, st)
+		}
+		found := st[0]
 		if found == 0 {
 			return nil
 		}
@@ -464,7 +546,10 @@ func (a *graphAccel) sweep(ctx context.Context, d *devGraph, lo, s int, hist *[]
 			*hist = append(*hist, 0)
 		}
 		(*hist)[level] += int64(found)
+		prevNF = nf
+		nf, mf, mu = int64(st[1]), int64(st[2]), int64(st[3])
 		visit, next = next, visit
+		active, activeNext = activeNext, active
 	}
 }
 
@@ -492,7 +577,8 @@ func (a *graphAccel) ShortestPaths(ctx context.Context, g *graph.Graph) (graph.P
 		return upload(a.srcList, iota, "BFS sources")
 	})
 	for lo := 0; lo < g.N && err == nil; lo += batch {
-		err = a.b.do(func() error { return a.sweep(ctx, d, lo, min(batch, g.N-lo), &hist, false) })
+		s := min(batch, g.N-lo)
+		err = a.b.do(func() error { return a.sweep(ctx, g, d, lo, s, g.Offsets[lo+s]-g.Offsets[lo], &hist, false) })
 	}
 	if errors.Is(err, errNoRoom) {
 		a.fallback("shortest paths", g, err)
@@ -539,7 +625,11 @@ func (a *graphAccel) sourceSums(ctx context.Context, g *graph.Graph, list []int3
 	for lo := 0; lo < len(list) && err == nil; lo += batch {
 		err = a.b.do(func() error {
 			s := min(batch, len(list)-lo)
-			if err := a.sweep(ctx, d, lo, s, &hist, true); err != nil {
+			var edges int64
+			for _, v := range list[lo : lo+s] {
+				edges += int64(g.Degree(int(v)))
+			}
+			if err := a.sweep(ctx, g, d, lo, s, edges, &hist, true); err != nil {
 				return err
 			}
 			if err := download(reached[:s], a.reached, "BFS sums"); err != nil {
