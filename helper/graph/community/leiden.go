@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"unsafe"
 
 	"github.com/hubscope/hubscope/helper/graph"
 	"github.com/hubscope/hubscope/helper/progress"
@@ -144,7 +145,7 @@ type leiden struct {
 	size, sizeRef, queue, refined       []int32
 	start, byModule, members, index     []int32
 	baseComm, nodeOf                    []int32
-	inQueue                             []bool
+	inQueue, well                       []bool
 	empty, cands                        []int32
 	probs                               []float64
 	adj16                               []uint16
@@ -153,6 +154,10 @@ type leiden struct {
 	// i, which is no longer needed once i+2 is built.
 	bufs [2]levelBuf
 	lvls [2]level
+	// The refinement's graph: each node's links inside its own module.
+	inner                level
+	innerAdj, innerLinks []int32
+	innerW               []float64
 }
 
 type levelBuf struct {
@@ -181,7 +186,7 @@ func getLeiden(n int) *leiden {
 		l.size, l.sizeRef, l.queue, l.refined = i(), i(), i(), i()
 		l.start, l.byModule, l.members, l.index = make([]int32, n+1), i(), i(), i()
 		l.baseComm, l.nodeOf = i(), i()
-		l.inQueue = make([]bool, n)
+		l.inQueue, l.well = make([]bool, n), make([]bool, n)
 		l.cnt, l.neighW, l.mark = i(), f(), make([]bool, n)
 	}
 	return l
@@ -207,88 +212,60 @@ func (l *leiden) baseLevel(g *graph.Graph, weighted bool) *level {
 	return lv
 }
 
-// gather accumulates w(v, C) for the modules C (labels in part) adjacent to v, restricted to
-// neighbours u in module c of comm when comm is not nil: on counted levels in cnt, else in
-// neighW; the modules met are listed in touched. The caller reads them and clears them.
-func (l *leiden) gather(lv *level, v int32, part []int32, comm []int32, c int32) {
+// gather accumulates w(v, C) for the modules C (labels in part) adjacent to v: on counted
+// levels in cnt, else in neighW; the modules met are listed in touched. The caller reads them
+// and clears them.
+func (l *leiden) gather(lv *level, v int32, part []int32) {
 	a, b := lv.off[v], lv.off[v+1]
 	if lv.w == nil {
 		// Counted levels: the links are summed in integers (a float64 += 1 per entry chains
 		// each count through the adder's latency) and a zero count marks a module not met
-		// yet; no weight array (8 bytes per adjacency entry) is streamed.
+		// yet; no weight array (8 bytes per adjacency entry) is streamed. Branch-free: every
+		// module is written to the list's end, which only advances when the module is new
+		// (whether it is new is a coin toss while most modules are single nodes, and a branch
+		// on it mispredicts half the time).
 		cnt := l.cnt
 		touched := l.touched
+		nt := len(touched)
+		touched = slices.Grow(touched, int(b-a)+1)[:nt+int(b-a)+1]
 		switch {
-		case comm == nil && (lv.adj16 != nil || lv.links != nil):
-			// Branch-free: every module is written to the list's end, which only advances
-			// when the module is new (whether it is new is a coin toss while most modules
-			// are single nodes, and a branch on it mispredicts half the time).
-			nt := len(touched)
-			touched = slices.Grow(touched, int(b-a)+1)[:nt+int(b-a)+1]
-			if lv.adj16 != nil {
-				for _, u := range lv.adj16[a:b] {
-					t := part[u]
-					x := cnt[t]
-					touched[nt] = t
-					if x == 0 {
-						nt++
-					}
-					cnt[t] = x + 1
-				}
-			} else {
-				links := lv.links[a:b]
-				for i, u := range lv.adj[a:b] {
-					t := part[u]
-					x := cnt[t]
-					touched[nt] = t
-					if x == 0 {
-						nt++
-					}
-					cnt[t] = x + links[i]
-				}
-			}
-			touched = touched[:nt]
-		case comm == nil:
-			for _, u := range lv.adj[a:b] {
+		case lv.adj16 != nil:
+			for _, u := range lv.adj16[a:b] {
 				t := part[u]
-				if cnt[t] == 0 {
-					touched = append(touched, t)
+				x := cnt[t]
+				touched[nt] = t
+				if x == 0 {
+					nt++
 				}
-				cnt[t]++
+				cnt[t] = x + 1
 			}
 		case lv.links == nil:
 			for _, u := range lv.adj[a:b] {
-				if comm[u] != c {
-					continue
-				}
 				t := part[u]
-				if cnt[t] == 0 {
-					touched = append(touched, t)
+				x := cnt[t]
+				touched[nt] = t
+				if x == 0 {
+					nt++
 				}
-				cnt[t]++
+				cnt[t] = x + 1
 			}
 		default:
 			links := lv.links[a:b]
 			for i, u := range lv.adj[a:b] {
-				if comm[u] != c {
-					continue
-				}
 				t := part[u]
-				if cnt[t] == 0 {
-					touched = append(touched, t)
+				x := cnt[t]
+				touched[nt] = t
+				if x == 0 {
+					nt++
 				}
-				cnt[t] += links[i]
+				cnt[t] = x + links[i]
 			}
 		}
-		l.touched = touched
+		l.touched = touched[:nt]
 		return
 	}
 	for p := a; p < b; p++ {
-		u := lv.adj[p]
-		if comm != nil && comm[u] != c {
-			continue
-		}
-		t := part[u]
+		t := part[lv.adj[p]]
 		if !l.mark[t] {
 			l.mark[t] = true
 			l.touched = append(l.touched, t)
@@ -385,6 +362,7 @@ func (l *leiden) moveNodesFast(ctx context.Context, lv *level, comm []int32) err
 	head, count := 0, n
 	scale := l.gamma / lv.twoM
 	cnt := l.cnt
+	unit := lv.counted() && lv.links == nil // the base level of an unweighted graph: k_v is v's degree
 	for popped := 0; count > 0; popped++ {
 		if popped&4095 == 0 {
 			if err := ctx.Err(); err != nil {
@@ -396,14 +374,34 @@ func (l *leiden) moveNodesFast(ctx context.Context, lv *level, comm []int32) err
 			head = 0
 		}
 		count--
+		if count >= 2 && lv.adj16 != nil {
+			// The next node's row and the one after's offsets, module and flag are fetched
+			// while v is gathered (on W7 the node data alone are ~1 MB, read in random order).
+			h2 := head + 1
+			if h2 == n {
+				h2 = 0
+			}
+			w1, w2 := queue[head], queue[h2]
+			row := min(lv.off[w1], int64(len(lv.adj16)-1)) // an isolated last node has no row
+			prefetch4(unsafe.Pointer(&lv.adj16[row]), unsafe.Pointer(&lv.off[w2]),
+				unsafe.Pointer(&comm[w2]), unsafe.Pointer(&inQueue[w2]))
+		}
 		inQueue[v] = false
 		a := comm[v]
-		kv := lv.k[v]
-		l.gather(lv, v, comm, nil, 0)
+		var kv float64
+		if unit {
+			kv = float64(lv.off[v+1] - lv.off[v]) // = k_v, one random read fewer
+		} else {
+			kv = lv.k[v]
+		}
+		l.gather(lv, v, comm)
 		total[a] -= kv
 		sk := scale * kv
 		// A tolerance keeps rounding noise from moving a node back and forth forever.
-		eps := 1e-12 * math.Max(1, kv)
+		eps := 1e-12 * kv
+		if kv < 1 {
+			eps = 1e-12
+		}
 		var best int32
 		var bestGain float64
 		if lv.counted() {
@@ -495,45 +493,71 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 		sizeRef[v] = 1
 		kComm[comm[v]] += lv.k[v]
 	}
+	// The links inside each node's own module, the only ones the refinement gathers, are
+	// copied out once (on the phantom most links, on random networks a tenth), so that its
+	// gathers neither stream the others nor test each neighbour's module; their sum is
+	// w(v, C − v).
+	in := &l.inner
+	*in = level{n: n, off: slices.Grow(in.off[:0], n+1)[:n+1], twoM: lv.twoM}
+	in.off[0] = 0
+	adj, links, w := l.innerAdj[:0], l.innerLinks[:0], l.innerW[:0]
 	for v := 0; v < n; v++ {
 		var inside float64
 		cv := comm[v]
 		a, b := lv.off[v], lv.off[v+1]
+		m0 := len(adj)
+		m := m0
+		adj = slices.Grow(adj, int(b-a))[:m+int(b-a)]
 		switch {
 		case lv.adj16 != nil: // unweighted base level: a count
-			var same int64
 			for _, u := range lv.adj16[a:b] {
+				adj[m] = int32(u)
 				if comm[u] == cv {
-					same++
+					m++
 				}
 			}
-			inside = float64(same)
+			inside = float64(m - m0)
 		case lv.w == nil && lv.links == nil:
-			var same int64
 			for _, u := range lv.adj[a:b] {
+				adj[m] = u
 				if comm[u] == cv {
-					same++
+					m++
 				}
 			}
-			inside = float64(same)
+			inside = float64(m - m0)
 		case lv.w == nil:
 			var same int64
-			links := lv.links[a:b]
-			for i, u := range lv.adj[a:b] {
-				if comm[u] == cv {
-					same += int64(links[i])
+			for p := a; p < b; p++ {
+				if u := lv.adj[p]; comm[u] == cv {
+					adj[m] = u
+					m++
+					links = append(links, lv.links[p])
+					same += int64(lv.links[p])
 				}
 			}
 			inside = float64(same)
 		default:
 			for p := a; p < b; p++ {
-				if comm[lv.adj[p]] == cv {
+				if u := lv.adj[p]; comm[u] == cv {
+					adj[m] = u
+					m++
+					w = append(w, lv.w[p])
 					inside += lv.w[p]
 				}
 			}
 		}
+		adj = adj[:m]
+		in.off[v+1] = int64(m)
 		extNode[v] = inside
 		extRef[v] = inside
+	}
+	l.innerAdj, l.innerLinks, l.innerW = adj, links, w
+	in.adj = adj
+	switch {
+	case lv.w != nil:
+		in.w = w
+	case lv.links != nil:
+		in.links = links
 	}
 	scale := l.gamma / lv.twoM
 	// Visit modules' nodes together, in random order within each module (a counting sort of
@@ -552,6 +576,13 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 		byModule[start[comm[v]]] = v
 		start[comm[v]]++
 	}
+	// Whether each sub-module S is well connected, w(S, C − S) ≥ γ K_S (K_C − K_S)/2m: kept
+	// up to date as nodes join, instead of tested for every neighbour met.
+	well := l.well[:n]
+	for s := range well {
+		well[s] = !(extRef[s] < scale*kRef[s]*(kComm[comm[s]]-kRef[s]))
+	}
+	cut := negligibleGain * l.theta
 	cands, probs := l.cands[:0], l.probs[:0]
 	for idx, v := range byModule {
 		if idx&4095 == 0 {
@@ -565,30 +596,40 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 		if sizeRef[own] != 1 || extNode[v] < scale*kv*(kComm[c]-kv) {
 			continue
 		}
-		l.gather(lv, v, refined, comm, c)
-		l.weights(lv)
+		l.gather(in, v, refined)
+		l.weights(in)
 		cands = append(cands[:0], own)
 		probs = append(probs[:0], 0)
 		maxGain := 0.0
 		for _, s := range l.touched {
-			if s == own || extRef[s] < scale*kRef[s]*(kComm[c]-kRef[s]) {
+			if s == own || !well[s] {
 				continue
 			}
+			// A sub-module whose ΔH is more than negligibleGain·θ below the best seen so far
+			// (hence below the largest) has a probability under e⁻⁵⁰ ≈ 2·10⁻²² of the largest's:
+			// it is left out (Pr(S) rounds to 0 against a sum ≥ 1 in float64, whose uniform
+			// draws are multiples of 2⁻⁵³), which spares most of the exponentials.
 			gain := l.neighW[s] - scale*kv*kRef[s]
-			if gain < 0 {
+			if gain < 0 || gain < maxGain-cut {
 				continue
 			}
 			cands = append(cands, s)
 			probs = append(probs, gain)
-			maxGain = math.Max(maxGain, gain)
+			if gain > maxGain {
+				maxGain = gain
+			}
 		}
 		chosen := own
 		if len(cands) > 1 {
 			// Pr(S) ∝ exp(ΔH_S/θ), shifted by the largest ΔH so that nothing overflows.
 			var sum float64
 			for i, gain := range probs {
-				probs[i] = math.Exp((gain - maxGain) / l.theta)
-				sum += probs[i]
+				p := 0.0
+				if d := gain - maxGain; d >= -cut {
+					p = math.Exp(d / l.theta)
+				}
+				probs[i] = p
+				sum += p
 			}
 			x := l.rng.Float64() * sum
 			chosen = cands[len(cands)-1]
@@ -607,12 +648,16 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 			sizeRef[chosen]++
 			kRef[own], sizeRef[own], extRef[own] = 0, 0, 0
 			refined[v] = chosen
+			well[chosen] = !(extRef[chosen] < scale*kRef[chosen]*(kComm[c]-kRef[chosen]))
 		}
 		l.clear()
 	}
 	l.cands, l.probs = cands[:0], probs[:0]
 	return refined, nil
 }
+
+// negligibleGain: a sub-module whose ΔH/θ is this far below the largest is never chosen.
+const negligibleGain = 50
 
 // aggregate collapses each label of part (0..R−1) into one node: edge weights between
 // aggregates are summed, internal edges become self-loop weight (not stored: modularity gains
@@ -650,61 +695,34 @@ func (l *leiden) aggregate(lv *level, part, comm []int32, into int) (*level, []i
 		for _, v := range members[from:start[s]] {
 			k[s] += lv.k[v]
 			aggComm[s] = comm[v]
-			a, b := lv.off[v], lv.off[v+1]
-			switch {
-			case counted && lv.links == nil: // unweighted base level
-				for _, u := range lv.adj[a:b] {
-					t := part[u]
-					if t == s {
-						continue
-					}
-					if cnt[t] == 0 {
-						l.touched = append(l.touched, t)
-					}
-					cnt[t]++
-				}
-			case counted:
-				lk := lv.links[a:b]
-				for i, u := range lv.adj[a:b] {
-					t := part[u]
-					if t == s {
-						continue
-					}
-					if cnt[t] == 0 {
-						l.touched = append(l.touched, t)
-					}
-					cnt[t] += lk[i]
-				}
-			default:
-				for p := a; p < b; p++ {
-					t := part[lv.adj[p]]
-					if t == s {
-						continue
-					}
-					if !l.mark[t] {
-						l.mark[t] = true
-						l.touched = append(l.touched, t)
-					}
-					l.neighW[t] += lv.w[p]
-				}
-			}
+			// The aggregate's own label is gathered too (its internal links, dropped below):
+			// one test per label met instead of one per link.
+			l.gather(lv, v, part)
 		}
 		from = start[s]
-		adj = append(adj, l.touched...)
 		switch {
 		case counted && l.countLinks:
 			for _, t := range l.touched {
-				links = append(links, cnt[t])
+				if t != s {
+					adj = append(adj, t)
+					links = append(links, cnt[t])
+				}
 				cnt[t] = 0
 			}
 		case counted:
 			for _, t := range l.touched {
-				w = append(w, float64(cnt[t]))
+				if t != s {
+					adj = append(adj, t)
+					w = append(w, float64(cnt[t]))
+				}
 				cnt[t] = 0
 			}
 		default:
 			for _, t := range l.touched {
-				w = append(w, l.neighW[t])
+				if t != s {
+					adj = append(adj, t)
+					w = append(w, l.neighW[t])
+				}
 			}
 			l.clear()
 		}

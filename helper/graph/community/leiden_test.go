@@ -80,3 +80,22 @@ func TestLeidenFloatAggregatesEqualCounts(t *testing.T) {
 			counted.Q, counted.Count(), float.Q, float.Count())
 	}
 }
+
+// Isolated nodes at the end of the numbering have no adjacency row at all (their offset is
+// the adjacency's length): the local moving's look-ahead must not read past it, and each stays
+// a module of its own.
+func TestLeidenIsolatedLastNodes(t *testing.T) {
+	n, edges, _ := plantedPartition([]int{60, 50, 40}, 0.2, 0.02, 3)
+	for seed := range uint64(20) {
+		g := fromEdges(n+3, edges)
+		m, err := LeidenModules(context.Background(), g, LeidenOptions{Seed: seed}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for v := n; v < n+3; v++ {
+			if c := m.Membership[v]; m.Sizes[c] != 1 {
+				t.Fatalf("seed %d: isolated node %d is in module %d of %d nodes", seed, v, c, m.Sizes[c])
+			}
+		}
+	}
+}
