@@ -94,10 +94,10 @@ func (b *FisherZ) Prepare(ctx context.Context, x []float32, n, l int, m fc.Measu
 		for i := i0; i < i1; i++ {
 			for s := 0; s < b.S; s++ {
 				d := x[i*l+s*ls : i*l+(s+1)*ls]
-				if constant(d) {
+				if bad := badSeries(d); bad != "" {
 					mu.Lock()
 					if firstErr == nil {
-						firstErr = fmt.Errorf("group: node %d is constant in subject %d (drop it before the group mean)", i, s+1)
+						firstErr = fmt.Errorf("group: node %d %s in subject %d (drop it before the group mean)", i, bad, s+1)
 					}
 					mu.Unlock()
 					return
@@ -117,14 +117,27 @@ func (b *FisherZ) Prepare(ctx context.Context, x []float32, n, l int, m fc.Measu
 	return ctx.Err()
 }
 
-func constant(d []float32) bool {
-	for _, v := range d[1:] {
-		if v != d[0] {
-			return false
+// badSeries says what makes one subject's series of a node unusable ("is constant", "holds a
+// NaN or an infinity"), or "" when it is usable. It is Prepare's whole check: fc.Build leaves
+// the rows to it (ChecksSeries), so the cohort's matrix is read once, per subject, instead of
+// once more as whole rows.
+func badSeries(d []float32) string {
+	for _, v := range d {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			return "holds a NaN or an infinity"
 		}
 	}
-	return true
+	for _, v := range d[1:] {
+		if v != d[0] {
+			return ""
+		}
+	}
+	return "is constant"
 }
+
+// ChecksSeries implements fc.SeriesChecker: Prepare refuses every node that is constant or
+// not finite in any subject, which covers fc.CheckSeries's test of the whole row.
+func (b *FisherZ) ChecksSeries() bool { return true }
 
 // parallel runs f over [0, n) in contiguous ranges on up to w goroutines.
 func parallel(w, n int, f func(i0, i1 int)) {

@@ -165,8 +165,15 @@ func TestGroupRefusals(t *testing.T) {
 	for i := 0; i < 10; i++ { // node 3 constant in subject 2
 		c.X[3*20+10+i] = 1
 	}
-	if _, _, err := Network(context.Background(), c, MeanFisherZ, fc.Config{Mode: fc.Strength, Threshold: 0.5}, nil, nil); err == nil || !strings.Contains(err.Error(), "subject 2") {
+	if _, _, err := Network(context.Background(), c, MeanFisherZ, fc.Config{Mode: fc.Strength, Threshold: 0.5}, nil, nil); err == nil || !strings.Contains(err.Error(), "node 3 is constant in subject 2") {
 		t.Errorf("constant node in one subject: %v", err)
+	}
+	// fc.Build leaves the rows to the engine (ChecksSeries): a NaN in one subject's part of a
+	// row is still refused, naming the node and the subject.
+	c = cohortOf(20, 2, 10, 2)
+	c.X[7*20+10+4] = float32(math.NaN())
+	if _, _, err := Network(context.Background(), c, MeanFisherZ, fc.Config{Mode: fc.Strength, Threshold: 0.5}, nil, nil); err == nil || !strings.Contains(err.Error(), "node 7 holds a NaN or an infinity in subject 2") {
+		t.Errorf("NaN in one subject: %v", err)
 	}
 }
 

@@ -103,6 +103,10 @@ func (b *Backend) BlockRows() int {
 	return h
 }
 
+// ChecksSeries implements fc.SeriesChecker: Prepare runs fc.CheckSeries itself, so fc.Build
+// does not read the series once more before it.
+func (b *Backend) ChecksSeries() bool { return true }
+
 // Prepare validates the series and builds the measure's packed representation.
 func (b *Backend) Prepare(ctx context.Context, x []float32, n, l int, m fc.Measure) error {
 	if err := fc.CheckSeries(x, n, l); err != nil {
