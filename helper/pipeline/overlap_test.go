@@ -22,7 +22,7 @@ import (
 )
 
 // TestOverlappedMetricsEqualSequential: with an accelerator the full metrics run their parts
-// at once (global measures and random networks first, the leading eigenvector beside Leiden);
+// at once (global measures, random networks and Leiden first, the leading eigenvector beside them);
 // with the CPU's own accelerator every part computes what it computes without one, so
 // metrics.json and the staged maps must be the same as the sequential order's, value for value.
 func TestOverlappedMetricsEqualSequential(t *testing.T) {
