@@ -124,6 +124,20 @@ type Job struct {
 	ETASeconds float64 `json:"eta_seconds,omitempty"` // of the current stage; 0 = unknown
 	Backend    string  `json:"backend,omitempty"`     // cpu | cuda, once chosen
 	Error      string  `json:"error,omitempty"`       // failed or interrupted: what happened, in words
+	// Beside are the stages running beside the current one while the job runs (random
+	// networks and global measures, leading-eigenvector modules: progress.Lane), in the order
+	// they started; absent otherwise, and to clients that predate it (they read Stage alone).
+	Beside []StageProgress `json:"beside,omitempty"`
+}
+
+// StageProgress is one stage's progress: its name, the fraction done (0 when unknown), the
+// units done of how many (Total 0 = unknown) and the time left (0 = unknown).
+type StageProgress struct {
+	Stage      string  `json:"stage"`
+	Fraction   float64 `json:"fraction"`
+	Done       int64   `json:"done,omitempty"`
+	Total      int64   `json:"total,omitempty"`
+	ETASeconds float64 `json:"eta_seconds,omitempty"`
 }
 
 // Event is one line of a job's event stream: the job's state at Time plus, optionally, a

@@ -330,6 +330,23 @@ func ETAText(seconds float64) string {
 	return fmt.Sprintf("about %.1f h left", seconds/3600)
 }
 
+// BesideText names the stages running beside a job's main one (ipc.Job.Beside), each with its
+// share done when known: "beside it: random networks 40%, global measures"; "" for none.
+func BesideText(j ipc.Job) string {
+	if len(j.Beside) == 0 {
+		return ""
+	}
+	var side []string
+	for _, b := range j.Beside {
+		t := b.Stage
+		if b.Total > 0 {
+			t += fmt.Sprintf(" %d%%", int(math.Floor(100*b.Fraction)))
+		}
+		side = append(side, t)
+	}
+	return "beside it: " + strings.Join(side, ", ")
+}
+
 // Problem says in words what went wrong with a job, or "" when nothing did.
 func Problem(j ipc.Job) string {
 	switch j.State {

@@ -292,3 +292,32 @@ func TestETAText(t *testing.T) {
 		}
 	}
 }
+
+// The stages running beside the main one are named, each with its share done; the row shows
+// them under the stage while the job runs, and nothing otherwise.
+func TestBesideText(t *testing.T) {
+	for _, c := range []struct {
+		j    ipc.Job
+		want string
+	}{
+		{ipc.Job{Stage: "modules"}, ""},
+		{ipc.Job{Stage: "modules", Beside: []ipc.StageProgress{{Stage: "random networks", Fraction: 0.4, Done: 6, Total: 15}, {Stage: "global measures"}}},
+			"beside it: random networks 40%, global measures"},
+		{ipc.Job{Beside: []ipc.StageProgress{{Stage: "random networks", Fraction: 0.999, Done: 999, Total: 1000}}}, "beside it: random networks 99%"},
+	} {
+		if got := BesideText(c.j); got != c.want {
+			t.Errorf("BesideText(%+v) = %q, want %q", c.j, got, c.want)
+		}
+	}
+	v := newRowView(&List{})
+	running := ipc.Job{ID: "j", State: ipc.JobRunning, Stage: "modules", Beside: []ipc.StageProgress{{Stage: "random networks", Fraction: 0.4, Total: 15, Done: 6}}}
+	v.show(Row{Job: running})
+	if !v.Beside.Visible() || v.Beside.Text != "beside it: random networks 40%" || v.Stage.Text != "modules" {
+		t.Errorf("running row: beside %v %q, stage %q", v.Beside.Visible(), v.Beside.Text, v.Stage.Text)
+	}
+	running.State, running.Beside = ipc.JobDone, nil
+	v.show(Row{Job: running})
+	if v.Beside.Visible() {
+		t.Errorf("finished row still shows %q", v.Beside.Text)
+	}
+}

@@ -18,6 +18,8 @@ type RowView struct {
 	Open, Cancel            *widget.Button
 	// Note shows the engine's latest note, or the job's problem in words (in the error colour).
 	Note *widget.Label
+	// Beside names the stages running beside the current one (shown only while there are).
+	Beside *widget.Label
 
 	list *List
 	id   string
@@ -34,6 +36,10 @@ func newRowView(l *List) *RowView {
 		Note:  widget.NewLabel(""),
 		list:  l,
 	}
+	v.Beside = widget.NewLabel("")
+	v.Beside.Truncation = fyne.TextTruncateEllipsis
+	v.Beside.Importance = widget.LowImportance
+	v.Beside.Hide()
 	v.Note.Truncation = fyne.TextTruncateEllipsis
 	v.Name.Truncation = fyne.TextTruncateEllipsis
 	v.Open = widget.NewButtonWithIcon("Open", theme.FolderOpenIcon(), func() {
@@ -55,7 +61,7 @@ func newRowView(l *List) *RowView {
 func (v *RowView) CreateRenderer() fyne.WidgetRenderer {
 	top := container.NewBorder(nil, nil, nil, container.NewHBox(v.State, v.Open, v.Cancel), v.Name)
 	mid := container.NewBorder(nil, nil, v.Stage, v.ETA, v.Bar)
-	return widget.NewSimpleRenderer(container.NewVBox(top, mid, v.Note))
+	return widget.NewSimpleRenderer(container.NewVBox(top, mid, v.Beside, v.Note))
 }
 
 func (v *RowView) show(r Row) {
@@ -74,6 +80,13 @@ func (v *RowView) show(r Row) {
 		stage = ""
 	}
 	v.Stage.SetText(stage)
+	if b := BesideText(j); b != "" && j.State == ipc.JobRunning {
+		v.Beside.SetText(b)
+		v.Beside.Show()
+	} else {
+		v.Beside.SetText("")
+		v.Beside.Hide()
+	}
 	v.Bar.SetValue(j.Fraction)
 	if j.State == ipc.JobDone {
 		v.Bar.SetValue(1)

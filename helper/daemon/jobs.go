@@ -417,7 +417,7 @@ func (d *Daemon) finishLocked(j *job, st ipc.JobState, msg string) {
 	if st == ipc.JobDone {
 		j.rec.Fraction = 1
 	}
-	j.rec.ETASeconds = 0
+	j.rec.ETASeconds, j.rec.Beside = 0, nil
 	if err := d.save(&j.rec); err != nil {
 		d.log.Printf("job %s: %v", j.rec.ID, err)
 	}
@@ -459,6 +459,9 @@ func (d *Daemon) publishLocked(j *job, msg string) {
 		s := j.tracker.Snapshot()
 		j.rec.Stage, j.rec.Fraction, j.rec.ETASeconds = s.Stage, s.Fraction, s.ETA.Seconds()
 		ev.Done, ev.Total = s.Done, s.Total
+		j.rec.Beside = beside(j.tracker, s)
+	} else {
+		j.rec.Beside = nil
 	}
 	ev.Job = j.rec.Job
 	j.events.publish(ev, msg == "" && !ev.Job.State.Terminal() && ev.Job.State == ipc.JobRunning)
@@ -554,4 +557,18 @@ func (d *Daemon) redact(j *job, msg string) string {
 		}
 	}
 	return msg
+}
+
+// beside is the progress of the stages running beside main, the tracker's current stage
+// (progress.Tracker.Snapshots: the main stage first when there is one, then the lanes).
+func beside(t *progress.Tracker, main progress.Snapshot) []ipc.StageProgress {
+	all := t.Snapshots()
+	if main.Stage != "" && len(all) > 0 {
+		all = all[1:]
+	}
+	var out []ipc.StageProgress
+	for _, s := range all {
+		out = append(out, ipc.StageProgress{Stage: s.Stage, Fraction: s.Fraction, Done: s.Done, Total: s.Total, ETASeconds: s.ETA.Seconds()})
+	}
+	return out
 }
