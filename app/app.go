@@ -206,6 +206,9 @@ type UI struct {
 	cohort   *cohortview.View // a cohort's results on show instead of a result (ShowCohort)
 	// comparison is a comparison's t-maps on show (in the cohort view, or alone).
 	comparison *compareview.View
+	// openFolders is what "Open results folder…" does in the browser: list the folders the
+	// helper may open (EnableBrowserUpload); nil on the desktop, whose folder dialog reads paths.
+	openFolders func()
 }
 
 // New builds the main window's state; Start connects it to the helper.

@@ -26,10 +26,16 @@ const TabTMaps = "T-maps"
 // bundleMarker is the file every finished results bundle holds (helper/bundle.Marker).
 const bundleMarker = ".hubscope-bundle"
 
-// cohortButton opens a results folder (desktop only: the browser names no folders).
+// cohortButton opens a results folder: on the desktop through the folder dialog; in the
+// browser, which names no paths, from the helper's list of the folders it may open
+// (openFolders, set by EnableBrowserUpload).
 func (u *UI) cohortButton() fyne.CanvasObject {
 	if runtime.GOOS == "js" {
-		return nil
+		return widget.NewButtonWithIcon("Open results folder…", theme.FolderOpenIcon(), func() {
+			if u.openFolders != nil {
+				u.openFolders()
+			}
+		})
 	}
 	return widget.NewButtonWithIcon("Open results folder…", theme.FolderOpenIcon(), func() {
 		if u.opts.Window == nil {

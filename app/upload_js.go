@@ -41,7 +41,7 @@ const (
 )
 
 // BrowserLimits says, on the page, what the browser app cannot do that the desktop app does.
-const BrowserLimits = "In the browser HubScope cannot watch a folder, open a results folder from disk, or open a DICOM folder (upload it as a .zip); " +
+const BrowserLimits = "In the browser HubScope cannot watch a folder, open a results folder by its path (it opens those the helper lists), or open a DICOM folder (upload it as a .zip); " +
 	"files are saved as downloads (no save dialog): the links below, once a result is shown, and the Export tab."
 
 // Roles of the files sent beside a scan.
@@ -124,6 +124,7 @@ func (u *UI) EnableBrowserUpload() {
 	extras.Call("appendChild", pending)
 	up.pending = pending
 	panel.Call("appendChild", extras)
+	u.addFolderControls(doc, panel)
 	// What the desktop app does that a web page cannot (Fyne's web driver has no file
 	// dialogs, and a page sees no paths).
 	limits := doc.Call("createElement", "div")

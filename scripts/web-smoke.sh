@@ -9,7 +9,9 @@
 # that holds no NIfTI image are refused in words; and the demo phantom uploaded through the
 # page's file input is analysed to the end and its result drawn, and its results .zip and PDF
 # report arrive as downloads from the page's links with the cookie and are refused without it
-# (internal/smoke/websmoke/download.go).
+# (internal/smoke/websmoke/download.go); and a cohort's group-mean bundle under the helper's
+# --open-root is listed by the page's "Open results folder…", opened from that list and drawn
+# (internal/smoke/websmoke/folders.go).
 # Usage: scripts/web-smoke.sh [SHOTS_DIR]   (screenshots and the page's console; default
 # out/web-smoke). WEB_SMOKE_KEEP=1 keeps the temporary folder (helper log, results).
 set -euo pipefail
@@ -41,9 +43,13 @@ echo "not a scan" >"$T/notes.txt"
 echo "not a scan either" | gzip >"$T/corrupt.nii.gz"
 limit=$(( $(stat -c %s "$T/phantom.nii.gz") + 1048576 ))
 truncate -s $(( limit + 1 )) "$T/too-large.nii.gz"
+# A 3-subject phantom cohort analysed with its group-mean network (a few seconds): the
+# results folder the page opens from the helper's list.
+"$T/hubscope-helper" synth --subjects 3 --voxel-mm 14 --length 60 --out "$T/cohort" >/dev/null
+"$T/hubscope-helper" cohort "$T/cohort" --out "$T/open/deriv" --backend cpu --metrics basic --denoise none --r 0.3 >/dev/null
 
 "$T/hubscope-helper" serve --socket "$T/run/helper.sock" --results "$T/results" --backend cpu \
-  --web 127.0.0.1:0 --web-root bin/web --max-upload "$limit" >"$T/helper.out" 2>"$T/helper.log" &
+  --open-root "$T/open" --web 127.0.0.1:0 --web-root bin/web --max-upload "$limit" >"$T/helper.out" 2>"$T/helper.log" &
 HELPER_PID=$!
 url=""
 for _ in $(seq 1 100); do
@@ -57,5 +63,6 @@ done
 "$T/websmoke" --url "$url" --helper-log "$T/helper.log" --out "$shots" \
   --not-nifti "$T/notes.txt" --too-large "$T/too-large.nii.gz" --corrupt "$T/corrupt.nii.gz" --scan "$T/phantom.nii.gz" \
   --mask "$T/phantom_truth_modules.nii.gz" --confounds "$T/phantom_desc-confounds_timeseries.tsv" \
+  --open-folder deriv/group/task-rest_desc-groupmean_hubscope \
   || { echo "--- helper log"; tail -30 "$T/helper.log"; exit 1; }
 echo "web-smoke: OK (screenshots and the page's console in $shots)"

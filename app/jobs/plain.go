@@ -82,6 +82,21 @@ func (s plainService) Submit(ctx context.Context, req ipc.JobRequest) (ipc.Job, 
 	return v, err
 }
 
+// Folders lists the helper's result folders (ipc.FolderLister), their names spelled by Plain
+// (their IDs, which go back to the helper, as they are); a Service that lists none answers as
+// a helper without the route does (not found).
+func (s plainService) Folders(ctx context.Context) ([]ipc.ResultFolder, error) {
+	fl, ok := s.Service.(ipc.FolderLister)
+	if !ok {
+		return nil, ipc.Errorf(ipc.CodeNotFound, "this helper lists no result folders")
+	}
+	v, err := fl.Folders(ctx)
+	for i := range v {
+		PlainAll(&v[i].Name)
+	}
+	return v, err
+}
+
 func (s plainService) Jobs(ctx context.Context) ([]ipc.Job, error) {
 	v, err := s.Service.Jobs(ctx)
 	PlainAll(&v)

@@ -313,3 +313,26 @@ func TestPlainServiceKeepsOptional(t *testing.T) {
 		t.Error("a service without ListSeries gained one")
 	}
 }
+
+type folderLister struct{ signedService }
+
+func (folderLister) Folders(context.Context) ([]ipc.ResultFolder, error) {
+	return []ipc.ResultFolder{{ID: "folder/r≥0.3", Name: "r≥0.3", Kind: ipc.FolderBundle}}, nil
+}
+
+// TestPlainServiceFolders: the helper's result folders reach the browser app through
+// PlainService (its "Open results folder…" lists them), their names spelled plain and their
+// IDs, which go back to the helper, untouched; a service without them says not found.
+func TestPlainServiceFolders(t *testing.T) {
+	fl, ok := PlainService(folderLister{}).(ipc.FolderLister)
+	if !ok {
+		t.Fatal("PlainService hides the folder listing")
+	}
+	fs, err := fl.Folders(context.Background())
+	if err != nil || len(fs) != 1 || fs[0].ID != "folder/r≥0.3" || fs[0].Name != "r>=0.3" {
+		t.Errorf("folders %+v, %v", fs, err)
+	}
+	if _, err := PlainService(signedService{}).(ipc.FolderLister).Folders(context.Background()); !ipc.IsCode(err, ipc.CodeNotFound) {
+		t.Errorf("a service without folders: %v", err)
+	}
+}

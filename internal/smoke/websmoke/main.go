@@ -62,6 +62,7 @@ func main() {
 	notNIfTI := flag.String("not-nifti", "", "a file the page must refuse as not NIfTI")
 	tooLarge := flag.String("too-large", "", "a .nii.gz over the helper's --max-upload that the page must refuse as too large (dropped on the page)")
 	corrupt := flag.String("corrupt", "", "a .nii.gz that is not a NIfTI image inside, which the helper must refuse")
+	openFolder := flag.String("open-folder", "", "a group-mean bundle's path under the helper's --open-root, to open through the page's \"Open results folder…\" list")
 	out := flag.String("out", "", "folder for the screenshots (start.png, result.png) and console.log")
 	timeout := flag.Duration("timeout", 10*time.Minute, "give up after this long")
 	flag.Parse()
@@ -72,7 +73,7 @@ func main() {
 	s := &smoke{url: *pageURL, browser: *browser, helperLog: *helperLog, out: *out}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	err := s.run(ctx, files{scan: *scan, mask: *mask, confounds: *confounds, notNIfTI: *notNIfTI, tooLarge: *tooLarge, corrupt: *corrupt})
+	err := s.run(ctx, files{scan: *scan, mask: *mask, confounds: *confounds, notNIfTI: *notNIfTI, tooLarge: *tooLarge, corrupt: *corrupt, openFolder: *openFolder})
 	if werr := s.writeConsole(); werr != nil && err == nil {
 		err = werr
 	}
@@ -84,7 +85,7 @@ func main() {
 }
 
 // files are what the page is given; "" = that check is skipped.
-type files struct{ scan, mask, confounds, notNIfTI, tooLarge, corrupt string }
+type files struct{ scan, mask, confounds, notNIfTI, tooLarge, corrupt, openFolder string }
 
 type smoke struct {
 	url, browser, helperLog, out string
@@ -96,8 +97,9 @@ type smoke struct {
 	// which the browser logs as a failed request; refusedNoCookie likewise its 401 to the
 	// page's request without the cookie (checkToken).
 	refusedUpload, refusedNoCookie bool
-	// refusedDownload: checkDownloads asked for the downloads without the cookie (401s).
-	refusedDownload bool
+	// refusedDownload: checkDownloads asked for the downloads without the cookie (401s);
+	// refusedFolders: checkOpenFolder likewise for the list of results folders.
+	refusedDownload, refusedFolders bool
 }
 
 func (s *smoke) logf(format string, args ...any) {
@@ -254,6 +256,11 @@ func (s *smoke) run(ctx context.Context, f files) error {
 			return err
 		}
 		if err := s.checkDownloads(ctx, bctx, u.Scheme+"://"+u.Host, id); err != nil {
+			return err
+		}
+	}
+	if f.openFolder != "" {
+		if err := s.checkOpenFolder(ctx, bctx, f.openFolder); err != nil {
 			return err
 		}
 	}
@@ -512,6 +519,9 @@ func (s *smoke) checkConsole() error {
 		}
 		if s.refusedDownload && m.Source == "network" && (strings.HasSuffix(m.URL, "/bundle.zip") || strings.HasSuffix(m.URL, "/report.pdf")) &&
 			strings.Contains(m.Text, "status of 401") {
+			continue
+		}
+		if s.refusedFolders && m.Source == "network" && strings.HasSuffix(m.URL, ipc.Prefix+"/folders") && strings.Contains(m.Text, "status of 401") {
 			continue
 		}
 		if m.Type == chromedp.ConsoleError || m.IsException() || strings.Contains(m.Text, "panic:") {
