@@ -83,22 +83,74 @@ func BenchmarkLowRank(b *testing.B) {
 	}
 }
 
-// BenchmarkRunC6 is C6 (N = 5,000, T = 257, w = 150, s = 1, r > 0.3 on BenchData) through Run
-// on the CPU backend, incremental and per window, reporting the process's CPU seconds per
-// run (getrusage: comparable on a loaded machine, where wall time is not):
+// BenchmarkRunC6 is C6 (N = 5,000, T = 257, w = 150, s = 1 on BenchData) through Run on the
+// CPU backend, incremental and per window, at r > 0.3 and at the app's default density of 1 %
+// (each window's exact k = 124,975 edges), reporting the process's CPU seconds per run
+// (getrusage: comparable on a loaded machine, where wall time is not) and, for the density's
+// incremental path, the candidates the sweep emitted per kept edge:
 //
 //	go test -run - -bench RunC6 -benchtime 1x ./helper/dfc/
 func BenchmarkRunC6(b *testing.B) {
 	const n, T = 5000, 257
 	x := fc.BenchData(n, T, fc.BenchSeed)
-	be := cpu.New(cpu.Options{})
-	defer be.Close()
+	for _, mode := range []struct {
+		name string
+		cfg  fc.Config
+	}{
+		{"r>0.3", fc.Config{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.3}},
+		{"density=0.01", fc.Config{Measure: fc.Pearson, Mode: fc.Density, Density: 0.01}},
+	} {
+		for _, per := range []bool{false, true} {
+			b.Run(fmt.Sprintf("%s/per-window=%v", mode.name, per), func(b *testing.B) {
+				be := &candidateCounter{Backend: cpu.New(cpu.Options{})}
+				defer be.Close()
+				opt := Options{Window: 150, Step: 1, PerWindow: per, FC: mode.cfg}
+				c0 := cpuSeconds()
+				var edges int64
+				for range b.N {
+					be.candidates = 0
+					res, err := Run(context.Background(), be, x, n, T, opt, nil, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					edges = 0
+					for _, w := range res.Windows {
+						edges += w.Measures.Edges
+					}
+				}
+				b.ReportMetric((cpuSeconds()-c0)/float64(b.N), "cpu-s/op")
+				b.ReportMetric(float64(edges), "edges")
+				if !per {
+					b.ReportMetric(float64(be.candidates)/float64(edges), "candidates/edge")
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkRunW6Density is W6's N = 30,000 and w = 150 at the app's default density of 1 %
+// (k = 4,498,500 edges a window) on the CPU backend, incremental and per window, over the
+// first 16 windows of W6's series (T = 165, s = 1: the incremental path's re-basing then
+// counts for 1/16 of the run instead of 1/108, so the ratio understates W6's), reporting CPU
+// seconds per run:
+//
+//	go test -run - -bench RunW6Density -benchtime 1x -timeout 30m ./helper/dfc/
+func BenchmarkRunW6Density(b *testing.B) {
+	const n, T = 30000, 165
+	x := fc.BenchData(n, 257, fc.BenchSeed)
+	for i := 0; i < n; i++ {
+		copy(x[i*T:(i+1)*T], x[i*257:i*257+T])
+	}
+	x = x[:n*T]
 	for _, per := range []bool{false, true} {
 		b.Run(fmt.Sprintf("per-window=%v", per), func(b *testing.B) {
-			opt := Options{Window: 150, Step: 1, PerWindow: per, FC: fc.Config{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.3}}
+			be := &candidateCounter{Backend: cpu.New(cpu.Options{})}
+			defer be.Close()
+			opt := Options{Window: 150, Step: 1, PerWindow: per, FC: fc.Config{Measure: fc.Pearson, Mode: fc.Density, Density: 0.01}}
 			c0 := cpuSeconds()
 			var edges int64
 			for range b.N {
+				be.candidates = 0
 				res, err := Run(context.Background(), be, x, n, T, opt, nil, nil)
 				if err != nil {
 					b.Fatal(err)
@@ -110,8 +162,27 @@ func BenchmarkRunC6(b *testing.B) {
 			}
 			b.ReportMetric((cpuSeconds()-c0)/float64(b.N), "cpu-s/op")
 			b.ReportMetric(float64(edges), "edges")
+			if !per {
+				b.ReportMetric(float64(be.candidates)/float64(edges), "candidates/edge")
+			}
 		})
 	}
+}
+
+// candidateCounter is the CPU backend counting the edges its sliding windows emit.
+type candidateCounter struct {
+	*cpu.Backend
+	candidates int64
+}
+
+func (c *candidateCounter) SlidingEdges(ctx context.Context, job fc.SlidingJob, out [][]fc.Edge) error {
+	err := c.Backend.SlidingEdges(ctx, job, out)
+	if err == nil {
+		for _, e := range out[:job.Count] {
+			c.candidates += int64(len(e))
+		}
+	}
+	return err
 }
 
 // cpuSeconds is the process's user + system CPU time.

@@ -91,14 +91,22 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 	if opt.ChunkWindows > 0 {
 		limit = chunk
 	}
-	if cuts.keep != nil && opt.ChunkWindows == 0 {
-		// Density: a window's candidates are about its k edges and a few σ more; the first
-		// chunk is sized by them rather than found by halving past the budget.
+	budget := chunkEdgeBudget
+	if cuts.keep != nil {
+		// Density: a window's candidates are about its k edges and a few σ more. The budget
+		// lets a chunk hold GOMAXPROCS such windows, since each window's host work (selection,
+		// CSR, C_p: about 1.7 CPU-s at W6's N = 30,000 and 1 %, 4.5 M edges) runs on one core
+		// and a chunk's windows are what the cores share — W6 at 1 % on an H200 host took
+		// 33.7 s in chunks of 3 windows (380 % CPU of 1,600). The first chunk is sized by
+		// them rather than found by halving past the budget.
 		var most int64 = 1
 		for _, kk := range cuts.keep {
 			most = max(most, kk+kk/2)
 		}
-		chunk = int(max(1, min(int64(chunk), int64(chunkEdgeBudget)/most)))
+		budget = int(max(int64(budget), int64(runtime.GOMAXPROCS(0))*most))
+		if opt.ChunkWindows == 0 {
+			chunk = int(max(1, min(int64(chunk), int64(budget)/most)))
+		}
 	}
 	// compute runs windows [first, first+count) into out (count ≤ chunk: fewer when their
 	// edges pass the budget). A density window with fewer candidates than its k edges is
@@ -107,7 +115,10 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 		for {
 			count := min(chunk, k-first)
 			job := fc.SlidingJob{Window: w, Step: plan.Step, First: first, Count: count,
-				Thresholds: cuts.theta[first : first+count], Abs: opt.FC.Abs, MaxEdges: int64(chunkEdgeBudget)}
+				Threshold: opt.FC.Threshold, Abs: opt.FC.Abs, MaxEdges: int64(budget)}
+			if opt.FC.Mode != fc.Strength {
+				job.Threshold, job.Thresholds = 0, cuts.theta[first:first+count]
+			}
 			if count == 1 {
 				job.MaxEdges = 0 // one window's network is held by either path
 			}
@@ -160,7 +171,7 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 		for c := range out {
 			most = max(most, len(out[c]))
 		}
-		chunk = max(1, min(limit, chunkEdgeBudget/most))
+		chunk = max(1, min(limit, budget/most))
 		var pending chan done
 		if next < k && overlap {
 			// With more than one chunk (more windows than MaxChunkWindows, or edges past

@@ -229,3 +229,170 @@ func BenchmarkSlidingW6(b *testing.B) {
 		})
 	}
 }
+
+// TestSlidingDensityW6 runs W6's series (N = 30,000, T = 257, w = 150) at the app's default
+// threshold, an exact density of 1 % (k = 4,498,500 edges in every window), through dfc.Run
+// on the device, incremental (each window's candidates above its sampled bound, the k
+// strongest selected on the host) and per window (fc.Build's density mode on the window's
+// own series), at step 4: 27 windows, the last leaving 3 volumes that fill no window. Every
+// window must have exactly k edges on both paths; a pair kept by one path only must have its
+// float64 r within 1e-6 of the window's cut; shared pairs' weights agree within 1e-6 (and
+// every 61st is checked against float64); where the edges are identical the measures are
+// too. Then step 1 (108 windows) incremental alone, timed: the W6-size figure.
+func TestSlidingDensityW6(t *testing.T) {
+	requireGPU(t)
+	const n, T, w, density = 30000, 257, 150, 0.01
+	if testing.Short() {
+		t.Skip("W6 size")
+	}
+	be := newTestBackend(t, Options{})
+	defer be.Close()
+	x := fc.BenchData(n, T, fc.BenchSeed)
+	cfg := fc.Config{Measure: fc.Pearson, Mode: fc.Density, Density: density}
+	want := int64(math.Round(density * float64(n) * float64(n-1) / 2))
+	type kept struct {
+		nw *network.Network
+		m  dfc.Measures
+	}
+	collect := func(step int, per, keep bool) ([]kept, *dfc.Result) {
+		var out []kept
+		t0 := time.Now()
+		res, err := dfc.Run(context.Background(), be, x, n, T, dfc.Options{Window: w, Step: step, FC: cfg, PerWindow: per}, nil, func(win *dfc.Window) error {
+			if keep {
+				nw := win.Network
+				out = append(out, kept{&network.Network{N: nw.N, Indptr: append([]uint64(nil), nw.Indptr...),
+					Indices: append([]uint32(nil), nw.Indices...), Weights: append([]float32(nil), nw.Weights...)}, win.Measures})
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("step %d, per window %v: %v", step, per, err)
+		}
+		t.Logf("step %d, per window %v: %d windows in %.3f s (callback copies included: %v); notes %q", step, per, len(res.Windows), time.Since(t0).Seconds(), keep, res.Notes)
+		return out, res
+	}
+	const step = 4
+	inc, _ := collect(step, false, true)
+	ref, _ := collect(step, true, true)
+	k := (T-w)/step + 1
+	if len(inc) != k || len(ref) != k {
+		t.Fatalf("%d and %d windows, want %d", len(inc), len(ref), k)
+	}
+	var mu sync.Mutex
+	var bad []string
+	near, same, checked := 0, 0, 0
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for kk := 0; kk < k; kk++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(kk int) {
+			defer func() { <-sem; wg.Done() }()
+			g, r := inc[kk], ref[kk]
+			s0 := kk * step
+			var msgs []string
+			fail := func(format string, a ...any) {
+				msgs = append(msgs, fmt.Sprintf("window %d: ", kk)+fmt.Sprintf(format, a...))
+			}
+			if g.nw.Edges() != want || r.nw.Edges() != want {
+				fail("%d and %d edges, want exactly %d", g.nw.Edges(), r.nw.Edges(), want)
+			}
+			cut := r.m.Threshold
+			if math.Abs(g.m.Threshold-cut) > 1e-6 {
+				fail("cut %.9f, per window %.9f", g.m.Threshold, cut)
+			}
+			nNear, nCheck, shared := 0, 0, 0
+			one := func(i int, j uint32) {
+				rr := pearson64(x, T, i, int(j), s0, w)
+				if math.Abs(rr-cut) > 1e-6 {
+					fail("pair (%d,%d) r = %.9f kept by one path, cut %.9f", i, j, rr, cut)
+				}
+				nNear++
+			}
+			for i := 0; i < n; i++ {
+				gc, gw := g.nw.Row(i)
+				rc, rw := r.nw.Row(i)
+				p, q := 0, 0
+				for p < len(gc) || q < len(rc) {
+					switch {
+					case q == len(rc) || p < len(gc) && gc[p] < rc[q]:
+						one(i, gc[p])
+						p++
+					case p == len(gc) || rc[q] < gc[p]:
+						one(i, rc[q])
+						q++
+					default:
+						if math.Abs(float64(gw[p])-float64(rw[q])) > 1e-6 {
+							fail("pair (%d,%d) weights %.9f, per window %.9f", i, gc[p], gw[p], rw[q])
+						}
+						if shared%61 == 0 {
+							if rr := pearson64(x, T, i, int(gc[p]), s0, w); math.Abs(float64(gw[p])-rr) > 1e-6 {
+								fail("pair (%d,%d) weight %.9f, float64 %.9f", i, gc[p], gw[p], rr)
+							}
+							nCheck++
+						}
+						shared++
+						p++
+						q++
+					}
+				}
+				if len(msgs) > 3 {
+					break
+				}
+			}
+			gm, rm := g.m, r.m
+			gm.Threshold, rm.Threshold = 0, 0
+			if nNear == 0 && gm != rm {
+				fail("measures %+v, per window %+v with the same edges", g.m, r.m)
+			}
+			mu.Lock()
+			bad = append(bad, msgs...)
+			near += nNear
+			checked += nCheck
+			if nNear == 0 {
+				same++
+			}
+			mu.Unlock()
+		}(kk)
+	}
+	wg.Wait()
+	if len(bad) > 0 {
+		t.Fatalf("step %d: %d problems, first: %s", step, len(bad), bad[0])
+	}
+	t.Logf("step %d: %d windows of exactly %d edges, %d with the per-window path's exact edges, %d pairs within 1e-6 of the cut on one path only, %d weights checked against float64", step, k, want, same, near, checked)
+	inc, ref = nil, nil
+	runtime.GC()
+	_, res := collect(1, false, false)
+	if len(res.Windows) != T-w+1 {
+		t.Fatalf("step 1: %d windows", len(res.Windows))
+	}
+	for _, win := range res.Windows {
+		if win.Measures.Edges != want {
+			t.Fatalf("step 1, window %d: %d edges, want %d", win.Index, win.Measures.Edges, want)
+		}
+	}
+	// The device's share: the 108 windows' candidates at W6's sampled bounds (≈ 0.1865) in
+	// chunks of 16, back on the host.
+	sl := be.(fc.Sliding)
+	t0 := time.Now()
+	if err := sl.PrepareSliding(context.Background(), x, n, T); err != nil {
+		t.Fatal(err)
+	}
+	t1 := time.Now()
+	out := make([][]fc.Edge, 16)
+	thetas := make([]float64, 16)
+	for c := range thetas {
+		thetas[c] = 0.1865
+	}
+	var cand int64
+	for first := 0; first < T-w+1; first += 16 {
+		count := min(16, T-w+1-first)
+		if err := sl.SlidingEdges(context.Background(), fc.SlidingJob{Window: w, Step: 1, First: first, Count: count, Thresholds: thetas[:count]}, out[:count]); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range out[:count] {
+			cand += int64(len(e))
+		}
+	}
+	t.Logf("device share, step 1: prepare %.3f s, 108 windows' %d candidates in chunks of 16 %.3f s", t1.Sub(t0).Seconds(), cand, time.Since(t1).Seconds())
+}
