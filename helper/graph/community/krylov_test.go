@@ -3,6 +3,8 @@ package community
 import (
 	"context"
 	"math"
+	"slices"
+	"sync"
 	"testing"
 )
 
@@ -30,9 +32,15 @@ func (g groupOp) apply(y, x []float64) {
 }
 
 // fakeDevice is a KrylovDevice that solves on the host from the GroupOperator it is handed.
-type fakeDevice struct{ groups, largest int }
+// Groups are bound from several workers at once.
+type fakeDevice struct {
+	mu              sync.Mutex
+	groups, largest int
+}
 
 func (f *fakeDevice) BindGroup(op GroupOperator, capacity int) (KrylovBasis, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.groups++
 	f.largest = max(f.largest, len(op.K))
 	return newHostKrylov(groupOp{op}, capacity), nil
@@ -59,6 +67,54 @@ func TestKrylovDeviceGetsTheGroupOperator(t *testing.T) {
 		}
 		if got.Count() != host.Count() || math.Abs(got.Q-host.Q) > 1e-12 {
 			t.Errorf("weighted %v: Q %.12f with %d modules through the device interface, %.12f with %d on the host", weighted, got.Q, got.Count(), host.Q, host.Count())
+		}
+	}
+}
+
+// TestLeadingEigenvectorIndependentOfWorkers: groups are divided by up to Workers goroutines at
+// once, and every group's random start comes from its place in the division tree, so the
+// membership, Q and eigenvalues are bit for bit the same for 1, 3 and 8 workers, and through
+// the device interface. The tree has seven divisions, two of them splitting off pairs of
+// pendant nodes (degree 1).
+func TestLeadingEigenvectorIndependentOfWorkers(t *testing.T) {
+	sizes := []int{70, 50, 90, 40, 60}
+	n, edges, _ := plantedPartition(sizes, 0.25, 0.05, 5)
+	const pendants = 120
+	for p := 0; p < pendants; p++ {
+		edges = append(edges, edge{int32((p * 37) % n), int32(n + p), 1})
+	}
+	g := fromEdges(n+pendants, edges)
+	var first *Modules
+	for _, c := range []struct {
+		workers int
+		dev     bool
+	}{{1, false}, {3, false}, {8, false}, {4, true}} {
+		opts := LeadingEigenvectorOptions{Seed: 3, Workers: c.workers}
+		if c.dev {
+			opts.Krylov, opts.KrylovMinNodes = &fakeDevice{}, 30
+		}
+		m, err := LeadingEigenvectorModules(context.Background(), g, opts, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = m
+			if len(m.Eigenvalues) < 6 {
+				t.Fatalf("%d divisions, want a tree of at least 6", len(m.Eigenvalues))
+			}
+			continue
+		}
+		// Through the device interface the products and Gram–Schmidt run in another order:
+		// equal to rounding, the same division.
+		same := slices.Equal(m.Membership, first.Membership) && len(m.Eigenvalues) == len(first.Eigenvalues)
+		if !c.dev {
+			same = same && m.Q == first.Q && slices.Equal(m.Eigenvalues, first.Eigenvalues)
+		} else {
+			same = same && math.Abs(m.Q-first.Q) <= 1e-12
+		}
+		if !same {
+			t.Errorf("%d workers (device %v): Q %.15f, %d modules, eigenvalues %v; 1 worker: Q %.15f, %d modules, eigenvalues %v",
+				c.workers, c.dev, m.Q, m.Count(), m.Eigenvalues, first.Q, first.Count(), first.Eigenvalues)
 		}
 	}
 }

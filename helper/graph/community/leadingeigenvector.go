@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
+	"sort"
+	"sync"
 
 	"github.com/hubscope/hubscope/helper/graph"
 	"github.com/hubscope/hubscope/helper/progress"
@@ -39,6 +42,16 @@ type LeadingEigenvectorOptions struct {
 	// so eigenvalues and Q agree to rounding.
 	Krylov         KrylovDevice
 	KrylovMinNodes int
+	// Workers divides up to this many groups at once (default 1, or deviceWorkers with a
+	// Krylov device; 1 with MaxModules, whose cap depends on the order of the divisions).
+	// Groups are independent once their parent is divided, and every group's random start is
+	// drawn from its place in the division tree, so the result does not depend on Workers or
+	// on scheduling. On the host alone more workers do not pay: a large group's products are
+	// already split over the cores, and on a loaded desktop two groups' split products wait on
+	// each other's cores (W7's network on 2 shared cores: 5.4–6.8 CPU-s with one worker,
+	// 6.6–8.2 with two). A device's steps are latency-bound, so there several groups' steps
+	// interleave.
+	Workers int
 }
 
 // Modules is the result of a module-finding method.
@@ -53,7 +66,8 @@ type Modules struct {
 	Sizes []int
 	// Q is the modularity of Membership with the options the method ran with.
 	Q float64
-	// Eigenvalues are the leading eigenvalues β of the accepted divisions, in the order made
+	// Eigenvalues are the leading eigenvalues β of the accepted divisions, in the order one
+	// worker makes them: depth first, the positive side of a division before the negative one
 	// (leading-eigenvector method only).
 	Eigenvalues []float64
 }
@@ -73,6 +87,8 @@ func (m *Modules) Count() int { return len(m.Sizes) }
 // kept only when β > MinEigenvalue and the sign vector s gives ΔQ = sᵀB^(G)s / 4m > 0; both
 // halves are then divided in turn until no group can be. Entries |x_i| < 1e-8 count as
 // positive and the eigenvector's sign is fixed by its first non-zero entry, as in igraph.
+// Groups whose parents are divided are independent, so up to Workers of them are divided at
+// once (docs/algorithms.md, "Leading eigenvector: groups divided at once").
 //
 // Cancelling ctx stops the work within one product with B^(G); progress counts nodes whose
 // module is final.
@@ -92,13 +108,8 @@ func LeadingEigenvectorModules(ctx context.Context, g *graph.Graph, opts Leading
 		return nil, ErrNoEdges
 	}
 	membership, groups := connectedComponents(g)
-	communities := len(groups)
 	rep.Start("modules: leading eigenvector", int64(g.N))
 
-	op := &groupModularityMatrix{g: g, weighted: opts.Weighted, k: k, twoM: twoM, local: make([]int32, g.N)}
-	for i := range op.local {
-		op.local[i] = -1
-	}
 	minDevice := opts.KrylovMinNodes
 	if minDevice <= 0 {
 		minDevice = 1024
@@ -107,116 +118,56 @@ func LeadingEigenvectorModules(ctx context.Context, g *graph.Graph, opts Leading
 	if opts.Solver == PowerIteration {
 		solve = leadingEigenpairPower
 	}
-	// Depth-first over groups still to divide, as igraph's queue (popped from the back).
-	stack := make([][]int32, 0, len(groups))
-	for _, members := range groups {
-		if len(members) > 2 {
-			stack = append(stack, members)
-		} else {
-			rep.Add(int64(len(members)))
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = 1
+		if opts.Krylov != nil {
+			workers = deviceWorkers
 		}
 	}
-	var eigenvalues []float64
-	var attempt uint64
-	// Solves that hit the product cap are reported once, in words, after the whole division.
-	var unconverged, unconvergedNodes int
-	var worst float64
-	var sv, bs []float64
-	for len(stack) > 0 {
-		members := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if len(members) <= 2 || (opts.MaxModules > 0 && communities >= opts.MaxModules) {
-			rep.Add(int64(len(members)))
-			continue
-		}
-		op.bind(members)
-		attempt++
-		eo := eigenOptions{tol: opts.Tolerance, maxApply: opts.MaxProducts, seed: opts.Seed ^ (attempt * 0x9e3779b97f4a7c15)}
-		if opts.Krylov != nil && len(members) >= minDevice {
-			eo.device = func(capacity int) (KrylovBasis, error) { return opts.Krylov.BindGroup(op.groupOperator(), capacity) }
-		}
-		res, err := solve(ctx, op, eo)
-		if err != nil {
-			op.unbind()
-			return nil, fmt.Errorf("leading-eigenvector modules: %w", err)
-		}
-		if !res.converged {
-			unconverged++
-			unconvergedNodes += len(members)
-			worst = max(worst, res.residual/math.Max(math.Abs(res.value), 1e-300))
-		}
-		beta := res.value
-		if math.Abs(beta) < 1e-8 {
-			beta = 0
-		}
-		x := res.vector
-		sign := 1.0
-		for _, xi := range x {
-			if math.Abs(xi) >= 1e-8 {
-				if xi < 0 {
-					sign = -1
-				}
-				break
-			}
-		}
-		sv = resize(sv, len(members))
-		bs = resize(bs, len(members))
-		negatives := 0
-		for i, xi := range x {
-			if math.Abs(xi) < 1e-8 || sign*xi > 0 {
-				sv[i] = 1
-			} else {
-				sv[i] = -1
-				negatives++
-			}
-		}
-		divide := beta > opts.MinEigenvalue && negatives > 0 && negatives < len(members)
-		if divide {
-			if opts.FineTune {
-				if err := fineTune(ctx, op, sv); err != nil {
-					op.unbind()
-					return nil, fmt.Errorf("leading-eigenvector modules: %w", err)
-				}
-				negatives = 0
-				for _, s := range sv {
-					if s < 0 {
-						negatives++
-					}
-				}
-			}
-			op.apply(bs, sv)
-			// sᵀB^(G)s = 4m ΔQ; igraph's 1e-8 guard against a rounding-level "increase".
-			divide = dot(sv, bs) > 1e-8 && negatives > 0 && negatives < len(members)
-		}
-		op.unbind()
-		if !divide {
-			rep.Add(int64(len(members)))
-			continue
-		}
-		eigenvalues = append(eigenvalues, beta)
-		newID := communities
-		communities++
-		pos := make([]int32, 0, len(members)-negatives)
-		neg := make([]int32, 0, negatives)
-		for i, v := range members {
-			if sv[i] < 0 {
-				membership[v] = newID
-				neg = append(neg, v)
-			} else {
-				pos = append(pos, v)
-			}
-		}
-		for _, part := range [][]int32{neg, pos} {
-			if len(part) > 2 {
-				stack = append(stack, part)
-			} else {
-				rep.Add(int64(len(part)))
-			}
-		}
+	if opts.MaxModules > 0 {
+		workers = 1 // the cap counts modules in the depth-first order of the divisions
 	}
-	if unconverged > 0 {
+	d := &bisection{
+		g: g, opts: opts, solve: solve, minDevice: minDevice, rep: rep,
+		newOp: func() *groupModularityMatrix {
+			op := &groupModularityMatrix{g: g, weighted: opts.Weighted, k: k, twoM: twoM, local: make([]int32, g.N)}
+			for i := range op.local {
+				op.local[i] = -1
+			}
+			return op
+		},
+		membership: membership, communities: len(groups),
+	}
+	d.cond = sync.NewCond(&d.mu)
+	// The components are the tree's roots; the stack is popped from the back, as igraph's
+	// queue, so one worker divides depth-first in igraph's order.
+	for i, members := range groups {
+		d.push(bisectionTask{members: members, path: []uint32{uint32(len(groups) - 1 - i)},
+			seed: splitMix64(opts.Seed ^ splitMix64(uint64(i)+1))})
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d.work(ctx)
+		}()
+	}
+	wg.Wait()
+	if d.err != nil {
+		return nil, d.err
+	}
+	if d.unconverged > 0 {
 		rep.Note(fmt.Sprintf("leading-eigenvector modules: for %d group(s) (%d nodes) the eigenvector did not settle within %d products (worst relative residual %.2g, tolerance %.2g); those groups were divided by the best estimate, so their split is uncertain",
-			unconverged, unconvergedNodes, opts.MaxProducts, worst, opts.Tolerance))
+			d.unconverged, d.unconvergedNodes, opts.MaxProducts, d.worst, opts.Tolerance))
+	}
+	// Eigenvalues in the order one worker makes the divisions: depth first, positive side
+	// first, which is the lexicographic order of the divisions' tree paths.
+	sort.Slice(d.divisions, func(a, b int) bool { return slices.Compare(d.divisions[a].path, d.divisions[b].path) < 0 })
+	eigenvalues := make([]float64, len(d.divisions))
+	for i, dv := range d.divisions {
+		eigenvalues[i] = dv.beta
 	}
 	out, err := newModules("leading eigenvector", g, membership, ModularityOptions{Weighted: opts.Weighted})
 	if err != nil {
@@ -224,6 +175,195 @@ func LeadingEigenvectorModules(ctx context.Context, g *graph.Graph, opts Leading
 	}
 	out.Eigenvalues = eigenvalues
 	return out, nil
+}
+
+// deviceWorkers is Workers' default with a Krylov device: enough groups in flight to keep the
+// device thread busy while each waits for its step (W7's tree peels 7 modules off a chain).
+const deviceWorkers = 8
+
+// bisectionTask is a group still to divide: its members, its place in the division tree
+// (root component, then 0 for the positive and 1 for the negative side of each division
+// above it) and the seed of its random start vector, drawn from its parent's seed and side,
+// so that every group's solve, hence the result, is the same whichever worker takes it when.
+type bisectionTask struct {
+	members []int32
+	path    []uint32
+	seed    uint64
+}
+
+type bisectionDivision struct {
+	path []uint32
+	beta float64
+}
+
+// bisection is the shared state of LeadingEigenvectorModules' workers. Groups are
+// independent once their parent is divided, so the workers take them from one stack; each
+// worker binds its groups to its own modularity operator.
+type bisection struct {
+	g         *graph.Graph
+	opts      LeadingEigenvectorOptions
+	solve     func(context.Context, operator, eigenOptions) (eigenResult, error)
+	minDevice int
+	rep       progress.Reporter
+	newOp     func() *groupModularityMatrix
+
+	mu          sync.Mutex
+	cond        *sync.Cond
+	stack       []bisectionTask
+	busy        int // tasks taken and not yet finished
+	err         error
+	membership  []int // written for disjoint groups, read after the workers end
+	communities int
+	divisions   []bisectionDivision
+	// Solves that hit the product cap are reported once, in words, after the whole division.
+	unconverged, unconvergedNodes int
+	worst                         float64
+}
+
+// push queues a group of more than two nodes, or counts a smaller one as final. Called with
+// mu held (or before the workers start).
+func (d *bisection) push(t bisectionTask) {
+	if len(t.members) > 2 {
+		d.stack = append(d.stack, t)
+	} else {
+		d.rep.Add(int64(len(t.members)))
+	}
+}
+
+// work takes groups until none is left and none is being divided (which could add more), or
+// an error stops every worker.
+func (d *bisection) work(ctx context.Context) {
+	op := d.newOp()
+	var sv, bs []float64
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for {
+		for len(d.stack) == 0 && d.busy > 0 && d.err == nil {
+			d.cond.Wait()
+		}
+		if d.err != nil || len(d.stack) == 0 {
+			d.cond.Broadcast()
+			return
+		}
+		t := d.stack[len(d.stack)-1]
+		d.stack = d.stack[:len(d.stack)-1]
+		if d.opts.MaxModules > 0 && d.communities >= d.opts.MaxModules {
+			d.rep.Add(int64(len(t.members)))
+			continue
+		}
+		d.busy++
+		d.mu.Unlock()
+		sv, bs = resize(sv, len(t.members)), resize(bs, len(t.members))
+		res, divide, err := d.divide(ctx, op, t, sv, bs)
+		d.mu.Lock()
+		d.busy--
+		if err != nil {
+			if d.err == nil {
+				d.err = fmt.Errorf("leading-eigenvector modules: %w", err)
+			}
+			d.cond.Broadcast()
+			return
+		}
+		if !res.converged {
+			d.unconverged++
+			d.unconvergedNodes += len(t.members)
+			d.worst = max(d.worst, res.residual/math.Max(math.Abs(res.value), 1e-300))
+		}
+		if !divide {
+			d.rep.Add(int64(len(t.members)))
+			d.cond.Broadcast()
+			continue
+		}
+		d.divisions = append(d.divisions, bisectionDivision{t.path, res.value})
+		newID := d.communities
+		d.communities++
+		var negatives int
+		for _, s := range sv {
+			if s < 0 {
+				negatives++
+			}
+		}
+		pos := make([]int32, 0, len(t.members)-negatives)
+		neg := make([]int32, 0, negatives)
+		for i, v := range t.members {
+			if sv[i] < 0 {
+				d.membership[v] = newID
+				neg = append(neg, v)
+			} else {
+				pos = append(pos, v)
+			}
+		}
+		// Pushed negative side first, so that one worker divides the positive side next.
+		d.push(bisectionTask{members: neg, path: append(slices.Clip(t.path), 1), seed: splitMix64(t.seed ^ 2)})
+		d.push(bisectionTask{members: pos, path: append(slices.Clip(t.path), 0), seed: splitMix64(t.seed ^ 1)})
+		d.cond.Broadcast()
+	}
+}
+
+// divide finds the leading eigenpair of the group's B^(G) and the division s (sv, ±1) it
+// gives; divide is false when the group is indivisible. res.value is β, rounded to 0 below
+// 1e-8 as igraph does.
+func (d *bisection) divide(ctx context.Context, op *groupModularityMatrix, t bisectionTask, sv, bs []float64) (res eigenResult, divide bool, err error) {
+	members := t.members
+	op.bind(members)
+	defer op.unbind()
+	eo := eigenOptions{tol: d.opts.Tolerance, maxApply: d.opts.MaxProducts, seed: t.seed}
+	if kd := d.opts.Krylov; kd != nil && len(members) >= d.minDevice {
+		eo.device = func(capacity int) (KrylovBasis, error) { return kd.BindGroup(op.groupOperator(), capacity) }
+	}
+	res, err = d.solve(ctx, op, eo)
+	if err != nil {
+		return res, false, err
+	}
+	if math.Abs(res.value) < 1e-8 {
+		res.value = 0
+	}
+	x := res.vector
+	sign := 1.0
+	for _, xi := range x {
+		if math.Abs(xi) >= 1e-8 {
+			if xi < 0 {
+				sign = -1
+			}
+			break
+		}
+	}
+	negatives := 0
+	for i, xi := range x {
+		if math.Abs(xi) < 1e-8 || sign*xi > 0 {
+			sv[i] = 1
+		} else {
+			sv[i] = -1
+			negatives++
+		}
+	}
+	divide = res.value > d.opts.MinEigenvalue && negatives > 0 && negatives < len(members)
+	if !divide {
+		return res, false, nil
+	}
+	if d.opts.FineTune {
+		if err := fineTune(ctx, op, sv); err != nil {
+			return res, false, err
+		}
+		negatives = 0
+		for _, s := range sv {
+			if s < 0 {
+				negatives++
+			}
+		}
+	}
+	op.apply(bs, sv)
+	// sᵀB^(G)s = 4m ΔQ; igraph's 1e-8 guard against a rounding-level "increase".
+	return res, dot(sv, bs) > 1e-8 && negatives > 0 && negatives < len(members), nil
+}
+
+// splitMix64 is SplitMix64's output function (Steele et al. 2014), which draws the groups'
+// seeds from their parents'.
+func splitMix64(z uint64) uint64 {
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
 }
 
 // fineTune improves a division s of the bound group by Kernighan–Lin-style sweeps (Newman 2006,
