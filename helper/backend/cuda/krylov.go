@@ -138,29 +138,24 @@ func (d *deviceKrylov) combine(count int, c, y cu.DevicePtr, beta, alpha float64
 		ptr(d.basis), i64(d.n), i64(count), ptr(c), ptr(y), f64(beta), f64(alpha))
 }
 
-// gramSchmidt makes w orthogonal to v_0 … v_j by two classical passes (coefficients added
-// to d.coef when accumulate) and returns ‖w‖.
-func (d *deviceKrylov) gramSchmidt(j int, accumulate bool) (float64, error) {
-	var coef cu.DevicePtr
-	if accumulate {
-		coef = d.coef
+// gramSchmidt makes w orthogonal to v_0 … v_j by two classical passes and sets
+// res[j+1] = ‖w‖². With coefficients, res[0 … j] are the two passes' coefficients summed: the
+// first pass writes them there and the second adds to them, so nothing needs clearing. The
+// caller downloads res.
+func (d *deviceKrylov) gramSchmidt(j int, res cu.DevicePtr, coefficients bool) error {
+	out1, acc2 := d.out, cu.DevicePtr(0)
+	if coefficients {
+		out1, acc2 = res, res
 	}
-	for pass := 0; pass < 2; pass++ {
-		if err := d.dots(d.basis, j+1, d.w, d.out, coef); err != nil {
-			return 0, err
+	for _, p := range [2]struct{ out, acc cu.DevicePtr }{{out1, 0}, {d.out, acc2}} {
+		if err := d.dots(d.basis, j+1, d.w, p.out, p.acc); err != nil {
+			return err
 		}
-		if err := d.combine(j+1, d.out, d.w, 1, -1); err != nil {
-			return 0, err
+		if err := d.combine(j+1, p.out, d.w, 1, -1); err != nil {
+			return err
 		}
 	}
-	if err := d.dots(d.w, 1, d.w, d.scalars+8, 0); err != nil {
-		return 0, err
-	}
-	s := make([]float64, 1)
-	if err := download(s, d.scalars+8, "Lanczos norm"); err != nil {
-		return 0, err
-	}
-	return math.Sqrt(s[0]), nil
+	return d.dots(d.w, 1, d.w, res+cu.DevicePtr(8*(j+1)), 0)
 }
 
 func (d *deviceKrylov) Start(x []float64) error {
@@ -176,20 +171,18 @@ func (d *deviceKrylov) Apply(j int) error {
 func (d *deviceKrylov) Orthogonalize(j int, coef []float64) (float64, error) {
 	var nrm float64
 	err := d.do(func() error {
-		if err := cu.MemsetD32(d.coef, 0, int64(2*(j+1))); err != nil {
-			return fmt.Errorf("cuda backend: clearing Lanczos coefficients: %w", err)
-		}
-		var err error
-		if nrm, err = d.gramSchmidt(j, true); err != nil {
+		if err := d.gramSchmidt(j, d.coef, true); err != nil {
 			return err
 		}
-		c := make([]float64, j+1)
+		// The coefficients and ‖w‖² in one copy: each step waits on one transfer.
+		c := make([]float64, j+2)
 		if err := download(c, d.coef, "Lanczos coefficients"); err != nil {
 			return err
 		}
-		for i, v := range c {
+		for i, v := range c[:j+1] {
 			coef[i] += v
 		}
+		nrm = math.Sqrt(c[j+1])
 		return nil
 	})
 	return nrm, err
@@ -201,11 +194,14 @@ func (d *deviceKrylov) Fresh(x []float64, j int) (float64, error) {
 		if err := upload(d.w, x, "Lanczos direction"); err != nil {
 			return err
 		}
-		var err error
-		if nrm, err = d.gramSchmidt(j, false); err != nil {
+		if err := d.gramSchmidt(j, d.cbuf, false); err != nil {
 			return err
 		}
-		if nrm > 0 {
+		s := make([]float64, 1)
+		if err := download(s, d.cbuf+cu.DevicePtr(8*(j+1)), "Lanczos norm"); err != nil {
+			return err
+		}
+		if nrm = math.Sqrt(s[0]); nrm > 0 {
 			return d.store(d.w, nrm)
 		}
 		return nil

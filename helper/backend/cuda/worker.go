@@ -51,21 +51,35 @@ func (w *worker) loop(ordinal int, ready chan<- error) {
 		return
 	}
 	ready <- nil
+	inRow := 0 // urgent closures run since the last plain one
 	for {
 		var job func()
-		var ok bool
-		select { // an urgent closure waiting goes first
-		case job = <-w.urgent:
-			ok = true
-		default:
+		ok, urgent := true, false
+		if inRow >= urgentBurst { // a plain closure waiting goes now
 			select {
-			case job = <-w.urgent:
-				ok = true
 			case job, ok = <-w.jobs:
+			default:
+			}
+		}
+		if job == nil && ok {
+			select { // else an urgent closure waiting goes first
+			case job = <-w.urgent:
+				urgent = true
+			default:
+				select {
+				case job = <-w.urgent:
+					urgent = true
+				case job, ok = <-w.jobs:
+				}
 			}
 		}
 		if !ok {
 			break
+		}
+		if urgent {
+			inRow++
+		} else {
+			inRow = 0
 		}
 		job()
 	}
@@ -79,8 +93,16 @@ func (w *worker) do(f func() error) error { return w.run(w.jobs, f) }
 // doUrgent is do for short closures that a caller waits on many times in a row (the Lanczos
 // steps of the leading-eigenvector modules): the worker takes them before the closures
 // waiting in do, so long work queued meanwhile (random networks) delays each by at most the
-// closure running.
+// closure running. Several groups' solves run at once, so urgent closures may always be
+// waiting; after urgentBurst of them in a row a plain closure waiting goes first. With one
+// group solving, the worker alternated already (the group's next step comes after the worker
+// has taken a waiting plain closure); urgentBurst = 1 keeps that share of the device thread
+// for any number of groups, so the random networks, which end last on W7, wait no longer for
+// the modules than before, and the groups fill the device thread's idle time.
 func (w *worker) doUrgent(f func() error) error { return w.run(w.urgent, f) }
+
+// urgentBurst is the number of urgent closures run in a row while a plain one waits.
+const urgentBurst = 1
 
 func (w *worker) run(queue chan func(), f func() error) (err error) {
 	done := make(chan error, 1)
