@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -203,6 +204,31 @@ func TestInflateAllDeclines(t *testing.T) {
 			t.Fatalf("%s: %d bytes read before the error, %d without InflateAll", c.name, len(got), len(plain))
 		}
 	}
+	// A small file whose header and forged trailer both claim 64 MB: no buffer is sized from
+	// them (deflate expands at most 1032-fold), and the stream finds the size trailer false.
+	big := NewHeader([]int{256, 256, 256, 2}, Int16, testAffine(), 2)
+	forged := gzipBytes(append(rawHeader(t, 1, binary.LittleEndian, &big, false), make([]byte, 4096)...))
+	binary.LittleEndian.PutUint32(forged[len(forged)-4:], uint32(big.VoxOffset+big.dataBytes()))
+	fp := filepath.Join(dir, "forged-size.nii.gz")
+	if err := os.WriteFile(fp, forged, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fr, err := Open(fp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	v, _ := fr.InflateAll(nil)
+	runtime.ReadMemStats(&m1)
+	fr.Close()
+	if v != nil || m1.TotalAlloc-m0.TotalAlloc > 1<<20 {
+		t.Fatalf("forged size: InflateAll gave %d bytes, allocated %d", len(v), m1.TotalAlloc-m0.TotalAlloc)
+	}
+	if _, _, err := streamRaw(fp, true); !errors.Is(err, ErrCorruptGzip) || !strings.Contains(err.Error(), fp) {
+		t.Fatalf("forged size: %v; want a corrupt stream, naming the file", err)
+	}
+
 	// A read already begun: InflateAll declines, and the rest of the stream follows.
 	p := filepath.Join(dir, "begun.nii.gz")
 	if err := os.WriteFile(p, gz, 0o644); err != nil {

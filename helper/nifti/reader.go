@@ -337,7 +337,9 @@ func (r *Reader) InflateAll(buf []byte) (values, all []byte) {
 	}
 	isize := int64(binary.LittleEndian.Uint32(src[len(src)-4:]))
 	start, end := r.Header.VoxOffset, r.Header.VoxOffset+r.Header.dataBytes()
-	if isize < end || isize > end+drainLimit {
+	// Deflate cannot expand more than 1032-fold (a 258-byte match per two bits at best), so a
+	// trailer claiming more than that of this file is false: no buffer is sized from it.
+	if isize < end || isize > end+drainLimit || isize > 1032*st.Size() {
 		return nil, nil
 	}
 	if int64(cap(buf)) < isize {
