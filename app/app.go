@@ -209,6 +209,8 @@ type UI struct {
 	// openFolders is what "Open results folder…" does in the browser: list the folders the
 	// helper may open (EnableBrowserUpload); nil on the desktop, whose folder dialog reads paths.
 	openFolders func()
+	// cohortGroups open the group-mean networks of the cohort on show (ShowCohort).
+	cohortGroups []*widget.Button
 }
 
 // New builds the main window's state; Start connects it to the helper.

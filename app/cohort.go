@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 
 	"fyne.io/fyne/v2"
 	"fyne.io/fyne/v2/container"
@@ -175,7 +176,22 @@ func (u *UI) ShowCohort(dir string) {
 	v := cohortview.NewView(r)
 	u.cohort = v
 	title := widget.NewLabelWithStyle("Cohort "+filepath.Base(dir), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
-	u.resultBox.Objects = []fyne.CanvasObject{container.NewBorder(title, nil, nil, nil, v.Tabs)}
+	top := container.NewHBox(title)
+	// The cohort's group-mean networks (cohort's group/ folder, one bundle per task) open as
+	// results, through the helper.
+	u.cohortGroups = nil
+	groups, _ := filepath.Glob(filepath.Join(dir, "group", "*_hubscope", bundleMarker))
+	for _, m := range groups {
+		b := filepath.Dir(m)
+		label := "Group mean"
+		if task, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(b), "task-"), "_desc-groupmean"); ok && strings.HasPrefix(filepath.Base(b), "task-") {
+			label += " (" + task + ")"
+		}
+		btn := widget.NewButtonWithIcon(label, theme.FolderOpenIcon(), func() { u.openInHelper(b, nil) })
+		u.cohortGroups = append(u.cohortGroups, btn)
+		top.Add(btn)
+	}
+	u.resultBox.Objects = []fyne.CanvasObject{container.NewBorder(top, nil, nil, nil, v.Tabs)}
 	u.resultBox.Refresh()
 	u.Status.SetText("Showing the cohort's results in " + dir + ".")
 	cmp := comparisonDir(dir)

@@ -106,10 +106,11 @@ func TestOpenFolder(t *testing.T) {
 	cohort := t.TempDir()
 	cmp := filepath.Join(cohort, "compare")
 	for path, text := range map[string]string{
-		filepath.Join(cohort, "measures.tsv"):        "participant_id\trun\tdiagnosis\thubs.count\nsub-01\tsub-01_task-rest\tcontrol\t990\n",
-		filepath.Join(cmp, "compare_global.tsv"):     "measure\tmean_a\tmean_b\tt\tdf\tp\tp_permutation\tq_fdr\nhubs.count\t1\t2\t-3\t6\t0.01\t0.02\t0.02\n",
-		filepath.Join(cmp, schema.ComparisonFile):    "{}",
-		filepath.Join(cohort, "group", bundleMarker): "",
+		filepath.Join(cohort, "measures.tsv"):                                             "participant_id\trun\tdiagnosis\thubs.count\nsub-01\tsub-01_task-rest\tcontrol\t990\n",
+		filepath.Join(cmp, "compare_global.tsv"):                                          "measure\tmean_a\tmean_b\tt\tdf\tp\tp_permutation\tq_fdr\nhubs.count\t1\t2\t-3\t6\t0.01\t0.02\t0.02\n",
+		filepath.Join(cmp, schema.ComparisonFile):                                         "{}",
+		filepath.Join(cohort, "group", bundleMarker):                                      "",
+		filepath.Join(cohort, "group", "task-rest_desc-groupmean_hubscope", bundleMarker): "",
 	} {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
@@ -144,6 +145,25 @@ func TestOpenFolder(t *testing.T) {
 	})
 	if listShown {
 		t.Error("the scan list stays beside the T-maps tab")
+	}
+	// The cohort's group-mean network (cohort's group/ folder) opens from the cohort view.
+	var groupButtons []string
+	fyne.DoAndWait(func() {
+		for _, b := range u.cohortGroups {
+			groupButtons = append(groupButtons, b.Text)
+		}
+	})
+	if strings.Join(groupButtons, ",") != "Group mean (rest)" {
+		t.Fatalf("group-mean buttons %q", groupButtons)
+	}
+	test.Tap(u.cohortGroups[0])
+	u.submitting.Wait()
+	if want := filepath.Join(cohort, "group", "task-rest_desc-groupmean_hubscope"); h.last() != want {
+		t.Errorf("the group-mean button opened %q, want %s", h.last(), want)
+	}
+	if r := <-results; r != nil {
+		<-r.SlicesReady
+		fyne.DoAndWait(r.close)
 	}
 
 	fyne.DoAndWait(func() { u.OpenFolder(filepath.Join(cohort, "group")) })

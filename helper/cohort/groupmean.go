@@ -62,6 +62,7 @@ func GroupBundleDir(out, task string) string {
 func groupConfig(opt Options, subs []group.Subject, dir string) pipeline.Config {
 	cfg := opt.Config
 	cfg.Scan, cfg.Out, cfg.Overwrite = "", dir, true
+	cfg.BIDSNames, cfg.Norm = false, "" // single-scan outputs: the sidecar beside the bundle names the group
 	mean := opt.GroupMean
 	if mean == "" {
 		mean = group.MeanFisherZ
