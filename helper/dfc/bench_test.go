@@ -129,10 +129,11 @@ func BenchmarkRunC6(b *testing.B) {
 }
 
 // BenchmarkRunW6Density is W6's N = 30,000 and w = 150 at the app's default density of 1 %
-// (k = 4,498,500 edges a window) on the CPU backend, incremental and per window, over the
-// first 16 windows of W6's series (T = 165, s = 1: the incremental path's re-basing then
-// counts for 1/16 of the run instead of 1/108, so the ratio understates W6's), reporting CPU
-// seconds per run:
+// (k = 4,498,500 edges a window) on the CPU backend over the first 16 windows of W6's series
+// (T = 165, s = 1), reporting CPU seconds per run: per window, and incremental with the
+// chunks the budget allows on this machine (on 2 cores 3 windows a chunk, so Run takes the
+// per-window path: MinHostDensityChunk) and with all 16 windows in one chunk (a 1.6 GB
+// budget; the re-basing then counts for 1/16 of the run, against 1/108 over W6's windows):
 //
 //	go test -run - -bench RunW6Density -benchtime 1x -timeout 30m ./helper/dfc/
 func BenchmarkRunW6Density(b *testing.B) {
@@ -142,11 +143,19 @@ func BenchmarkRunW6Density(b *testing.B) {
 		copy(x[i*T:(i+1)*T], x[i*257:i*257+T])
 	}
 	x = x[:n*T]
-	for _, per := range []bool{false, true} {
-		b.Run(fmt.Sprintf("per-window=%v", per), func(b *testing.B) {
+	for _, v := range []struct {
+		name   string
+		per    bool
+		budget int
+	}{{"per-window", true, 0}, {"incremental", false, 0}, {"incremental-one-chunk", false, 16 * 7_000_000}} {
+		b.Run(v.name, func(b *testing.B) {
+			if v.budget > 0 {
+				defer func(old int) { chunkEdgeBudget = old }(chunkEdgeBudget)
+				chunkEdgeBudget = v.budget
+			}
 			be := &candidateCounter{Backend: cpu.New(cpu.Options{})}
 			defer be.Close()
-			opt := Options{Window: 150, Step: 1, PerWindow: per, FC: fc.Config{Measure: fc.Pearson, Mode: fc.Density, Density: 0.01}}
+			opt := Options{Window: 150, Step: 1, PerWindow: v.per, FC: fc.Config{Measure: fc.Pearson, Mode: fc.Density, Density: 0.01}}
 			c0 := cpuSeconds()
 			var edges int64
 			for range b.N {
@@ -162,9 +171,7 @@ func BenchmarkRunW6Density(b *testing.B) {
 			}
 			b.ReportMetric((cpuSeconds()-c0)/float64(b.N), "cpu-s/op")
 			b.ReportMetric(float64(edges), "edges")
-			if !per {
-				b.ReportMetric(float64(be.candidates)/float64(edges), "candidates/edge")
-			}
+			b.ReportMetric(float64(be.candidates)/float64(edges), "candidates/edge")
 		})
 	}
 }

@@ -22,6 +22,17 @@ import (
 // connectivity").
 const IncrementalStepRatio = 16
 
+// MinHostDensityChunk is the fewest windows a chunk of a density run must hold for the
+// incremental path when the sweep runs on the host's cores (the CPU backend): every chunk is
+// re-based (w float64 multiply-adds per pair through the tile's rows), which on the CPU costs
+// about as much as four windows rebuilt by the blocked float32 product, so a density run
+// whose candidates allow only a few windows a chunk is cheaper per window. Measured on the
+// 2-core VM at W6's N = 30,000 and 1 %, 16 windows: incremental in chunks of 3 windows 82.2
+// CPU-s, per window 55.4 (the host's selection, CSR and C_p ≈ 27 of the 82); C6 (N = 5,000,
+// all 108 windows in one chunk): 3.4 against 9.2. On a GPU the re-basing costs milliseconds
+// (W6 at 1 %: 108 windows in chunks of 16, 0.52 s on an H200) and the rule does not apply.
+const MinHostDensityChunk = 8
+
 // MaxChunkWindows bounds the windows one tile sweeps before its cross-products are
 // recomputed from the series (re-basing; the chunk is also the unit of progress).
 const MaxChunkWindows = 128
@@ -78,9 +89,6 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 	if err != nil {
 		return true, err
 	}
-	if err := sl.PrepareSliding(ctx, x, n, t); err != nil {
-		return unavailable(err)
-	}
 	w, k := plan.Window, plan.Count()
 	overlap := false
 	if o, ok := sl.(fc.SlidingOverlap); ok && has {
@@ -107,6 +115,12 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 		if opt.ChunkWindows == 0 {
 			chunk = int(max(1, min(int64(chunk), int64(budget)/most)))
 		}
+		if !overlap && chunk < min(k, MinHostDensityChunk) {
+			return false, nil // cheaper per window (MinHostDensityChunk)
+		}
+	}
+	if err := sl.PrepareSliding(ctx, x, n, t); err != nil {
+		return unavailable(err)
 	}
 	// compute runs windows [first, first+count) into out (count ≤ chunk: fewer when their
 	// edges pass the budget). A density window with fewer candidates than its k edges is

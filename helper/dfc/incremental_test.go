@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -544,6 +545,52 @@ func TestSelectStrongest(t *testing.T) {
 		for _, e := range want {
 			if !g[key(e)] {
 				t.Fatalf("trial %d: %+v not kept", trial, e)
+			}
+		}
+	}
+}
+
+// A density run whose candidates leave fewer than MinHostDensityChunk windows a chunk takes
+// the per-window path when the sweep would run on the host's cores (the same networks as
+// PerWindow, no sliding call), and the incremental path on a backend that sweeps elsewhere
+// (fc.SlidingOverlap) or with room for the windows.
+func TestIncrementalDensityCutover(t *testing.T) {
+	const n, T, w = 200, 101, 48
+	x := randomSeries(n, T, 5)
+	defer func(b int) { chunkEdgeBudget = b }(chunkEdgeBudget)
+	// The density's budget grows with the cores: two, as on the VM.
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	// k = 995 edges a window: about 1,492 candidates.
+	cfg := fc.Config{Measure: fc.Pearson, Mode: fc.Density, Density: 0.05}
+	collect := func(be fc.Backend, per bool) []*network.Network {
+		var out []*network.Network
+		if _, err := Run(context.Background(), be, x, n, T, Options{Window: w, Step: 1, FC: cfg, PerWindow: per}, nil, func(win *Window) error {
+			out = append(out, cloneNetwork(win.Network))
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		budget  int
+		overlap bool
+		want    bool // incremental
+	}{{3000, false, false}, {3000, true, true}, {1 << 30, false, true}} {
+		chunkEdgeBudget = c.budget
+		counting := &countingSliding{Backend: cpu.New(cpu.Options{Workers: 2})}
+		var be fc.Backend = counting
+		if c.overlap {
+			ov := &overlapSliding{countingSliding{Backend: counting.Backend}}
+			be, counting = ov, &ov.countingSliding
+		}
+		got := collect(be, false)
+		if inc := len(counting.chunks) > 0; inc != c.want {
+			t.Fatalf("budget %d, overlap %v: incremental %v, want %v", c.budget, c.overlap, inc, c.want)
+		}
+		if !c.want {
+			for k, want := range collect(counting.Backend, true) {
+				sameNetwork(t, fmt.Sprintf("window %d", k), got[k], want)
 			}
 		}
 	}
