@@ -500,7 +500,13 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 	in := &l.inner
 	*in = level{n: n, off: slices.Grow(in.off[:0], n+1)[:n+1], twoM: lv.twoM}
 	in.off[0] = 0
-	adj, links, w := l.innerAdj[:0], l.innerLinks[:0], l.innerW[:0]
+	adj, links, w := reserve(l.innerAdj, len(lv.adj)), l.innerLinks[:0], l.innerW[:0]
+	switch {
+	case lv.w != nil:
+		w = reserve(w, len(lv.adj))
+	case lv.links != nil:
+		links = reserve(links, len(lv.adj))
+	}
 	for v := 0; v < n; v++ {
 		var inside float64
 		cv := comm[v]
@@ -687,8 +693,15 @@ func (l *leiden) aggregate(lv *level, part, comm []int32, into int) (*level, []i
 	off, k, aggComm := buf.off, buf.k, buf.comm
 	clear(k)
 	off[0] = 0
-	adj, links, w := buf.adj[:0], buf.links[:0], buf.w[:0]
+	// The aggregate has at most as many links as the level: the arrays are sized once, never
+	// grown (and copied) link by link.
+	adj, links, w := reserve(buf.adj, len(lv.adj)), buf.links[:0], buf.w[:0]
 	counted := lv.counted()
+	if counted && l.countLinks {
+		links = reserve(links, len(lv.adj))
+	} else {
+		w = reserve(w, len(lv.adj))
+	}
 	cnt := l.cnt
 	from := int32(0)
 	for s := int32(0); s < int32(r); s++ {
@@ -739,6 +752,15 @@ func (l *leiden) aggregate(lv *level, part, comm []int32, into int) (*level, []i
 	}
 	l.compact(aggComm)
 	return agg, aggComm
+}
+
+// reserve returns s emptied, with room for n elements: a new array when s has less, whose
+// contents need not be copied.
+func reserve[T any](s []T, n int) []T {
+	if cap(s) < n {
+		return make([]T, 0, n)
+	}
+	return s[:0]
 }
 
 // compact renumbers labels (each below len(labels)) to 0..k−1 in order of first appearance,
