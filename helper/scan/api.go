@@ -63,7 +63,9 @@ type Options struct {
 // mean before any series is taken: it keeps the stored volumes (in the file's datatype, 2
 // bytes a value for int16) and a float64 mean image, so the file is decoded once; a scan whose
 // stored data exceed KeepLimit is read twice instead (a first pass for the mean image,
-// Scan.Passes 2), holding no full 4D array.
+// Scan.Passes 2), holding no full 4D array. With a mask given, a .nii.gz of one gzip member
+// whose stored data fit KeepLimit is inflated whole in one call (nifti.Reader.InflateAll) and
+// its series converted from memory; other files stream volume by volume.
 //
 // Progress: stage "load" (one unit per volume; bytes for a plain matrix), preceded by stage
 // "epi-mask" (one unit per volume: the mean image's pass) when the automatic mask reads the

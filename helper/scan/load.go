@@ -7,8 +7,11 @@ import (
 	"io"
 	"maps"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/progress"
@@ -127,30 +130,31 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 		sum = make([]float64, h.VoxelsPerVolume())
 	}
 	data := make([]float32, N*L)
-	blk := make([]float32, scatterVolumes*N)
 	rep.Start("load", int64(L))
-	vols := streamVolumes[float32](ctx, r, h.VoxelsPerVolume(), sel, L)
-	defer vols.close() // runs before r.Close
-	// The volumes passed over between the selected ones are read too.
-	s.BytesRead += int64(readUpTo(sel, L)-L) * volBytes
-	for t := 0; t < L; t++ {
-		vol, err := nextVolume(ctx, vols, path, t, L)
-		if err != nil {
+	// The mask is known: a .nii.gz of one gzip member that is small enough to hold is inflated
+	// in one call (nifti.Reader.InflateAll, libdeflate) and the mask's series are converted
+	// from it on every core, instead of streaming volume by volume.
+	inMemory := false
+	if sel == nil && int64(L)*volBytes <= loadOnceLimit {
+		if vals, _ := r.InflateAll(nil); vals != nil {
+			size := h.DataType.Size()
+			(&kept{h: h, raw: vals}).series(data, flat, h.VoxelsPerVolume(), L, size)
+			if sum != nil {
+				addVolumes(sum, vals, &h, L)
+			}
+			s.BytesRead += int64(L) * volBytes
+			rep.Add(int64(L))
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("load %s: %w", path, err)
+			}
+			inMemory = true
+		}
+	}
+	if !inMemory {
+		if err := streamSeries(ctx, r, s, data, flat, sum, sel, volBytes, rep); err != nil {
 			return nil, err
 		}
-		s.BytesRead += volBytes
-		b := t % scatterVolumes
-		gatherMasked(blk[b*N:(b+1)*N], vol, flat)
-		for i := range sum {
-			sum[i] += float64(vol[i])
-		}
-		vols.release(vol)
-		if b == scatterVolumes-1 || t == L-1 {
-			scatterBlock(data, blk, N, L, t-b, b+1)
-		}
-		rep.Add(1)
 	}
-	vols.close()
 	if sum != nil {
 		for i := range sum {
 			sum[i] /= float64(L)
@@ -183,6 +187,71 @@ func loadNIfTI(ctx context.Context, path string, opt Options, rep progress.Repor
 	}
 	noteDropped(rep, path, "mask voxels", s.Dropped)
 	return s, nil
+}
+
+// streamSeries streams the L volumes of r (those sel names) into the node-major series of
+// the grid voxels flat (data, N×L), through 16-volume blocks, and adds every grid voxel's
+// values into sum when it is not nil.
+func streamSeries(ctx context.Context, r *nifti.Reader, s *Scan, data []float32, flat []int32, sum []float64, sel []int, volBytes int64, rep progress.Reporter) error {
+	path, N, L := s.Source, len(flat), s.L
+	h := r.Header
+	blk := make([]float32, scatterVolumes*N)
+	vols := streamVolumes[float32](ctx, r, h.VoxelsPerVolume(), sel, L)
+	defer vols.close() // runs before r.Close
+	// The volumes passed over between the selected ones are read too.
+	s.BytesRead += int64(readUpTo(sel, L)-L) * volBytes
+	for t := 0; t < L; t++ {
+		vol, err := nextVolume(ctx, vols, path, t, L)
+		if err != nil {
+			return err
+		}
+		s.BytesRead += volBytes
+		b := t % scatterVolumes
+		gatherMasked(blk[b*N:(b+1)*N], vol, flat)
+		for i := range sum {
+			sum[i] += float64(vol[i])
+		}
+		vols.release(vol)
+		if b == scatterVolumes-1 || t == L-1 {
+			scatterBlock(data, blk, N, L, t-b, b+1)
+		}
+		rep.Add(1)
+	}
+	vols.close()
+	return nil
+}
+
+// addVolumes adds every grid voxel's L stored values (raw, volume-major), converted as
+// ReadVolume converts them, to sum in float64, volume after volume as the stream adds them:
+// voxel blocks on every core.
+func addVolumes(sum []float64, raw []byte, h *nifti.Header, L int) {
+	const block = 4096
+	n, size := len(sum), h.DataType.Size()
+	blocks := (n + block - 1) / block
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), blocks) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var vals [block]float32
+			for {
+				b0 := (int(next.Add(1)) - 1) * block
+				if b0 >= n {
+					return
+				}
+				b1 := min(b0+block, n)
+				v, acc := vals[:b1-b0], sum[b0:b1]
+				for t := 0; t < L; t++ {
+					h.Decode(v, raw[(t*n+b0)*size:(t*n+b1)*size])
+					for i, x := range v {
+						acc[i] += float64(x)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
 
 // loadOnceLimit bounds the stored data (all the volumes read, in the file's datatype) that
