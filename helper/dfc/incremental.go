@@ -40,6 +40,11 @@ const MaxChunkWindows = 128
 // chunkEdgeBudget bounds the edges one chunk of windows may hold (12 bytes each): 256 MiB.
 var chunkEdgeBudget = 256 << 20 / 12
 
+// maxDensityChunkEdges bounds the budget a density run grows to for GOMAXPROCS windows a chunk:
+// 2 GiB of candidates (W6 at 1 % on 16 cores needs 1.3 GB), so that dense windows on many
+// cores do not hold tens of GB; past it the chunks are smaller.
+const maxDensityChunkEdges = 2 << 30 / 12
+
 // incremental reports whether Run takes the incremental path for these options: Pearson
 // with a strength threshold θ ≥ 0, a density 0 < D ≤ MaxIncrementalDensity or Bonferroni
 // significance (each window cut at its own value: cuts.go), no censoring (windows of equal
@@ -105,13 +110,13 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 		// lets a chunk hold GOMAXPROCS such windows, since each window's host work (selection,
 		// CSR, C_p: about 1.7 CPU-s at W6's N = 30,000 and 1 %, 4.5 M edges) runs on one core
 		// and a chunk's windows are what the cores share — W6 at 1 % on an H200 host took
-		// 33.7 s in chunks of 3 windows (380 % CPU of 1,600). The first chunk is sized by
-		// them rather than found by halving past the budget.
+		// 33.7 s in chunks of 3 windows (380 % CPU of 1,600); up to maxDensityChunkEdges. The
+		// first chunk is sized by them rather than found by halving past the budget.
 		var most int64 = 1
 		for _, kk := range cuts.keep {
 			most = max(most, kk+kk/2)
 		}
-		budget = int(max(int64(budget), int64(runtime.GOMAXPROCS(0))*most))
+		budget = int(max(int64(budget), min(int64(runtime.GOMAXPROCS(0))*most, int64(maxDensityChunkEdges))))
 		if opt.ChunkWindows == 0 {
 			chunk = int(max(1, min(int64(chunk), int64(budget)/most)))
 		}
