@@ -273,7 +273,7 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 	// 1c. Region nodes (roi.go): the cleaned voxel series averaged within each atlas region.
 	var regionPos [][3]float64
 	if cfg.Nodes == NodesRegions {
-		if err := checkAtlasSpace(cfg.Scan, atl, toMNI); err != nil {
+		if err := checkAtlasSpace(cfg, s, atl, toMNI); err != nil {
 			return nil, err
 		}
 		if s, regionPos, err = regionSeries(s, atl, toMNI, rep); err != nil {
@@ -292,6 +292,14 @@ func Run(ctx context.Context, cfg Config, rep progress.Reporter) (_ *Result, err
 		}
 	} else if strings.EqualFold(cfg.Atlas, AtlasAAL) {
 		atlasName = AALName
+	}
+	// A user's atlas that cannot be placed on the scan names no hub (roi.go, atlasMisplaced):
+	// the network stands, the labels are refused with the reason.
+	if atl != nil && cfg.Atlas != "" && cfg.Nodes != NodesRegions && coh == nil {
+		if why := atlasMisplaced(cfg, s, atl, toMNI); why != "" {
+			atl, atlasName, unnamed = nil, "", "not named by region: "+why
+			rep.Note("hub names: " + why + "; the hubs are not named")
+		}
 	}
 	// The windows' axis: the cleaned series, or with censoring the volumes after the dropped
 	// ones, censored or not (dfc.go).

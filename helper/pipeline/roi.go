@@ -119,26 +119,49 @@ func mul4(a, b [4][4]float64) [4][4]float64 {
 var spaceNames = map[int32]string{0: "unknown space (code 0)", 1: "scanner space (code 1)", 2: "an aligned space (code 2)",
 	3: "Talairach space (code 3)", 4: "MNI152 space (code 4)", 5: "a template space (code 5)"}
 
-// checkAtlasSpace refuses an MNI152 atlas over a scan whose header says scanner (or unknown)
-// space when the scan was not registered to MNI: the regions would fall on the wrong voxels.
-// Aligned and template codes say too little to judge and pass.
-func checkAtlasSpace(scanPath string, atl *atlas.Atlas, toMNI *[4][4]float64) error {
-	if toMNI != nil || atl.Space != nifti.XformMNI152 {
-		return nil
-	}
-	r, err := nifti.Open(scanPath)
-	if err != nil {
-		return nil // not a NIfTI file (a DICOM conversion reads its own): nothing to compare
-	}
-	h := r.Header
-	r.Close()
-	code := h.SformCode
-	if code == 0 {
-		code = h.QformCode
-	}
-	if code == nifti.XformScannerAnat || code == 0 {
-		return fmt.Errorf("atlas %s is in %s but the scan %s is in %s and was not registered to MNI: use --register on, or an atlas on the scan's own space",
-			atl.Path, spaceNames[atl.Space], scanPath, spaceNames[code])
+// checkAtlasSpace refuses an atlas that cannot be placed on the scan (atlasMisplaced): for
+// region nodes the network itself would be built on the wrong voxels.
+func checkAtlasSpace(cfg Config, s *scan.Scan, atl *atlas.Atlas, toMNI *[4][4]float64) error {
+	if why := atlasMisplaced(cfg, s, atl, toMNI); why != "" {
+		return fmt.Errorf("%s: use an atlas on the scan's own space (or --register on for an MNI152 atlas)", why)
 	}
 	return nil
+}
+
+// atlasMisplaced says why a user's atlas cannot be read at the scan's voxels, or "" when it
+// can. Registered to MNI (toMNI), the labels are looked up at ToMNI·x. Otherwise they are read
+// at the scan's own coordinates, which is right only when the scan lies in the atlas' space:
+//   - a registration that was asked for and refused as implausible (qc/registration.json)
+//     leaves the scan where it was, not in MNI space: an atlas in a standard space (MNI152,
+//     Talairach, a template) is refused unless the scan's header names that same space. A
+//     clinician who gave an MNI atlas expects a hub's region to be its MNI region or none,
+//     never the label at a subject-space position (the embedded AAL is refused alike:
+//     defaultHubAtlas);
+//   - an MNI152 atlas over a scan whose header says scanner (or unknown) space, not
+//     registered, is refused; aligned and template codes say too little to judge and pass.
+//
+// An atlas on the scan's own space (scanner or aligned codes: a subject's parcellation) is
+// always read at the scan's coordinates.
+func atlasMisplaced(cfg Config, s *scan.Scan, atl *atlas.Atlas, toMNI *[4][4]float64) string {
+	if toMNI != nil || atl == nil {
+		return ""
+	}
+	code, known := int32(0), false
+	if r, err := nifti.Open(cfg.Scan); err == nil { // not a NIfTI file (a DICOM conversion): no header to compare
+		code, known = r.Header.SformCode, true
+		if code == 0 {
+			code = r.Header.QformCode
+		}
+		r.Close()
+	}
+	standard := atl.Space == nifti.XformTalairach || atl.Space == nifti.XformMNI152 || atl.Space == nifti.XformTemplateOther
+	if _, mni := alreadyMNI(cfg.Scan); registerWanted(cfg) && s.IJK != nil && !mni && standard && (!known || code != atl.Space) {
+		return fmt.Sprintf("atlas %s is in %s but the registration of the scan %s to MNI was refused as implausible (qc/registration.json), so the scan is not in that space",
+			atl.Path, spaceNames[atl.Space], cfg.Scan)
+	}
+	if known && atl.Space == nifti.XformMNI152 && (code == nifti.XformScannerAnat || code == 0) {
+		return fmt.Sprintf("atlas %s is in %s but the scan %s is in %s and was not registered to MNI",
+			atl.Path, spaceNames[atl.Space], cfg.Scan, spaceNames[code])
+	}
+	return ""
 }
