@@ -99,6 +99,8 @@ for _ in $(seq 300); do [ -z "$(squeue -h)" ] && break; sleep 0.2; done
 "$bin" cohort deriv --status > st2.txt 2>&1
 want "status at the end" st2.txt "6 subjects: 6 done (100%)"
 want "status: group step" st2.txt "group    job $group2 COMPLETED"
+want "status: the group step's group-mean network" st2.txt "group mean group/task-rest_desc-groupmean_hubscope"
+[ -s deriv/group/task-rest_desc-groupmean_hubscope/cohort_complete.json ] && ok || bad "the group step built no group-mean network"
 
 # Every task ran once and succeeded; the group step started after the last task finished.
 last=0

@@ -739,6 +739,13 @@ func SlurmStatus(deriv string) (*SlurmReport, error) {
 			if _, err := os.Stat(filepath.Join(deriv, TableFile)); err == nil && (!ok || js.State == "COMPLETED") {
 				state += ", " + TableFile + " written"
 			}
+			if ms, _ := filepath.Glob(filepath.Join(deriv, GroupDir, "*_hubscope", MarkerFile)); len(ms) > 0 && (!ok || js.State == "COMPLETED") {
+				var gm []string
+				for _, m := range ms {
+					gm = append(gm, filepath.ToSlash(filepath.Join(GroupDir, filepath.Base(filepath.Dir(m)))))
+				}
+				state += ", group mean " + strings.Join(gm, ", ")
+			}
 			rep.Group = g + " " + state + "; log " + filepath.Join(deriv, SlurmDir, st.Submissions[n-1].Dir, "group.log")
 		}
 	}
