@@ -17,10 +17,11 @@ type SmallWorldOptions struct {
 	SwapsPerEdge float64 // accepted Maslov–Sneppen swaps per edge (default 10)
 	Seed         uint64  // random network k uses PCG stream (Seed, k): reproducible, order-free
 	// PerRandom, when set, is called with each random network (k = 0..K−1) after its C_p and
-	// L_p are measured — the hook for measures computed elsewhere on the same random networks
-	// (modularity Q for its z-score). It runs on worker goroutines, possibly concurrently for
-	// different k, and must not keep r after returning: each random network is discarded right
-	// after, so memory stays at one network per core, never K × E. An error stops the run.
+	// L_p are measured (with a device Accelerator: while they are measured there) — the hook
+	// for measures computed elsewhere on the same random networks (modularity Q for its
+	// z-score). It runs on worker goroutines, possibly concurrently for different k, and must
+	// not keep r after returning: each random network is discarded right after, so memory
+	// stays at one network per core, never K × E. An error stops the run.
 	PerRandom func(k int, r *Graph) error
 	// PathSources is the number of BFS sources sampled in each random network's largest
 	// component to estimate its L_p (SampledShortestPaths; 0: DefaultPathSources). A negative
@@ -103,12 +104,31 @@ func smallWorld(ctx context.Context, g *Graph, opt SmallWorldOptions, rep progre
 	res.RandomPathLengthSE = make([]float64, k)
 	estimated := make([]int, k) // sources searched where the L_p is an estimate, else 0
 	rep.Start("small-world: random networks", int64(k))
+	// With a device, PerRandom (Leiden for Q's z-score, on host cores) starts as soon as the
+	// network is made and runs while its triangles and searches wait for and run on the
+	// device, instead of after them; on the CPU both would compete for the same cores, so
+	// they keep their order.
+	_, onHost := acc.(CPU)
 	err := forEachChunk(ctx, k, 1, workerCount(k), false, func(_, lo, _ int) error {
 		r, st, err := acc.Rewire(ctx, g, RewireOptions{SwapsPerEdge: opt.SwapsPerEdge, Seed: opt.Seed, Stream: uint64(lo)})
 		if err != nil {
 			return err
 		}
 		defer release(acc, r)
+		perRandom := func() error { return opt.PerRandom(lo, r) }
+		if opt.PerRandom != nil && !onHost {
+			done := make(chan error, 1)
+			go func() { done <- opt.PerRandom(lo, r) }()
+			var hookErr error
+			waited := false
+			perRandom = func() error {
+				if !waited {
+					hookErr, waited = <-done, true
+				}
+				return hookErr
+			}
+			defer func() { _ = perRandom() }() // also on an early return: the hook never outlives r
+		}
 		swapFrac[lo] = float64(st.Swaps) / (opt.SwapsPerEdge * float64(g.Edges()))
 		t, err := acc.Triangles(ctx, r)
 		if err != nil {
@@ -126,7 +146,7 @@ func smallWorld(ctx context.Context, g *Graph, opt SmallWorldOptions, rep progre
 			estimated[lo] = p.Sources
 		}
 		if opt.PerRandom != nil {
-			if err := opt.PerRandom(lo, r); err != nil {
+			if err := perRandom(); err != nil {
 				return fmt.Errorf("graph: random network %d: %w", lo, err)
 			}
 		}
