@@ -130,9 +130,7 @@ func (b *groupModularityMatrix) applyRows(y, x []float64, kx float64, lo, hi int
 	for li := lo; li < hi; li++ {
 		var ax float64
 		if ws == nil {
-			for _, lu := range adj[off[li]:off[li+1]] {
-				ax += x[lu]
-			}
+			ax = gatherSum(x, adj[off[li]:off[li+1]])
 		} else {
 			row := ws[off[li]:off[li+1]]
 			for q, lu := range adj[off[li]:off[li+1]] {
@@ -141,6 +139,23 @@ func (b *groupModularityMatrix) applyRows(y, x []float64, kx float64, lo, hi int
 		}
 		y[li] = ax - b.kG[li]*kx - b.rowSumG[li]*x[li]
 	}
+}
+
+// gatherSum is Σ x[i] over idx in four interleaved partial sums (as dot), so the adds of a
+// row's gathered entries do not wait on each other.
+func gatherSum(x []float64, idx []int32) float64 {
+	var s0, s1, s2, s3 float64
+	q := 0
+	for ; q+4 <= len(idx); q += 4 {
+		s0 += x[idx[q]]
+		s1 += x[idx[q+1]]
+		s2 += x[idx[q+2]]
+		s3 += x[idx[q+3]]
+	}
+	for ; q < len(idx); q++ {
+		s0 += x[idx[q]]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 func resize(s []float64, n int) []float64 {
@@ -212,12 +227,48 @@ func startVector(n int, seed uint64) []float64 {
 	return x
 }
 
+// dot is aᵀb summed in four interleaved partial sums (indices ≡ 0, 1, 2, 3 mod 4), so the adds
+// do not wait on each other; the order is fixed, so the result does not depend on anything
+// but a and b.
 func dot(a, b []float64) float64 {
-	var s float64
-	for i := range a {
-		s += a[i] * b[i]
+	b = b[:len(a)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(a); i += 4 {
+		s0 += a[i] * b[i]
+		s1 += a[i+1] * b[i+1]
+		s2 += a[i+2] * b[i+2]
+		s3 += a[i+3] * b[i+3]
 	}
-	return s
+	for ; i < len(a); i++ {
+		s0 += a[i] * b[i]
+	}
+	return (s0 + s1) + (s2 + s3)
+}
+
+// axpyDot sets y += alpha·x and returns zᵀy of the updated y, in one pass over y (summed as
+// dot sums). Modified Gram–Schmidt subtracts one basis vector and takes the next one's
+// coefficient from the result: fused, y is read once per basis vector instead of twice.
+func axpyDot(alpha float64, x, y, z []float64) float64 {
+	x, z = x[:len(y)], z[:len(y)]
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(y); i += 4 {
+		y0 := y[i] + alpha*x[i]
+		y1 := y[i+1] + alpha*x[i+1]
+		y2 := y[i+2] + alpha*x[i+2]
+		y3 := y[i+3] + alpha*x[i+3]
+		y[i], y[i+1], y[i+2], y[i+3] = y0, y1, y2, y3
+		s0 += z[i] * y0
+		s1 += z[i+1] * y1
+		s2 += z[i+2] * y2
+		s3 += z[i+3] * y3
+	}
+	for ; i < len(y); i++ {
+		y[i] += alpha * x[i]
+		s0 += z[i] * y[i]
+	}
+	return (s0 + s1) + (s2 + s3)
 }
 
 func axpy(alpha float64, x, y []float64) {

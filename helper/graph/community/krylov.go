@@ -74,15 +74,22 @@ func (k *hostKrylov) Apply(j int) error { k.op.apply(k.w, k.basis[j]); return ni
 func (k *hostKrylov) Orthogonalize(j int, coef []float64) (float64, error) {
 	w := k.w
 	// Two Gram–Schmidt passes against the whole basis keep it orthogonal to working precision
-	// ("twice is enough", Giraud et al. 2005); their sums are column j of H.
+	// ("twice is enough", Giraud et al. 2005); their sums are column j of H. Each subtraction
+	// also gives the next coefficient (axpyDot), and the last one ‖w‖².
+	c := dot(k.basis[0], w)
 	for pass := 0; pass < 2; pass++ {
 		for i := 0; i <= j; i++ {
-			c := dot(k.basis[i], w)
 			coef[i] += c
-			axpy(-c, k.basis[i], w)
+			next := w // after the last vector of the last pass: wᵀw
+			if i < j {
+				next = k.basis[i+1]
+			} else if pass == 0 {
+				next = k.basis[0]
+			}
+			c = axpyDot(-c, k.basis[i], w, next)
 		}
 	}
-	return math.Sqrt(dot(w, w)), nil
+	return math.Sqrt(c), nil
 }
 
 func (k *hostKrylov) Fresh(x []float64, j int) (float64, error) {

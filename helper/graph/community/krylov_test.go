@@ -74,8 +74,7 @@ func TestKrylovDeviceGetsTheGroupOperator(t *testing.T) {
 // TestLeadingEigenvectorIndependentOfWorkers: groups are divided by up to Workers goroutines at
 // once, and every group's random start comes from its place in the division tree, so the
 // membership, Q and eigenvalues are bit for bit the same for 1, 3 and 8 workers, and through
-// the device interface. The tree has seven divisions, two of them splitting off pairs of
-// pendant nodes (degree 1).
+// the device interface. The pendant nodes (degree 1) leave groups without an internal link.
 func TestLeadingEigenvectorIndependentOfWorkers(t *testing.T) {
 	sizes := []int{70, 50, 90, 40, 60}
 	n, edges, _ := plantedPartition(sizes, 0.25, 0.05, 5)
@@ -99,8 +98,8 @@ func TestLeadingEigenvectorIndependentOfWorkers(t *testing.T) {
 		}
 		if first == nil {
 			first = m
-			if len(m.Eigenvalues) < 6 {
-				t.Fatalf("%d divisions, want a tree of at least 6", len(m.Eigenvalues))
+			if len(m.Eigenvalues) < 4 {
+				t.Fatalf("%d divisions, want a tree of at least 4", len(m.Eigenvalues))
 			}
 			continue
 		}
@@ -117,4 +116,52 @@ func TestLeadingEigenvectorIndependentOfWorkers(t *testing.T) {
 				c.workers, c.dev, m.Q, m.Count(), m.Eigenvalues, first.Q, first.Count(), first.Eigenvalues)
 		}
 	}
+}
+
+// TestLeadingEigenvectorEdgelessGroupsApart: a group left without an internal link is split
+// into single nodes at once (every division of it raises Q, and singles are its best
+// partition), so no module of ≥ 2 nodes lacks a link and Q is at least that of the
+// bisections, which stop at pairs; with MaxModules the bisections run as before and leave
+// such pairs on this graph.
+func TestLeadingEigenvectorEdgelessGroupsApart(t *testing.T) {
+	n, edges, _ := plantedPartition([]int{70, 50, 90, 40, 60}, 0.25, 0.05, 5)
+	for p := 0; p < 120; p++ {
+		edges = append(edges, edge{int32((p * 37) % n), int32(n + p), 1})
+	}
+	g := fromEdges(n+120, edges)
+	unlinked := func(m *Modules) int {
+		links := make([]int, m.Count())
+		for v := 0; v < g.N; v++ {
+			for _, u := range g.Neighbors(v) {
+				if m.Membership[u] == m.Membership[v] {
+					links[m.Membership[v]]++
+				}
+			}
+		}
+		count := 0
+		for c, size := range m.Sizes {
+			if size >= 2 && links[c] == 0 {
+				count++
+			}
+		}
+		return count
+	}
+	apart, err := LeadingEigenvectorModules(context.Background(), g, LeadingEigenvectorOptions{Seed: 3}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bisected, err := LeadingEigenvectorModules(context.Background(), g, LeadingEigenvectorOptions{Seed: 3, MaxModules: g.N}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := unlinked(apart); u != 0 {
+		t.Errorf("%d modules of ≥ 2 nodes without an internal link", u)
+	}
+	if u := unlinked(bisected); u == 0 {
+		t.Errorf("the bisections left no pair without a link: the graph does not test the rule")
+	}
+	if apart.Q < bisected.Q {
+		t.Errorf("Q %.12f with the groups apart, %.12f bisected", apart.Q, bisected.Q)
+	}
+	t.Logf("apart: Q %.9f, %d modules; bisected: Q %.9f, %d modules (%d pairs without a link)", apart.Q, apart.Count(), bisected.Q, bisected.Count(), unlinked(bisected))
 }

@@ -254,7 +254,7 @@ func (d *bisection) work(ctx context.Context) {
 		d.busy++
 		d.mu.Unlock()
 		sv, bs = resize(sv, len(t.members)), resize(bs, len(t.members))
-		res, divide, err := d.divide(ctx, op, t, sv, bs)
+		res, divide, apart, err := d.divide(ctx, op, t, sv, bs)
 		d.mu.Lock()
 		d.busy--
 		if err != nil {
@@ -263,6 +263,15 @@ func (d *bisection) work(ctx context.Context) {
 			}
 			d.cond.Broadcast()
 			return
+		}
+		if apart {
+			for _, v := range t.members[1:] {
+				d.membership[v] = d.communities
+				d.communities++
+			}
+			d.rep.Add(int64(len(t.members)))
+			d.cond.Broadcast()
+			continue
 		}
 		if !res.converged {
 			d.unconverged++
@@ -303,10 +312,29 @@ func (d *bisection) work(ctx context.Context) {
 // divide finds the leading eigenpair of the group's B^(G) and the division s (sv, ±1) it
 // gives; divide is false when the group is indivisible. res.value is β, rounded to 0 below
 // 1e-8 as igraph does.
-func (d *bisection) divide(ctx context.Context, op *groupModularityMatrix, t bisectionTask, sv, bs []float64) (res eigenResult, divide bool, err error) {
+//
+// apart is true instead for a group without an internal link (with the default MinEigenvalue
+// and MaxModules): its members become modules of their own. Every division of such a group
+// raises Q (sᵀB^(G)s = (K_G² − (kᵀs)²)/2m > 0, K_G = Σ_{i∈G} k_i), so the bisections go on
+// to single nodes but for the pairs they stop at, and singles are its highest-Q partition
+// (Σ_c K_c² is least). Which pairs would be left is not a property of the network: B^(G) =
+// (K_G diag(k) − k kᵀ)/2m has one eigenvalue for all vectors orthogonal to 1 when the degrees
+// tie, so the split followed the random start and the rounding (docs/algorithms.md,
+// "Leading eigenvector: groups divided at once").
+func (d *bisection) divide(ctx context.Context, op *groupModularityMatrix, t bisectionTask, sv, bs []float64) (res eigenResult, divide, apart bool, err error) {
 	members := t.members
 	op.bind(members)
 	defer op.unbind()
+	if len(op.subAdj) == 0 && d.opts.MaxModules == 0 && d.opts.MinEigenvalue <= 0 {
+		return res, false, true, nil
+	}
+	res, divide, err = d.solveAndSplit(ctx, op, t, sv, bs)
+	return res, divide, false, err
+}
+
+// solveAndSplit is divide for a group with internal links.
+func (d *bisection) solveAndSplit(ctx context.Context, op *groupModularityMatrix, t bisectionTask, sv, bs []float64) (res eigenResult, divide bool, err error) {
+	members := t.members
 	eo := eigenOptions{tol: d.opts.Tolerance, maxApply: d.opts.MaxProducts, seed: t.seed}
 	if kd := d.opts.Krylov; kd != nil && len(members) >= d.minDevice {
 		eo.device = func(capacity int) (KrylovBasis, error) { return kd.BindGroup(op.groupOperator(), capacity) }
