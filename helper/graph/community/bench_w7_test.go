@@ -70,3 +70,25 @@ func BenchmarkLeidenW7Random(b *testing.B) {
 	_, r := w7(b)
 	benchLeiden(b, r)
 }
+
+// BenchmarkLeadingEigenvectorW7 is the pipeline's leading-eigenvector call (seed 1, one worker
+// as on the CPU backend) on W7's network; "linked" counts its modules of ≥ 2 nodes.
+func BenchmarkLeadingEigenvectorW7(b *testing.B) {
+	g, _ := w7(b)
+	b.ResetTimer()
+	defer reportCPU(b, processCPUSeconds())
+	for i := 0; i < b.N; i++ {
+		m, err := LeadingEigenvectorModules(context.Background(), g, LeadingEigenvectorOptions{Seed: 1}, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		linked := 0
+		for _, size := range m.Sizes {
+			if size >= 2 {
+				linked++
+			}
+		}
+		b.ReportMetric(m.Q, "Q")
+		b.ReportMetric(float64(linked), "linked")
+	}
+}
