@@ -48,9 +48,9 @@ type LeadingEigenvectorOptions struct {
 	// drawn from its place in the division tree, so the result does not depend on Workers or
 	// on scheduling. On the host alone more workers do not pay: a large group's products are
 	// already split over the cores, and on a loaded desktop two groups' split products wait on
-	// each other's cores (W7's network on 2 shared cores: 5.4–6.8 CPU-s with one worker,
-	// 6.6–8.2 with two). A device's steps are latency-bound, so there several groups' steps
-	// interleave.
+	// each other's cores (W7's network on 2 shared cores, before the fused sums: 5.4–6.8
+	// CPU-s with one worker, 6.6–8.2 with two). A device's steps are latency-bound, so there
+	// several groups' steps interleave.
 	Workers int
 }
 
