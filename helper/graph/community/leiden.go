@@ -596,6 +596,13 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 				return nil, err
 			}
 		}
+		if idx+2 < n && len(in.adj) > 0 {
+			// As in the local moving: the next node's links and the one after's data are
+			// fetched while v is handled (the visiting order is random within each module).
+			w1, w2 := byModule[idx+1], byModule[idx+2]
+			prefetch4(unsafe.Pointer(&in.adj[min(in.off[w1], int64(len(in.adj)-1))]), unsafe.Pointer(&in.off[w2]),
+				unsafe.Pointer(&extNode[w2]), unsafe.Pointer(&lv.k[w2]))
+		}
 		c := comm[v]
 		kv := lv.k[v]
 		own := refined[v]
@@ -705,7 +712,18 @@ func (l *leiden) aggregate(lv *level, part, comm []int32, into int) (*level, []i
 	cnt := l.cnt
 	from := int32(0)
 	for s := int32(0); s < int32(r); s++ {
-		for _, v := range members[from:start[s]] {
+		for i := from; i < start[s]; i++ {
+			v := members[i]
+			if int(i)+2 < len(members) && len(lv.adj) > 0 {
+				// The next member's row and the one after's data, fetched while v is gathered
+				// (an aggregate's members are scattered over the level).
+				w1, w2 := members[i+1], members[i+2]
+				row := unsafe.Pointer(&lv.adj[min(lv.off[w1], int64(len(lv.adj)-1))])
+				if lv.adj16 != nil {
+					row = unsafe.Pointer(&lv.adj16[min(lv.off[w1], int64(len(lv.adj16)-1))])
+				}
+				prefetch4(row, unsafe.Pointer(&lv.off[w2]), unsafe.Pointer(&lv.k[w2]), unsafe.Pointer(&comm[w2]))
+			}
 			k[s] += lv.k[v]
 			aggComm[s] = comm[v]
 			// The aggregate's own label is gathered too (its internal links, dropped below):
