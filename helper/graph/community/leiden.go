@@ -274,19 +274,7 @@ func (l *leiden) gather(lv *level, v int32, part []int32) {
 	}
 }
 
-// weights moves a counted level's gathered counts into neighW (the same whole numbers), so
-// that the refinement reads one array on every level.
-func (l *leiden) weights(lv *level) {
-	if !lv.counted() {
-		return
-	}
-	for _, t := range l.touched {
-		l.neighW[t] = float64(l.cnt[t])
-		l.cnt[t] = 0
-	}
-}
-
-// clear resets what gather (and weights) left in neighW and mark.
+// clear resets what gather left in neighW and mark on a float64 level.
 func (l *leiden) clear() {
 	for _, c := range l.touched {
 		l.neighW[c] = 0
@@ -589,6 +577,7 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 		well[s] = !(extRef[s] < scale*kRef[s]*(kComm[comm[s]]-kRef[s]))
 	}
 	cut := negligibleGain * l.theta
+	counted, cnt := in.counted(), l.cnt
 	cands, probs := l.cands[:0], l.probs[:0]
 	for idx, v := range byModule {
 		if idx&4095 == 0 {
@@ -610,7 +599,13 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 			continue
 		}
 		l.gather(in, v, refined)
-		l.weights(in)
+		// w(v, S): the gathered counts themselves on counted levels, else the weights.
+		link := func(s int32) float64 {
+			if counted {
+				return float64(cnt[s])
+			}
+			return l.neighW[s]
+		}
 		cands = append(cands[:0], own)
 		probs = append(probs[:0], 0)
 		maxGain := 0.0
@@ -622,7 +617,7 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 			// (hence below the largest) has a probability under e⁻⁵⁰ ≈ 2·10⁻²² of the largest's:
 			// it is left out (Pr(S) rounds to 0 against a sum ≥ 1 in float64, whose uniform
 			// draws are multiples of 2⁻⁵³), which spares most of the exponentials.
-			gain := l.neighW[s] - scale*kv*kRef[s]
+			gain := link(s) - scale*kv*kRef[s]
 			if gain < 0 || gain < maxGain-cut {
 				continue
 			}
@@ -655,7 +650,7 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 			}
 		}
 		if chosen != own {
-			wvs := l.neighW[chosen]
+			wvs := link(chosen)
 			extRef[chosen] += extNode[v] - 2*wvs
 			kRef[chosen] += kv
 			sizeRef[chosen]++
@@ -663,7 +658,14 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 			refined[v] = chosen
 			well[chosen] = !(extRef[chosen] < scale*kRef[chosen]*(kComm[c]-kRef[chosen]))
 		}
-		l.clear()
+		if counted {
+			for _, t := range l.touched {
+				cnt[t] = 0
+			}
+			l.touched = l.touched[:0]
+		} else {
+			l.clear()
+		}
 	}
 	l.cands, l.probs = cands[:0], probs[:0]
 	return refined, nil
