@@ -488,20 +488,21 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 	in := &l.inner
 	*in = level{n: n, off: slices.Grow(in.off[:0], n+1)[:n+1], twoM: lv.twoM}
 	in.off[0] = 0
-	adj, links, w := reserve(l.innerAdj, len(lv.adj)), l.innerLinks[:0], l.innerW[:0]
+	// Every link is written at the end of its row's kept part, which advances only when the
+	// neighbour is in the module (branch-free: whether it is is a coin toss on many levels).
+	adj, links, w := reserve(l.innerAdj, len(lv.adj))[:len(lv.adj)], l.innerLinks[:0], l.innerW[:0]
 	switch {
 	case lv.w != nil:
-		w = reserve(w, len(lv.adj))
+		w = reserve(w, len(lv.adj))[:len(lv.adj)]
 	case lv.links != nil:
-		links = reserve(links, len(lv.adj))
+		links = reserve(links, len(lv.adj))[:len(lv.adj)]
 	}
+	m := 0
 	for v := 0; v < n; v++ {
 		var inside float64
 		cv := comm[v]
 		a, b := lv.off[v], lv.off[v+1]
-		m0 := len(adj)
-		m := m0
-		adj = slices.Grow(adj, int(b-a))[:m+int(b-a)]
+		m0 := m
 		switch {
 		case lv.adj16 != nil: // unweighted base level: a count
 			for _, u := range lv.adj16[a:b] {
@@ -521,29 +522,36 @@ func (l *leiden) refine(ctx context.Context, lv *level, comm []int32) ([]int32, 
 			inside = float64(m - m0)
 		case lv.w == nil:
 			var same int64
-			for p := a; p < b; p++ {
-				if u := lv.adj[p]; comm[u] == cv {
-					adj[m] = u
-					m++
-					links = append(links, lv.links[p])
-					same += int64(lv.links[p])
+			lk := lv.links[a:b]
+			for i, u := range lv.adj[a:b] {
+				adj[m], links[m] = u, lk[i]
+				d := 0
+				if comm[u] == cv {
+					d = 1
 				}
+				m += d
+				same += int64(lk[i]) * int64(d)
 			}
 			inside = float64(same)
 		default:
 			for p := a; p < b; p++ {
 				if u := lv.adj[p]; comm[u] == cv {
-					adj[m] = u
+					adj[m], w[m] = u, lv.w[p]
 					m++
-					w = append(w, lv.w[p])
 					inside += lv.w[p]
 				}
 			}
 		}
-		adj = adj[:m]
 		in.off[v+1] = int64(m)
 		extNode[v] = inside
 		extRef[v] = inside
+	}
+	adj = adj[:m]
+	switch {
+	case lv.w != nil:
+		w = w[:m]
+	case lv.links != nil:
+		links = links[:m]
 	}
 	l.innerAdj, l.innerLinks, l.innerW = adj, links, w
 	in.adj = adj
@@ -735,13 +743,17 @@ func (l *leiden) aggregate(lv *level, part, comm []int32, into int) (*level, []i
 		from = start[s]
 		switch {
 		case counted && l.countLinks:
+			// Written at the end, which advances except for the aggregate's own label.
+			m := len(adj)
+			adj, links = adj[:m+len(l.touched)], links[:m+len(l.touched)]
 			for _, t := range l.touched {
-				if t != s {
-					adj = append(adj, t)
-					links = append(links, cnt[t])
-				}
+				adj[m], links[m] = t, cnt[t]
 				cnt[t] = 0
+				if t != s {
+					m++
+				}
 			}
+			adj, links = adj[:m], links[:m]
 		case counted:
 			for _, t := range l.touched {
 				if t != s {
