@@ -1,7 +1,9 @@
 // Package scan is HubScope's model of a resting-state scan: the masked voxels' time series as
 // one voxel-major float32 matrix (row = voxel, contiguous series), the voxels' ijk positions,
-// the voxel→world affine and TR. It builds the model straight from the NIfTI stream, volume by
-// volume, so peak memory is the masked matrix plus a few volumes; it also builds masks (user
+// the voxel→world affine and TR. It builds the model from one decoding of the NIfTI file: the
+// stored volumes are held (in the file's datatype) while the automatic mask is computed, or
+// while a .nii.gz that inflates at once is converted, up to KeepLimit; larger scans stream
+// volume by volume, the masked matrix plus a few volumes (see Load). It also builds masks (user
 // mask on the same grid, or an automatic EPI mask as nilearn's compute_epi_mask does) and reads
 // plain time-series matrices (CSV/TSV, .npy) for ROI-level networks.
 //
