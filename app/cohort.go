@@ -78,31 +78,38 @@ func (u *UI) OpenResults(dir string) {
 // openInHelper asks the helper to open a finished results folder (JobRequest.Open) and shows
 // it (open). done, when set, is called on the UI goroutine with the job's summary instead.
 func (u *UI) openInHelper(dir string, done func(ipc.Summary, error)) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		abs = dir
+	}
+	u.openRequest(ipc.JobRequest{Open: abs}, dir, done)
+}
+
+// openRequest submits a request that opens a finished results folder (by its path, Open, or
+// by the ID the helper listed it under, OpenFolder; label names it in the status line) and
+// shows it (open); done, when set, is called on the UI goroutine with the job's summary instead.
+func (u *UI) openRequest(req ipc.JobRequest, label string, done func(ipc.Summary, error)) {
 	svc := u.svc
 	if svc == nil {
 		err := errors.New("the helper is not connected")
 		if done != nil {
 			done(ipc.Summary{}, err)
 		} else {
-			u.Status.SetText("Could not open " + dir + ": " + err.Error() + ".")
+			u.Status.SetText("Could not open " + label + ": " + err.Error() + ".")
 		}
 		return
-	}
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		abs = dir
 	}
 	u.submitting.Add(1)
 	go func() {
 		defer u.submitting.Done()
-		j, err := svc.Submit(u.ctx, ipc.JobRequest{Open: abs})
+		j, err := svc.Submit(u.ctx, req)
 		if done == nil {
 			fyne.Do(func() {
 				if err != nil {
-					u.Status.SetText(fmt.Sprintf("Could not open %s: %v", dir, err))
+					u.Status.SetText(fmt.Sprintf("Could not open %s: %v", label, err))
 					return
 				}
-				u.Status.SetText("Opened " + dir + ".")
+				u.Status.SetText("Opened " + label + ".")
 				u.open(j)
 			})
 			return
@@ -165,37 +172,59 @@ func comparisonDir(dir string) string {
 
 // ShowCohort shows the cohort's results folder dir (hubscope-helper cohort and compare) in the
 // result's place, or says in the status line why it cannot. With a comparison (compare.json),
-// the helper opens it and a T-maps tab shows its t-maps over the anatomy (compareview).
+// the helper opens it and a T-maps tab shows its t-maps over the anatomy (compareview); the
+// cohort's group-mean networks (its group/ bundles) open from the view's buttons.
 func (u *UI) ShowCohort(dir string) {
 	r, err := cohortview.Read(dir)
 	if err != nil {
 		u.Status.SetText("Not a results folder: " + err.Error())
 		return
 	}
+	var groups []cohortGroup
+	ms, _ := filepath.Glob(filepath.Join(dir, "group", "*_hubscope", bundleMarker))
+	for _, m := range ms {
+		b := filepath.Dir(m)
+		groups = append(groups, cohortGroup{name: filepath.Base(b), open: func() { u.openInHelper(b, nil) }})
+	}
+	var openCmp func(func(ipc.Summary, error))
+	if cmp := comparisonDir(dir); cmp != "" {
+		openCmp = func(done func(ipc.Summary, error)) { u.openInHelper(cmp, done) }
+	}
+	u.showCohort(r, filepath.Base(dir), dir, groups, openCmp)
+}
+
+// cohortGroup is one group-mean network of a cohort on show: its bundle's name and how to
+// open it.
+type cohortGroup struct {
+	name string
+	open func()
+}
+
+// showCohort shows a cohort's tables r (titled with name; where names the folder in the
+// status line), a button per group-mean network, and, when openCmp is set, a T-maps tab whose
+// comparison openCmp opens in the helper.
+func (u *UI) showCohort(r *cohortview.Results, name, where string, groups []cohortGroup, openCmp func(func(ipc.Summary, error))) {
 	u.clearResults()
 	v := cohortview.NewView(r)
 	u.cohort = v
-	title := widget.NewLabelWithStyle("Cohort "+filepath.Base(dir), fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
+	title := widget.NewLabelWithStyle("Cohort "+name, fyne.TextAlignLeading, fyne.TextStyle{Bold: true})
 	top := container.NewHBox(title)
-	// The cohort's group-mean networks (cohort's group/ folder, one bundle per task) open as
-	// results, through the helper.
 	u.cohortGroups = nil
-	groups, _ := filepath.Glob(filepath.Join(dir, "group", "*_hubscope", bundleMarker))
-	for _, m := range groups {
-		b := filepath.Dir(m)
+	for _, g := range groups {
 		label := "Group mean"
-		if task, _, ok := strings.Cut(strings.TrimPrefix(filepath.Base(b), "task-"), "_desc-groupmean"); ok && strings.HasPrefix(filepath.Base(b), "task-") {
-			label += " (" + task + ")"
+		if task, ok := strings.CutPrefix(g.name, "task-"); ok {
+			if task, _, ok = strings.Cut(task, "_desc-groupmean"); ok {
+				label += " (" + task + ")"
+			}
 		}
-		btn := widget.NewButtonWithIcon(label, theme.FolderOpenIcon(), func() { u.openInHelper(b, nil) })
+		btn := widget.NewButtonWithIcon(label, theme.FolderOpenIcon(), g.open)
 		u.cohortGroups = append(u.cohortGroups, btn)
 		top.Add(btn)
 	}
 	u.resultBox.Objects = []fyne.CanvasObject{container.NewBorder(top, nil, nil, nil, v.Tabs)}
 	u.resultBox.Refresh()
-	u.Status.SetText("Showing the cohort's results in " + dir + ".")
-	cmp := comparisonDir(dir)
-	if cmp == "" {
+	u.Status.SetText("Showing the cohort's results in " + where + ".")
+	if openCmp == nil {
 		return
 	}
 	tab := container.NewTabItem(TabTMaps, container.NewStack(widget.NewLabel("Opening the comparison's t-maps in the helper…")))
@@ -205,12 +234,12 @@ func (u *UI) ShowCohort(dir string) {
 			u.SetListShown(false) // three slices and the table of nodes need the window's width
 		}
 	}
-	u.openInHelper(cmp, func(s ipc.Summary, err error) {
+	openCmp(func(s ipc.Summary, err error) {
 		if u.cohort != v {
 			return // another result replaced the cohort
 		}
 		if err == nil && !compareview.Has(s) {
-			err = fmt.Errorf("the helper serves no t-maps for %s", cmp)
+			err = fmt.Errorf("the helper serves no t-maps for the comparison of %s", where)
 		}
 		if err != nil {
 			tab.Content = widget.NewLabel("The t-maps cannot be shown: " + err.Error())

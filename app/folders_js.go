@@ -3,12 +3,17 @@
 package app
 
 import (
+	"bytes"
 	"fmt"
+	"path"
+	"slices"
 	"strings"
+	"sync"
 	"syscall/js"
 
 	"fyne.io/fyne/v2"
 
+	"github.com/hubscope/hubscope/app/cohortview"
 	"github.com/hubscope/hubscope/ipc"
 )
 
@@ -22,7 +27,7 @@ const (
 )
 
 // folderKinds name a result folder's kind (ipc.ResultFolder.Kind) in the list.
-var folderKinds = map[string]string{ipc.FolderBundle: "results", ipc.FolderGroup: "group mean", ipc.FolderComparison: "comparison"}
+var folderKinds = map[string]string{ipc.FolderBundle: "results", ipc.FolderGroup: "group mean", ipc.FolderComparison: "comparison", ipc.FolderCohort: "cohort"}
 
 // addFolderControls puts "Open results folder…" in the page's panel: a web page sees no paths
 // on the helper's machine, so the button lists the finished results folders the helper may
@@ -52,6 +57,10 @@ func (u *UI) addFolderControls(doc, panel js.Value) {
 	row.Call("appendChild", status)
 	panel.Call("appendChild", row)
 
+	var (
+		mu     sync.Mutex
+		listed []ipc.ResultFolder // the last listing, for a cohort's group means and comparison
+	)
 	say := func(msg string) {
 		fyne.Do(func() {
 			status.Set("textContent", msg)
@@ -76,6 +85,9 @@ func (u *UI) addFolderControls(doc, panel js.Value) {
 			say(fmt.Sprintf("Could not list the results folders: %v", err))
 			return
 		}
+		mu.Lock()
+		listed = folders
+		mu.Unlock()
 		fyne.Do(func() {
 			list.Set("innerHTML", "")
 			for _, f := range folders {
@@ -112,13 +124,66 @@ func (u *UI) addFolderControls(doc, panel js.Value) {
 			say("The helper is not connected.")
 			return
 		}
-		say("Opening " + label + "…")
-		j, err := svc.Submit(u.ctx, ipc.JobRequest{OpenFolder: id})
+		mu.Lock()
+		folders := listed
+		mu.Unlock()
+		var chosen ipc.ResultFolder
+		for _, f := range folders {
+			if f.ID == id {
+				chosen = f
+			}
+		}
+		if chosen.Kind != ipc.FolderCohort {
+			say("Opening " + label + "…")
+			j, err := svc.Submit(u.ctx, ipc.JobRequest{OpenFolder: id})
+			if err != nil {
+				say(fmt.Sprintf("Could not open %s: %v", label, err))
+				return
+			}
+			fyne.Do(func() { u.open(j) })
+			say("Opened " + label + ".")
+			return
+		}
+		// A cohort's folder: its tables from the helper, its group means and comparison by
+		// the IDs the helper listed them under.
+		ft, ok := svc.(ipc.FolderTabler)
+		if !ok {
+			say("This helper cannot serve a cohort's tables; update it to this app's version.")
+			return
+		}
+		say("Reading the cohort's tables in " + label + "…")
+		r, err := cohortview.Load(label, func(name string) (*cohortview.Table, error) {
+			if !slices.Contains(chosen.Tables, name) {
+				return nil, nil // not in the folder (asking would log a 404 in the page's console)
+			}
+			b, err := ft.FolderTable(u.ctx, id, name)
+			if err != nil {
+				return nil, err
+			}
+			return cohortview.ParseTSV(bytes.NewReader(b), label+"/"+name)
+		})
 		if err != nil {
 			say(fmt.Sprintf("Could not open %s: %v", label, err))
 			return
 		}
-		fyne.Do(func() { u.open(j) })
+		var groups []cohortGroup
+		var openCmp func(func(ipc.Summary, error))
+		for _, f := range folders {
+			rel, ok := strings.CutPrefix(f.ID, id+"/")
+			switch {
+			case !ok:
+			case f.Kind == ipc.FolderGroup && path.Dir(rel) == "group":
+				fid, name := f.ID, f.Name
+				groups = append(groups, cohortGroup{name: path.Base(rel), open: func() { u.openRequest(ipc.JobRequest{OpenFolder: fid}, name, nil) }})
+			case f.Kind == ipc.FolderComparison && rel == cohortview.CompareDir:
+				fid, name := f.ID, f.Name
+				openCmp = func(done func(ipc.Summary, error)) { u.openRequest(ipc.JobRequest{OpenFolder: fid}, name, done) }
+			}
+		}
+		fyne.Do(func() {
+			u.showCohort(r, path.Base(label), label, groups, openCmp)
+			hideDownloads() // they were the previous result's
+		})
 		say("Opened " + label + ".")
 	}
 	u.openFolders = func() { go listFolders() }
@@ -139,4 +204,11 @@ func (u *UI) addFolderControls(doc, panel js.Value) {
 		go openChosen(id, label)
 		return nil
 	}))
+}
+
+// hideDownloads empties the page's download links (showDownloads) while no result is on show.
+func hideDownloads() {
+	if box := js.Global().Get("document").Call("getElementById", DownloadsID); !box.IsNull() {
+		box.Set("textContent", "")
+	}
 }

@@ -16,6 +16,7 @@
 //	POST /jobs                          JobRequest → Job (202)
 //	GET  /jobs                          []Job, newest first
 //	GET  /folders                       []ResultFolder: result folders a client may open (folders.go)
+//	GET  /folders/table?id=ID&name=N    one table of a cohort folder (FolderTables), TSV
 //	GET  /jobs/{id}                     Job
 //	GET  /jobs/{id}/events              NDJSON stream of Event until the job ends
 //	POST /jobs/{id}/cancel              Job

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/cookiejar"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,13 @@ var listed = []ResultFolder{{ID: "folder/deriv/group/task-rest_desc-groupmean_hu
 	Name: "deriv/group/task-rest_desc-groupmean_hubscope", Kind: FolderGroup, Modified: time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)}}
 
 func (l *lister) Folders(ctx context.Context) ([]ResultFolder, error) { return listed, nil }
+
+func (l *lister) FolderTable(ctx context.Context, id, name string) ([]byte, error) {
+	if id != "folder/deriv" || name != "measures.tsv" {
+		return nil, Errorf(CodeNotFound, "no %s in %s", name, id)
+	}
+	return []byte("participant_id\trun\nsub-01\tsub-01_task-rest\n"), nil
+}
 
 func (l *lister) Submit(ctx context.Context, req JobRequest) (Job, error) {
 	if req.OpenFolder != "" {
@@ -71,7 +79,7 @@ func TestFolders(t *testing.T) {
 	}
 	resp, b := get(cookie, "same-origin")
 	var got []ResultFolder
-	if resp.StatusCode != 200 || json.Unmarshal(b, &got) != nil || len(got) != 1 || got[0] != listed[0] {
+	if resp.StatusCode != 200 || json.Unmarshal(b, &got) != nil || len(got) != 1 || !reflect.DeepEqual(got[0], listed[0]) {
 		t.Fatalf("GET /folders with the cookie: %s %s", resp.Status, b)
 	}
 	for _, c := range []struct {
@@ -101,6 +109,26 @@ func TestFolders(t *testing.T) {
 	}
 	if _, err := c.Submit(context.Background(), JobRequest{Open: "/data/deriv/group"}); !IsCode(err, CodeForbidden) {
 		t.Errorf("open by path over the web: %v, want forbidden", err)
+	}
+
+	// A cohort folder's table, by its ID: the names a client may ask for only.
+	if b, err := c.FolderTable(context.Background(), "folder/deriv", "measures.tsv"); err != nil || !strings.HasPrefix(string(b), "participant_id\trun\n") {
+		t.Errorf("FolderTable: %q %v", b, err)
+	}
+	for _, name := range []string{"../provenance.json", "cohort_complete.json", ""} {
+		if _, err := c.FolderTable(context.Background(), "folder/deriv", name); !IsCode(err, CodeBadRequest) {
+			t.Errorf("table %q: %v, want bad request", name, err)
+		}
+	}
+	req, _ := http.NewRequest("GET", srv.WebURL()+Prefix+"/folders/table?id=folder/deriv&name=measures.tsv", nil)
+	req.Header.Set("Sec-Fetch-Site", "same-origin")
+	resp, err = http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 401 {
+		t.Errorf("table without the cookie: %s, want 401", resp.Status)
 	}
 
 	plain := startServer(t, newScripted(), ServerOptions{NoSocket: true, Web: "127.0.0.1:0"})

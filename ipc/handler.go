@@ -137,6 +137,7 @@ func NewHandler(svc Service, opts HandlerOptions) http.Handler {
 		{"POST", "/jobs", 0, http.StatusAccepted, h.submit},
 		{"GET", "/jobs", 0, http.StatusOK, h.jobs},
 		{"GET", "/folders", 0, http.StatusOK, h.folders},
+		{"GET", "/folders/table", 0, 0, h.folderTable},
 		{"GET", "/jobs/{id}", jobID, http.StatusOK, byID(h.svc.Job)},
 		{"GET", "/jobs/{id}/events", jobID, 0, h.events},
 		{"POST", "/jobs/{id}/cancel", jobID | noBody, http.StatusOK, byID(h.svc.Cancel)},

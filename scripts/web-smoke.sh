@@ -10,7 +10,8 @@
 # page's file input is analysed to the end and its result drawn, and its results .zip and PDF
 # report arrive as downloads from the page's links with the cookie and are refused without it
 # (internal/smoke/websmoke/download.go); and a cohort's group-mean bundle under the helper's
-# --open-root is listed by the page's "Open results folder…", opened from that list and drawn
+# --open-root is listed by the page's "Open results folder…", opened from that list and drawn,
+# and so is the cohort's folder, its subjects table read from the helper
 # (internal/smoke/websmoke/folders.go).
 # Usage: scripts/web-smoke.sh [SHOTS_DIR]   (screenshots and the page's console; default
 # out/web-smoke). WEB_SMOKE_KEEP=1 keeps the temporary folder (helper log, results).
@@ -63,6 +64,6 @@ done
 "$T/websmoke" --url "$url" --helper-log "$T/helper.log" --out "$shots" \
   --not-nifti "$T/notes.txt" --too-large "$T/too-large.nii.gz" --corrupt "$T/corrupt.nii.gz" --scan "$T/phantom.nii.gz" \
   --mask "$T/phantom_truth_modules.nii.gz" --confounds "$T/phantom_desc-confounds_timeseries.tsv" \
-  --open-folder deriv/group/task-rest_desc-groupmean_hubscope \
+  --open-folder deriv/group/task-rest_desc-groupmean_hubscope --open-cohort deriv \
   || { echo "--- helper log"; tail -30 "$T/helper.log"; exit 1; }
 echo "web-smoke: OK (screenshots and the page's console in $shots)"

@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -47,8 +48,14 @@ func ReadTSV(path string) (*Table, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return ParseTSV(f, path)
+}
+
+// ParseTSV reads a tab-separated table with a header line from r (path names it in errors),
+// as ReadTSV does.
+func ParseTSV(r io.Reader, path string) (*Table, error) {
 	t := &Table{Path: path}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), 16<<20)
 	for line := 1; sc.Scan(); line++ {
 		fields := strings.Split(strings.TrimRight(sc.Text(), "\r"), "\t")
@@ -83,8 +90,7 @@ type Results struct {
 // Read looks in dir (and dir/compare) for a cohort's and a comparison's tables; a folder with
 // neither is an error saying what it lacks.
 func Read(dir string) (*Results, error) {
-	r := &Results{Dir: dir}
-	read := func(name string) (*Table, error) {
+	return Load(dir, func(name string) (*Table, error) {
 		for _, d := range []string{dir, filepath.Join(dir, CompareDir)} {
 			t, err := ReadTSV(filepath.Join(d, name))
 			if errors.Is(err, fs.ErrNotExist) {
@@ -93,7 +99,14 @@ func Read(dir string) (*Results, error) {
 			return t, err
 		}
 		return nil, nil
-	}
+	})
+}
+
+// Load is Read with the tables from read, which returns the named table (MeasuresFile,
+// CompareGlobalFile, CompareNodesFile) of the folder or its compare/, or nil when neither has
+// it: the browser app reads them from the helper (GET /v1/folders/table).
+func Load(dir string, read func(name string) (*Table, error)) (*Results, error) {
+	r := &Results{Dir: dir}
 	var err error
 	if r.Measures, err = read(MeasuresFile); err != nil {
 		return nil, err

@@ -97,6 +97,16 @@ func (s plainService) Folders(ctx context.Context) ([]ipc.ResultFolder, error) {
 	return v, err
 }
 
+// FolderTable reads a cohort folder's table (ipc.FolderTabler), spelled by Plain.
+func (s plainService) FolderTable(ctx context.Context, id, name string) ([]byte, error) {
+	ft, ok := s.Service.(ipc.FolderTabler)
+	if !ok {
+		return nil, ipc.Errorf(ipc.CodeNotFound, "this helper serves no folder tables")
+	}
+	b, err := ft.FolderTable(ctx, id, name)
+	return plainBytes(b), err
+}
+
 func (s plainService) Jobs(ctx context.Context) ([]ipc.Job, error) {
 	v, err := s.Service.Jobs(ctx)
 	PlainAll(&v)

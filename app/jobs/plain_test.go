@@ -316,6 +316,10 @@ func TestPlainServiceKeepsOptional(t *testing.T) {
 
 type folderLister struct{ signedService }
 
+func (folderLister) FolderTable(context.Context, string, string) ([]byte, error) {
+	return []byte("measure\tt\nr≥0.3\t2\n"), nil
+}
+
 func (folderLister) Folders(context.Context) ([]ipc.ResultFolder, error) {
 	return []ipc.ResultFolder{{ID: "folder/r≥0.3", Name: "r≥0.3", Kind: ipc.FolderBundle}}, nil
 }
@@ -331,6 +335,9 @@ func TestPlainServiceFolders(t *testing.T) {
 	fs, err := fl.Folders(context.Background())
 	if err != nil || len(fs) != 1 || fs[0].ID != "folder/r≥0.3" || fs[0].Name != "r>=0.3" {
 		t.Errorf("folders %+v, %v", fs, err)
+	}
+	if b, err := PlainService(folderLister{}).(ipc.FolderTabler).FolderTable(context.Background(), "folder/deriv", "measures.tsv"); err != nil || string(b) != "measure\tt\nr>=0.3\t2\n" {
+		t.Errorf("folder table %q, %v", b, err)
 	}
 	if _, err := PlainService(signedService{}).(ipc.FolderLister).Folders(context.Background()); !ipc.IsCode(err, ipc.CodeNotFound) {
 		t.Errorf("a service without folders: %v", err)

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -30,8 +31,9 @@ const (
 // Folders lists the finished results folders under the daemon's roots, newest first: the
 // bundles of its jobs that finished (their own bundle/ folders, not folders opened from
 // elsewhere) and, under Options.OpenRoot, every results bundle (one scan's or a group's) and
-// every two-group comparison whose reference bundle also lies there. Symbolic links are not
-// followed, and hidden folders are skipped.
+// every two-group comparison whose reference bundle also lies there, and every cohort folder
+// (measures.tsv; its tables through FolderTable). Symbolic links are not followed, and hidden
+// folders are skipped.
 func (d *Daemon) Folders(ctx context.Context) ([]ipc.ResultFolder, error) {
 	var out []ipc.ResultFolder
 	d.mu.Lock()
@@ -104,6 +106,18 @@ func walkResults(ctx context.Context, root string) ([]ipc.ResultFolder, error) {
 		}
 		f, ok := resultFolder(p)
 		if !ok {
+			if fi, err := os.Lstat(filepath.Join(p, measuresFile)); err == nil && fi.Mode().IsRegular() {
+				// A cohort's folder: listed, and its bundles and comparisons below it too.
+				name := filepath.ToSlash(rel)
+				f := ipc.ResultFolder{ID: ipc.FolderRootOpen + "/" + name, Root: ipc.FolderRootOpen, Name: name,
+					Kind: ipc.FolderCohort, Modified: fi.ModTime().UTC()}
+				for _, t := range ipc.FolderTables {
+					if tablePath(p, t) != "" {
+						f.Tables = append(f.Tables, t)
+					}
+				}
+				out = append(out, f)
+			}
 			return nil
 		}
 		if f.Kind == ipc.FolderComparison && !comparisonWithin(root, p) {
@@ -121,6 +135,47 @@ func walkResults(ctx context.Context, root string) ([]ipc.ResultFolder, error) {
 		return nil, fmt.Errorf("results folder %s: %w", root, unwrapPath(err))
 	}
 	return out, nil
+}
+
+// measuresFile is the file that makes a folder a cohort's (its subjects × measures table).
+const measuresFile = "measures.tsv"
+
+// FolderTable reads one of a listed cohort folder's tables (ipc.FolderTables), from the folder
+// or its compare/ (compare's default output), as the desktop app's cohort view reads them.
+func (d *Daemon) FolderTable(ctx context.Context, id, name string) ([]byte, error) {
+	if !slices.Contains(ipc.FolderTables, name) {
+		return nil, ipc.Errorf(ipc.CodeBadRequest, "folder table %q: want one of %s", name, strings.Join(ipc.FolderTables, ", "))
+	}
+	list, err := d.Folders(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range list {
+		if f.ID != id || f.Kind != ipc.FolderCohort {
+			continue
+		}
+		dir := filepath.Join(d.opt.OpenRoot, filepath.FromSlash(strings.TrimPrefix(f.ID, ipc.FolderRootOpen+"/")))
+		p := tablePath(dir, name)
+		if p == "" {
+			return nil, ipc.Errorf(ipc.CodeNotFound, "%s has no %s", id, name)
+		}
+		if fi, err := os.Lstat(p); err == nil && fi.Size() > ipc.MaxFolderTableBytes {
+			return nil, ipc.Errorf(ipc.CodeTooLarge, "%s of %s: %d bytes, more than %d", name, id, fi.Size(), ipc.MaxFolderTableBytes)
+		}
+		return os.ReadFile(p)
+	}
+	return nil, ipc.Errorf(ipc.CodeNotFound, "folder %q: no such cohort folder (GET %s/folders lists them)", id, ipc.Prefix)
+}
+
+// tablePath is the cohort folder dir's table name, in the folder or in its compare/ (compare's
+// default output), as a regular file (no symbolic link); "" when neither holds it.
+func tablePath(dir, name string) string {
+	for _, p := range []string{filepath.Join(dir, name), filepath.Join(dir, "compare", name)} {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() {
+			return p
+		}
+	}
+	return ""
 }
 
 // comparisonWithin says whether the comparison in dir names a reference bundle under root
@@ -165,6 +220,9 @@ func (d *Daemon) openFolder(ctx context.Context, req ipc.JobRequest) (ipc.Job, e
 	for _, f := range list {
 		if f.ID != req.OpenFolder {
 			continue
+		}
+		if f.Kind == ipc.FolderCohort {
+			return ipc.Job{}, ipc.Errorf(ipc.CodeBadRequest, "open_folder %q is a cohort's folder: read its tables (GET %s/folders/table), and open its bundles by their own IDs", req.OpenFolder, ipc.Prefix)
 		}
 		if id, ok := strings.CutPrefix(f.ID, ipc.FolderRootJobs+"/"); ok {
 			return d.Job(ctx, id)

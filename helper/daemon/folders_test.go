@@ -16,7 +16,7 @@ import (
 // TestFolders: the result folders a client without paths (the browser) may open are the jobs'
 // own bundles and the bundles, group bundles and comparisons under the open root; a
 // comparison whose reference bundle lies elsewhere, a symbolic link out of the root and a
-// hidden folder are not listed. Each listed folder opens by its ID over the web transport;
+// hidden folder are not listed; a cohort folder is, and its tables are read by its ID. Each listed folder opens by its ID over the web transport;
 // an ID not listed (a path of the client's own making) is not found.
 func TestFolders(t *testing.T) {
 	scanPath, maskPath := phantom(t, 12)
@@ -60,6 +60,9 @@ func TestFolders(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, schema.ComparisonFile), c, 0o644)
 	}
 	compare("deriv/compare", run)
+	measures := "participant_id\trun\tdiagnosis\tnetwork.edges\nsub-01\tsub-01_task-rest\tcontrol\t120\n"
+	os.WriteFile(filepath.Join(root, "deriv", "measures.tsv"), []byte(measures), 0o644)
+	os.WriteFile(filepath.Join(root, "deriv", "compare", "compare_global.tsv"), []byte("measure\tt\nnetwork.edges\t2.5\n"), 0o644)
 	compare("elsewhere", sum.Bundle) // its reference bundle is the job's, outside the root
 	if err := os.Symlink(filepath.Dir(sum.Bundle), filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
@@ -79,6 +82,7 @@ func TestFolders(t *testing.T) {
 		"folder/deriv/sub-01/func/sub-01_task-rest_hubscope":   "bundle deriv/sub-01/func/sub-01_task-rest_hubscope",
 		"folder/deriv/group/task-rest_desc-groupmean_hubscope": "group deriv/group/task-rest_desc-groupmean_hubscope",
 		"folder/deriv/compare":                                 "comparison deriv/compare",
+		"folder/deriv":                                         "cohort deriv",
 	}
 	if len(got) != len(want) {
 		t.Errorf("listed %v, want %v", got, want)
@@ -107,10 +111,34 @@ func TestFolders(t *testing.T) {
 	if cs, err := d.Summary(web, cj.ID); err != nil || cs.Comparison == nil || cs.Bundle != run || !slices.Contains(cs.Volumes, "degree") {
 		t.Errorf("comparison opened: %v %v", cs.Comparison, err)
 	}
+	for _, f := range list {
+		if f.ID == "folder/deriv" && strings.Join(f.Tables, ",") != "measures.tsv,compare_global.tsv" {
+			t.Errorf("the cohort folder's tables are listed as %v", f.Tables)
+		}
+	}
+	// A cohort folder's tables, by its ID: in the folder, or in its compare/.
+	if b, err := d.FolderTable(web, "folder/deriv", "measures.tsv"); err != nil || string(b) != measures {
+		t.Errorf("measures.tsv: %q %v", b, err)
+	}
+	if b, err := d.FolderTable(web, "folder/deriv", "compare_global.tsv"); err != nil || !strings.HasPrefix(string(b), "measure\tt\n") {
+		t.Errorf("compare/compare_global.tsv: %q %v", b, err)
+	}
+	for _, c := range []struct{ id, name, code string }{
+		{"folder/deriv", "compare_nodes.tsv", ipc.CodeNotFound},
+		{"folder/deriv", "../../etc/passwd", ipc.CodeBadRequest},
+		{"folder/deriv", "cohort_complete.json", ipc.CodeBadRequest},
+		{"folder/deriv/compare", "measures.tsv", ipc.CodeNotFound},
+		{"folder/elsewhere", "measures.tsv", ipc.CodeNotFound},
+	} {
+		if _, err := d.FolderTable(web, c.id, c.name); !ipc.IsCode(err, c.code) {
+			t.Errorf("table %s of %s: %v, want %s", c.name, c.id, err, c.code)
+		}
+	}
 	for _, c := range []struct {
 		req  ipc.JobRequest
 		code string
 	}{
+		{ipc.JobRequest{OpenFolder: "folder/deriv"}, ipc.CodeBadRequest},
 		{ipc.JobRequest{OpenFolder: "folder/elsewhere"}, ipc.CodeNotFound},
 		{ipc.JobRequest{OpenFolder: "folder/link/bundle"}, ipc.CodeNotFound},
 		{ipc.JobRequest{OpenFolder: "folder/.trash/old_hubscope"}, ipc.CodeNotFound},

@@ -27,11 +27,12 @@ const (
 )
 
 // checkOpenFolder opens, through the page's "Open results folder…", the result folder that
-// lies at rel under the helper's --open-root (a group-mean bundle): the list the page shows
-// must hold it, opening it must give the helper a finished job of that folder (a group's, as
-// its summary says) and the page must draw it in place of the result shown before. The list is
-// refused to the page's requests without the cookie.
-func (s *smoke) checkOpenFolder(ctx, page context.Context, rel string) error {
+// lies at rel under the helper's --open-root — a group-mean bundle, or with cohort a cohort's
+// folder (its tables read from the helper): the list the page shows must hold it, a bundle
+// must become a finished job of the helper (a group's, as its summary says), and the page
+// must draw it in place of what it showed before (screenshot shot). The list is refused to
+// the page's requests without the cookie.
+func (s *smoke) checkOpenFolder(ctx, page context.Context, rel string, cohort bool, shot string) error {
 	before, err := chromedp.Run(page, chromedp.CaptureScreenshot())
 	if err != nil {
 		return err
@@ -50,13 +51,14 @@ func (s *smoke) checkOpenFolder(ctx, page context.Context, rel string) error {
 	}
 	n, _ := chromedp.Run(page, chromedp.Evaluate[int](`document.getElementById("`+foldersList+`").options.length`))
 	s.logf("the page lists %d results folders, %s among them", n, rel)
-	if _, err := chromedp.Run(page, chromedp.Evaluate[chromedp.Void](`document.getElementById("`+foldersList+`").value = "`+id+`"`)); err != nil {
+	// A fresh status line, so that the answer read below is this folder's.
+	if _, err := chromedp.Run(page, chromedp.Evaluate[chromedp.Void](`document.getElementById("`+foldersList+`").value = "`+id+`";
+		document.getElementById("`+foldersStatus+`").textContent = ""`)); err != nil {
 		return err
 	}
 	if err := chromedp.Do(wctx, chromedp.Click(chromedp.CSS(foldersOpen))); err != nil {
 		return err
 	}
-	name := filepath.Base(rel)
 	text, err := chromedp.Run(wctx, chromedp.Poll[string](
 		`(() => { const t = document.getElementById("`+foldersStatus+`").textContent; return t.startsWith("Opened ") || t.startsWith("Could not") ? t : null })()`,
 		chromedp.WithPollingInterval(250*time.Millisecond), chromedp.WithPollingTimeout(patience)))
@@ -66,18 +68,22 @@ func (s *smoke) checkOpenFolder(ctx, page context.Context, rel string) error {
 	if !strings.HasPrefix(text, "Opened ") {
 		return fmt.Errorf("opening %s: the page said %q", rel, text)
 	}
-	jid, err := s.jobID(ctx, name)
-	if err != nil {
-		return err
+	if cohort {
+		s.logf("opened the cohort folder %s", rel)
+	} else {
+		jid, err := s.jobID(ctx, filepath.Base(rel))
+		if err != nil {
+			return err
+		}
+		sum, err := s.client.Summary(ctx, jid)
+		if err != nil {
+			return err
+		}
+		if sum.Job.State != ipc.JobDone || sum.Group == nil {
+			return fmt.Errorf("the folder %s opened as job %s, %s, group %v: want a done group-mean job", rel, jid, sum.Job.State, sum.Group)
+		}
+		s.logf("opened %s: job %s, a group mean of %d subjects", rel, jid, len(sum.Group.Subjects))
 	}
-	sum, err := s.client.Summary(ctx, jid)
-	if err != nil {
-		return err
-	}
-	if sum.Job.State != ipc.JobDone || sum.Group == nil {
-		return fmt.Errorf("the folder %s opened as job %s, %s, group %v: want a done group-mean job", rel, jid, sum.Job.State, sum.Group)
-	}
-	s.logf("opened %s: job %s, a group mean of %d subjects", rel, jid, len(sum.Group.Subjects))
 	// The page draws it: the result's side changes from what it showed before.
 	part := area{0.36, 0.12, 1, 1}
 	old, err := png.Decode(bytes.NewReader(before))
@@ -96,7 +102,7 @@ func (s *smoke) checkOpenFolder(ctx, page context.Context, rel string) error {
 		}
 		share := changedShare(old, img, part.in(img.Bounds()))
 		if share >= 0.05 && drawnShare(img, part.in(img.Bounds())) >= 0.05 || time.Now().After(deadline) {
-			path := filepath.Join(s.out, "folder.png")
+			path := filepath.Join(s.out, shot)
 			if err := os.WriteFile(path, buf, 0o644); err != nil {
 				return err
 			}

@@ -62,6 +62,7 @@ func main() {
 	notNIfTI := flag.String("not-nifti", "", "a file the page must refuse as not NIfTI")
 	tooLarge := flag.String("too-large", "", "a .nii.gz over the helper's --max-upload that the page must refuse as too large (dropped on the page)")
 	corrupt := flag.String("corrupt", "", "a .nii.gz that is not a NIfTI image inside, which the helper must refuse")
+	openCohort := flag.String("open-cohort", "", "a cohort's derivatives folder under the helper's --open-root, to open through the page's \"Open results folder…\" list")
 	openFolder := flag.String("open-folder", "", "a group-mean bundle's path under the helper's --open-root, to open through the page's \"Open results folder…\" list")
 	out := flag.String("out", "", "folder for the screenshots (start.png, result.png) and console.log")
 	timeout := flag.Duration("timeout", 10*time.Minute, "give up after this long")
@@ -73,7 +74,7 @@ func main() {
 	s := &smoke{url: *pageURL, browser: *browser, helperLog: *helperLog, out: *out}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
 	defer cancel()
-	err := s.run(ctx, files{scan: *scan, mask: *mask, confounds: *confounds, notNIfTI: *notNIfTI, tooLarge: *tooLarge, corrupt: *corrupt, openFolder: *openFolder})
+	err := s.run(ctx, files{scan: *scan, mask: *mask, confounds: *confounds, notNIfTI: *notNIfTI, tooLarge: *tooLarge, corrupt: *corrupt, openFolder: *openFolder, openCohort: *openCohort})
 	if werr := s.writeConsole(); werr != nil && err == nil {
 		err = werr
 	}
@@ -85,7 +86,7 @@ func main() {
 }
 
 // files are what the page is given; "" = that check is skipped.
-type files struct{ scan, mask, confounds, notNIfTI, tooLarge, corrupt, openFolder string }
+type files struct{ scan, mask, confounds, notNIfTI, tooLarge, corrupt, openFolder, openCohort string }
 
 type smoke struct {
 	url, browser, helperLog, out string
@@ -260,7 +261,12 @@ func (s *smoke) run(ctx context.Context, f files) error {
 		}
 	}
 	if f.openFolder != "" {
-		if err := s.checkOpenFolder(ctx, bctx, f.openFolder); err != nil {
+		if err := s.checkOpenFolder(ctx, bctx, f.openFolder, false, "folder.png"); err != nil {
+			return err
+		}
+	}
+	if f.openCohort != "" {
+		if err := s.checkOpenFolder(ctx, bctx, f.openCohort, true, "cohort.png"); err != nil {
 			return err
 		}
 	}
