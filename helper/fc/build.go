@@ -2,6 +2,7 @@ package fc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -228,6 +229,9 @@ func Build(ctx context.Context, b Backend, x []float32, n, l int, cfg Config, re
 	t0 := time.Now()
 	rep.Start("prepare", 0)
 	if err := b.Prepare(ctx, x, n, l, cfg.Measure); err != nil {
+		if se := (*SeriesError)(nil); errors.As(err, &se) {
+			return nil, nil, err // bad rows say so themselves, as the host check's error does
+		}
 		return nil, nil, fmt.Errorf("fc: preparing %s series on %s: %w", cfg.Measure, b.Name(), err)
 	}
 	d.timing("prepare", 0, t0)

@@ -304,6 +304,9 @@ func TestSeriesCheckerSkipsTheHostScan(t *testing.T) {
 		if !errors.As(err, &se) || se.ZeroVariance != 1 || se.Rows[0] != 3 {
 			t.Fatalf("ChecksSeries %v: error %v, want a SeriesError naming row 3", checks, err)
 		}
+		if err.Error() != se.Error() { // one line, the same either way: not wrapped in "preparing …"
+			t.Errorf("ChecksSeries %v: error %q, want %q", checks, err, se)
+		}
 		if want := map[bool]int{true: 1, false: 0}[checks]; b.prepared != want {
 			t.Errorf("ChecksSeries %v: Prepare called %d times, want %d", checks, b.prepared, want)
 		}
