@@ -70,4 +70,10 @@ const (
 	// Incremental sliding windows (fc.Sliding on the CUDA backend).
 	SlidingStats = "sliding_stats"
 	SlidingEdges = "sliding_edges"
+	// Each window's CSR network, degrees and triangles on the device (fc.SlidingCSR).
+	SlidingRows      = "sliding_rows"
+	SlidingScan      = "sliding_scan"
+	SlidingScatter   = "sliding_scatter"
+	SlidingSort      = "sliding_sort"
+	SlidingTriangles = "sliding_triangles"
 )

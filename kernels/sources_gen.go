@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "3c90fe3a83f96919ae5a1b960d80549e64f02a97b01d74106db1f3f60f6ea7e2"
+const SourceSHA256 = "ad7624c45a45e5b003db0dc92858ec91c4078647bf68799fbe54757546b580fe"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "c15d70051f29655e0c5adfbe82673a9ea0fe37ade4d8887d2b69d0261d776022"
+const FatbinSHA256 = "73c50e1b59a266bd9410ae4d66accf32b1a37a3334f3999ae0a864a176b081fc"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"

@@ -223,7 +223,7 @@ func BenchmarkWindowsHost(b *testing.B) {
 	c0 := cpuSeconds()
 	for range b.N {
 		res := &Result{}
-		if err := emitChunk(context.Background(), out, 0, n, 257, plan, nil, constant, nil, nil, opt, 0, nil, res, progress.Discard, nil); err != nil {
+		if err := emitChunk(context.Background(), out, nil, nil, 0, n, 257, plan, nil, constant, nil, nil, opt, 0, nil, res, progress.Discard, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -270,7 +270,7 @@ func finish(res *Result, n int, plan Plan, w int, opt Options) (*Result, error) 
 // measure computes a window's degrees and global measures. constant nodes were left out of
 // the network and count as isolated.
 func measure(ctx context.Context, nw *network.Network, fr *fc.Report, constant int, opt Options) (Measures, []int32, error) {
-	return measureWith(ctx, nil, nw, nil, fr, constant, opt)
+	return measureWith(ctx, nil, nw, nil, nil, fr, constant, opt)
 }
 
 // measureWith is measure with, when sc is not nil, C_p from the network's own rows on one
@@ -278,7 +278,7 @@ func measure(ctx context.Context, nw *network.Network, fr *fc.Report, constant i
 // on the symmetric graph, which is then built only for Leiden. deg: the degrees when the
 // caller has them (nil: counted here). fr.Isolated < 0: counted here from the degrees
 // (constant nodes included).
-func measureWith(ctx context.Context, sc *windowScratch, nw *network.Network, deg []int32, fr *fc.Report, constant int, opt Options) (Measures, []int32, error) {
+func measureWith(ctx context.Context, sc *windowScratch, nw *network.Network, deg []int32, tri []uint32, fr *fc.Report, constant int, opt Options) (Measures, []int32, error) {
 	n := nw.N
 	direct := sc != nil
 	if deg == nil {
@@ -299,7 +299,9 @@ func measureWith(ctx context.Context, sc *windowScratch, nw *network.Network, de
 	if e == 0 {
 		return m, deg, nil
 	}
-	if direct {
+	if direct && tri != nil {
+		m.Clustering = meanClusteringOf(tri, deg)
+	} else if direct {
 		m.Clustering = sc.meanClustering(nw, deg)
 	}
 	if !direct || opt.Modularity {

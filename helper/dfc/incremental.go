@@ -33,6 +33,12 @@ const IncrementalStepRatio = 16
 // (W6 at 1 %: 108 windows in chunks of 16, 0.52 s on an H200) and the rule does not apply.
 const MinHostDensityChunk = 8
 
+// minDeviceTriangles is the fewest edges of a window built on the host (density) whose
+// triangles are counted on the device (fc.WindowTriangles) rather than here: at W6's N =
+// 30,000 and 1 % (4.5 M edges) C_p was 1.3 of the host's 1.7 CPU-s a window, while a window
+// of W6 at r > 0.3 (43,000 edges) takes milliseconds here, less than its rows' trip.
+var minDeviceTriangles = 1 << 18
+
 // MaxChunkWindows bounds the windows one tile sweeps before its cross-products are
 // recomputed from the series (re-basing; the chunk is also the unit of progress).
 const MaxChunkWindows = 128
@@ -127,10 +133,21 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 	if err := sl.PrepareSliding(ctx, x, n, t); err != nil {
 		return unavailable(err)
 	}
+	// A device that sorts each window's edges into its CSR and counts its degrees and
+	// triangles (fc.SlidingCSR) hands back the networks instead of the edges, except where a
+	// window's cut is selected from its candidates on the host (density) or a row is too
+	// long for the device's sort (then the rest of the run takes the edges).
+	csr, useCSR := sl.(fc.SlidingCSR)
+	useCSR = useCSR && has && cuts.keep == nil
+	// The windows whose CSR the host builds count their triangles on that device.
+	tris, _ := sl.(fc.WindowTriangles)
+	if !has {
+		tris = nil
+	}
 	// compute runs windows [first, first+count) into out (count ≤ chunk: fewer when their
 	// edges pass the budget). A density window with fewer candidates than its k edges is
 	// built from its own series (own, by window index): here, where the backend is not busy.
-	compute := func(first, chunk int, out [][]fc.Edge) (int, map[int]*ownWindow, error) {
+	compute := func(first, chunk int, out [][]fc.Edge, nets []fc.WindowCSR) (int, map[int]*ownWindow, error) {
 		for {
 			count := min(chunk, k-first)
 			job := fc.SlidingJob{Window: w, Step: plan.Step, First: first, Count: count,
@@ -142,9 +159,18 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 				job.MaxEdges = 0 // one window's network is held by either path
 			}
 			for c := range out[:count] {
-				out[c] = out[c][:0]
+				out[c], nets[c] = out[c][:0], fc.WindowCSR{}
 			}
-			err := sl.SlidingEdges(ctx, job, out[:count])
+			var err error
+			if useCSR {
+				err = csr.SlidingCSR(ctx, job, nets[:count])
+				if errors.Is(err, fc.ErrSlidingRows) {
+					useCSR = false
+				}
+			}
+			if !useCSR {
+				err = sl.SlidingEdges(ctx, job, out[:count])
+			}
 			if errors.Is(err, fc.ErrSlidingBudget) {
 				chunk = max(1, count/2)
 				continue
@@ -177,7 +203,8 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 	}
 	var buf []float32
 	bufs := [2][][]fc.Edge{make([][]fc.Edge, chunk), nil}
-	count, own, err := compute(0, chunk, bufs[0])
+	nets := [2][]fc.WindowCSR{make([]fc.WindowCSR, chunk), nil}
+	count, own, err := compute(0, chunk, bufs[0], nets[0])
 	if err != nil {
 		return unavailable(err)
 	}
@@ -188,7 +215,7 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 		// The next chunk's size from the densest window so far, within the budget.
 		most := 1
 		for c := range out {
-			most = max(most, len(out[c]))
+			most = max(most, len(out[c]), len(nets[cur][c].Indices))
 		}
 		chunk = max(1, min(limit, budget/most))
 		var pending chan done
@@ -197,15 +224,15 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 			// the budget) the device runs the next chunk (into the other buffer; the
 			// backend's own buffers alternate too) while the host builds this one's windows.
 			if len(bufs[1-cur]) < chunk {
-				bufs[1-cur] = make([][]fc.Edge, chunk)
+				bufs[1-cur], nets[1-cur] = make([][]fc.Edge, chunk), make([]fc.WindowCSR, chunk)
 			}
 			pending = make(chan done, 1)
-			go func(into [][]fc.Edge) {
-				c, o, err := compute(next, chunk, into)
+			go func(into [][]fc.Edge, intoNets []fc.WindowCSR) {
+				c, o, err := compute(next, chunk, into, intoNets)
 				pending <- done{c, o, err}
-			}(bufs[1-cur])
+			}(bufs[1-cur], nets[1-cur])
 		}
-		err := emitChunk(ctx, out, first, n, t, plan, x, constant, cuts, own, opt, samples, &buf, res, rep, each)
+		err := emitChunk(ctx, out, nets[cur][:count], tris, first, n, t, plan, x, constant, cuts, own, opt, samples, &buf, res, rep, each)
 		if err != nil {
 			if pending != nil {
 				<-pending // the backend and the buffers stay in use until it returns
@@ -220,9 +247,9 @@ func runIncremental(ctx context.Context, b fc.Backend, x []float32, n, t int, pl
 			count, own, err = d.count, d.own, d.err
 		} else {
 			if len(bufs[1-cur]) < chunk {
-				bufs[1-cur] = make([][]fc.Edge, chunk)
+				bufs[1-cur], nets[1-cur] = make([][]fc.Edge, chunk), make([]fc.WindowCSR, chunk)
 			}
-			count, own, err = compute(next, chunk, bufs[1-cur])
+			count, own, err = compute(next, chunk, bufs[1-cur], nets[1-cur])
 		}
 		if err != nil {
 			return true, fmt.Errorf("dfc: windows %d–%d: %w", next, next+min(chunk, k-next)-1, err)
@@ -251,7 +278,10 @@ func chunkSize(k, forced int) int {
 // handed to each, which receives them in window order. cuts (nil: every window at
 // opt.FC.Threshold) are the windows' thresholds and, for density, their edge counts, which
 // are selected from the candidates first; own are the windows built from their own series.
-func emitChunk(ctx context.Context, out [][]fc.Edge, first, n, t int, plan Plan, x []float32, constant []int, cuts *windowCuts, own map[int]*ownWindow, opt Options, samples int, buf *[]float32, res *Result, rep progress.Reporter, each func(*Window) error) error {
+// A window whose nets entry is set (fc.SlidingCSR: nets may be nil) takes its CSR, degrees
+// and triangles from it instead of from its edges; tris (may be nil) counts the triangles of
+// the windows built here with at least minDeviceTriangles edges.
+func emitChunk(ctx context.Context, out [][]fc.Edge, nets []fc.WindowCSR, tris fc.WindowTriangles, first, n, t int, plan Plan, x []float32, constant []int, cuts *windowCuts, own map[int]*ownWindow, opt Options, samples int, buf *[]float32, res *Result, rep progress.Reporter, each func(*Window) error) error {
 	count, w := len(out), plan.Window
 	wins := make([]Window, count)
 	errs := make([]error, count)
@@ -299,11 +329,33 @@ func emitChunk(ctx context.Context, out [][]fc.Edge, first, n, t int, plan Plan,
 						thr = cuts.reported[kk]
 					}
 				}
-				nw, deg := sc.csr(edges, n)
-				fr := &fc.Report{Threshold: thr, Isolated: -1, LargestComponent: sc.largestComponent(edges, n)}
+				var (
+					nw  *network.Network
+					deg []int32
+					tri []uint32
+					fr  = &fc.Report{Threshold: thr, Isolated: -1}
+				)
+				if c < len(nets) && nets[c].Indptr != nil {
+					wc := nets[c]
+					nw = &network.Network{N: n, Indptr: wc.Indptr, Indices: wc.Indices, Weights: wc.Weights}
+					deg, tri = make([]int32, n), wc.Triangles
+					for i, d := range wc.Degree {
+						deg[i] = int32(d)
+					}
+					fr.LargestComponent = sc.largestComponentRows(nw)
+				} else {
+					nw, deg = sc.csr(edges, n)
+					fr.LargestComponent = sc.largestComponent(edges, n)
+					if tris != nil && len(edges) >= minDeviceTriangles {
+						sc.devTri = resize(sc.devTri, n)
+						if tris.WindowTriangles(ctx, nw.Indptr, nw.Indices, sc.devTri) == nil {
+							tri = sc.devTri // else counted here
+						}
+					}
+				}
 				win := Window{Index: kk, Start: start, Network: nw}
 				var err error
-				if win.Measures, win.Degree, err = measureWith(ctx, sc, nw, deg, fr, constant[kk], opt); err != nil {
+				if win.Measures, win.Degree, err = measureWith(ctx, sc, nw, deg, tri, fr, constant[kk], opt); err != nil {
 					errs[c] = fmt.Errorf("dfc: window %d: %w", kk, err)
 				}
 				wins[c] = win
@@ -336,8 +388,8 @@ func emitChunk(ctx context.Context, out [][]fc.Edge, first, n, t int, plan Plan,
 				return err
 			}
 		}
-		if win.Network != nil && own[first+c] == nil {
-			networkPool.Put(win.Network) // its arrays serve a later window's CSR
+		if win.Network != nil && own[first+c] == nil && (c >= len(nets) || nets[c].Indptr == nil) {
+			networkPool.Put(win.Network) // its arrays serve a later window's CSR (not the device's)
 		}
 		win.Network, win.Factor = nil, nil
 		res.Windows = append(res.Windows, win)
@@ -439,6 +491,7 @@ type windowScratch struct {
 	tri          []int64
 	mark         []bool
 	parent, size []int32
+	devTri       []uint32 // the device's triangle counts (fc.WindowTriangles)
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(windowScratch) }}

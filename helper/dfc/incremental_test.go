@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/hubscope/hubscope/helper/backend/cpu"
@@ -592,6 +593,143 @@ func TestIncrementalDensityCutover(t *testing.T) {
 			for k, want := range collect(counting.Backend, true) {
 				sameNetwork(t, fmt.Sprintf("window %d", k), got[k], want)
 			}
+		}
+	}
+}
+
+// csrSliding is overlapSliding with fc.SlidingCSR done on the host from its own edges, as a
+// device hands the networks back: each window's CSR, degrees and per-node triangles (counted
+// by brute force over the rows, not by windowScratch.meanClustering). rowsFrom > 0 makes the
+// chunk starting at window rowsFrom fail with fc.ErrSlidingRows.
+type csrSliding struct {
+	overlapSliding
+	n         int
+	csrChunks int
+	rowsFrom  int
+}
+
+func (c *csrSliding) SlidingCSR(ctx context.Context, job fc.SlidingJob, out []fc.WindowCSR) error {
+	if c.rowsFrom > 0 && job.First == c.rowsFrom {
+		return fc.ErrSlidingRows
+	}
+	c.csrChunks++
+	edges := make([][]fc.Edge, job.Count)
+	if err := c.Backend.SlidingEdges(ctx, job, edges); err != nil {
+		return err
+	}
+	for k, e := range edges {
+		nw := edgesToCSR(e, c.n)
+		deg := Degrees(nw)
+		wc := fc.WindowCSR{Indptr: nw.Indptr, Indices: nw.Indices, Weights: nw.Weights, Degree: make([]uint32, nw.N), Triangles: make([]uint32, nw.N)}
+		for i, d := range deg {
+			wc.Degree[i] = uint32(d)
+		}
+		bruteTriangles(nw.Indptr, nw.Indices, wc.Triangles)
+		out[k] = wc
+	}
+	return nil
+}
+
+// With a backend that returns each window's CSR, degrees and triangles (fc.SlidingCSR), Run
+// gives the networks, measures and degrees of the edges' path exactly; a chunk refused with
+// fc.ErrSlidingRows takes its edges instead, as do the later chunks.
+func TestIncrementalWindowCSR(t *testing.T) {
+	const n, T, w = 160, 131, 48 // 84 windows: three chunks of 28
+	x := randomSeries(n, T, 11)
+	cfg := fc.Config{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.25}
+	collect := func(be fc.Backend) ([]*network.Network, *Result) {
+		var nws []*network.Network
+		res, err := Run(context.Background(), be, x, n, T, Options{Window: w, Step: 1, FC: cfg, ChunkWindows: 28}, nil, func(win *Window) error {
+			nws = append(nws, cloneNetwork(win.Network))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return nws, res
+	}
+	wantNws, want := collect(&countingSliding{Backend: cpu.New(cpu.Options{Workers: 2})})
+	for _, rowsFrom := range []int{0, 28} {
+		be := &csrSliding{overlapSliding: overlapSliding{countingSliding{Backend: cpu.New(cpu.Options{Workers: 2})}}, rowsFrom: rowsFrom}
+		be.n = n
+		gotNws, got := collect(be)
+		if wantChunks := map[int]int{0: 3, 28: 1}[rowsFrom]; be.csrChunks != wantChunks {
+			t.Fatalf("refusing from window %d: %d chunks as CSR, want %d", rowsFrom, be.csrChunks, wantChunks)
+		}
+		if len(gotNws) != 84 || len(got.Windows) != 84 {
+			t.Fatalf("%d windows, want 84", len(gotNws))
+		}
+		var tri float64
+		for k := range gotNws {
+			sameNetwork(t, fmt.Sprintf("window %d", k), gotNws[k], wantNws[k])
+			gw, rw := got.Windows[k], want.Windows[k]
+			if gw.Measures != rw.Measures || !slices.Equal(gw.Degree, rw.Degree) {
+				t.Fatalf("window %d: %+v, from the edges %+v", k, gw.Measures, rw.Measures)
+			}
+			tri += gw.Measures.Clustering
+		}
+		if tri == 0 || got.Windows[0].Measures.LargestComponentShare <= 0.1 {
+			t.Fatalf("C_p sum %v, largest component %v: the comparison proves little", tri, got.Windows[0].Measures.LargestComponentShare)
+		}
+	}
+}
+
+// bruteTriangles counts every node's triangles of a strict-upper-triangle CSR network by
+// testing each pair of a row's columns for an edge (not windowScratch.meanClustering's walk).
+func bruteTriangles(indptr []uint64, indices []uint32, tri []uint32) {
+	clear(tri)
+	row := func(i int) []uint32 { return indices[indptr[i]:indptr[i+1]] }
+	for i := range tri {
+		ri := row(i)
+		for q, j := range ri {
+			rj := row(int(j))
+			for _, kk := range ri[q+1:] {
+				if slices.Contains(rj, kk) {
+					tri[i]++
+					tri[j]++
+					tri[kk]++
+				}
+			}
+		}
+	}
+}
+
+// triSliding is overlapSliding with fc.WindowTriangles counted on the host (bruteTriangles).
+type triSliding struct {
+	overlapSliding
+	calls atomic.Int64 // Run counts windows on several goroutines
+}
+
+func (c *triSliding) WindowTriangles(_ context.Context, indptr []uint64, indices []uint32, tri []uint32) error {
+	c.calls.Add(1)
+	bruteTriangles(indptr, indices, tri)
+	return nil
+}
+
+// A density run whose windows' triangles a device counts (fc.WindowTriangles) gives the
+// measures and degrees of the run that counts them on the host.
+func TestIncrementalWindowTriangles(t *testing.T) {
+	const n, T, w = 140, 100, 40
+	x := randomSeries(n, T, 12)
+	defer func(m int) { minDeviceTriangles = m }(minDeviceTriangles)
+	minDeviceTriangles = 0
+	opt := Options{Window: w, Step: 1, FC: fc.Config{Measure: fc.Pearson, Mode: fc.Density, Density: 0.08}}
+	want, err := Run(context.Background(), &overlapSliding{countingSliding{Backend: cpu.New(cpu.Options{Workers: 2})}}, x, n, T, opt, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := &triSliding{overlapSliding: overlapSliding{countingSliding{Backend: cpu.New(cpu.Options{Workers: 2})}}}
+	got, err := Run(context.Background(), be, x, n, T, opt, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int(be.calls.Load()) != len(want.Windows) || len(got.Windows) != len(want.Windows) || len(got.Windows) != T-w+1 {
+		t.Fatalf("%d device counts, %d and %d windows", be.calls.Load(), len(got.Windows), len(want.Windows))
+	}
+	for k := range got.Windows {
+		gw, rw := got.Windows[k], want.Windows[k]
+		if gw.Measures != rw.Measures || !slices.Equal(gw.Degree, rw.Degree) || gw.Measures.Clustering == 0 {
+			t.Fatalf("window %d: %+v, counted on the host %+v", k, gw.Measures, rw.Measures)
 		}
 	}
 }

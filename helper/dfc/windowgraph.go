@@ -44,13 +44,20 @@ func (sc *windowScratch) meanClustering(nw *network.Network, deg []int32) float6
 			mark[k] = false
 		}
 	}
+	return meanClusteringOf(t, deg)
+}
+
+// meanClusteringOf is C_p from every node's triangles t_i and degree k_i: the same expression
+// per node, summed in node order, whether the triangles were counted here or on the device
+// (fc.WindowCSR), so both give graph.MeanClustering's value to the last bit.
+func meanClusteringOf[T int64 | uint32](t []T, deg []int32) float64 {
 	var s float64
 	for i, ti := range t {
 		if k := float64(deg[i]); k >= 2 {
 			s += 2 * float64(ti) / (k * (k - 1))
 		}
 	}
-	return s / float64(n)
+	return s / float64(len(t))
 }
 
 // largestComponent is the size of the largest connected component of nw, by a sequential
@@ -69,6 +76,51 @@ func largestComponent(nw *network.Network) int {
 		}
 	}
 	return (&windowScratch{}).largestComponent(edges, n)
+}
+
+// largestComponentRows is largestComponent of the window's CSR network nw (the device's,
+// fc.WindowCSR), joining its edges row by row.
+func (sc *windowScratch) largestComponentRows(nw *network.Network) int {
+	n := nw.N
+	if n == 0 {
+		return 0
+	}
+	sc.parent = grow(sc.parent, n)
+	sc.size = grow(sc.size, n)
+	parent, size := sc.parent, sc.size
+	for i := range parent {
+		parent[i], size[i] = int32(i), 1
+	}
+	largest := int32(1)
+	for i := 0; i < n; i++ {
+		cols, _ := nw.Row(i)
+		for _, j := range cols {
+			largest = max(largest, union(parent, size, int32(i), int32(j)))
+		}
+	}
+	return int(largest)
+}
+
+// union joins the sets of x and y (union by size, path halving) and returns the size of the
+// set that holds them.
+func union(parent, size []int32, x, y int32) int32 {
+	for parent[x] != x {
+		parent[x] = parent[parent[x]]
+		x = parent[x]
+	}
+	for parent[y] != y {
+		parent[y] = parent[parent[y]]
+		y = parent[y]
+	}
+	if x == y {
+		return size[x]
+	}
+	if size[x] < size[y] {
+		x, y = y, x
+	}
+	parent[y] = x
+	size[x] += size[y]
+	return size[x]
 }
 
 // largestComponent is the size of the largest connected component of the graph of the

@@ -70,6 +70,39 @@ type SlidingOverlap interface {
 	SlidingOverlaps() bool
 }
 
+// WindowCSR is one window's network as SlidingCSR returns it: the strict-upper-triangle CSR
+// of network.Network (Indptr n+1 row starts, Indices columns j > i increasing within a row,
+// Weights r) with every node's degree and the triangles through it (each triangle i < j < k
+// counted at all three corners), from which the window's C_p follows without walking the rows.
+type WindowCSR struct {
+	Indptr    []uint64
+	Indices   []uint32
+	Weights   []float32
+	Degree    []uint32
+	Triangles []uint32
+}
+
+// SlidingCSR is implemented by Sliding backends that also sort each window's edges into its
+// CSR network and count its degrees and triangles where the edges are made (a GPU), so that
+// only these come back: docs/algorithms.md, "Dynamic connectivity", per-window measures. Its
+// slices stay valid as SlidingEdges' do (SlidingOverlap). It fails with ErrSlidingRows, having
+// set nothing, when a window's longest row is too long for its sort; the caller then takes the
+// chunk's edges from SlidingEdges. ErrSlidingBudget is as for SlidingEdges.
+type SlidingCSR interface {
+	SlidingCSR(ctx context.Context, job SlidingJob, out []WindowCSR) error
+}
+
+// WindowTriangles is implemented by backends that count the triangles through every node of a
+// window's strict-upper-triangle CSR network (rows sorted) on a device: for the windows whose
+// CSR the host builds (density: selected from their candidates), where counting them is most
+// of the host's work per window. tri gets N counts, each triangle counted at its three corners.
+type WindowTriangles interface {
+	WindowTriangles(ctx context.Context, indptr []uint64, indices []uint32, tri []uint32) error
+}
+
+// ErrSlidingRows is SlidingCSR's answer for a chunk with a row too long to sort there.
+var ErrSlidingRows = errors.New("sliding windows: a window's row is too long for the device's sort")
+
 // Validate reports a job the prepared series cannot run.
 func (j *SlidingJob) Validate(t int) error {
 	if j.Window < 3 || j.Step < 1 || j.First < 0 || j.Count < 1 || (j.First+j.Count-1)*j.Step+j.Window > t {

@@ -4,9 +4,11 @@ package cuda
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -395,4 +397,114 @@ func TestSlidingDensityW6(t *testing.T) {
 		}
 	}
 	t.Logf("device share, step 1: prepare %.3f s, 108 windows' %d candidates in chunks of 16 %.3f s", t1.Sub(t0).Seconds(), cand, time.Since(t1).Seconds())
+}
+
+// TestSlidingCSR checks SlidingCSR against SlidingEdges on the same chunks, window by window:
+// the device's CSR must be the edges sorted by row and column with the same weights (bit for
+// bit), its degrees and per-node triangles those counted on the host from the edges; a chunk
+// whose rows pass maxSortRow must fail with fc.ErrSlidingRows. Steps 1 and 3, r and |r|.
+func TestSlidingCSR(t *testing.T) {
+	requireGPU(t)
+	be := newTestBackend(t, Options{}).(*backend)
+	defer be.Close()
+	const n, T, w = 2500, 180, 60
+	x := fc.BenchData(n, T, fc.BenchSeed)
+	if err := be.PrepareSliding(context.Background(), x, n, T); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		step, first, count int
+		theta              float64
+		abs                bool
+	}{{1, 0, 40, 0.25, false}, {3, 5, 30, 0.3, true}, {1, 100, 21, 0.4, false}} {
+		job := fc.SlidingJob{Window: w, Step: tc.step, First: tc.first, Count: tc.count, Threshold: tc.theta, Abs: tc.abs}
+		edges := make([][]fc.Edge, tc.count)
+		if err := be.SlidingEdges(context.Background(), job, edges); err != nil {
+			t.Fatal(err)
+		}
+		nets := make([]fc.WindowCSR, tc.count)
+		if err := be.SlidingCSR(context.Background(), job, nets); err != nil {
+			t.Fatal(err)
+		}
+		var total, triangles int
+		for c := range nets {
+			want := hostWindowCSR(edges[c], n)
+			got := nets[c]
+			what := fmt.Sprintf("step %d, window %d", tc.step, tc.first+c)
+			if len(got.Indptr) != n+1 || len(got.Degree) != n || len(got.Triangles) != n {
+				t.Fatalf("%s: %d row starts, %d degrees, %d triangle counts", what, len(got.Indptr), len(got.Degree), len(got.Triangles))
+			}
+			for i := 0; i <= n; i++ {
+				if got.Indptr[i] != want.Indptr[i] {
+					t.Fatalf("%s: row %d starts at %d, host %d", what, i, got.Indptr[i], want.Indptr[i])
+				}
+			}
+			if len(got.Indices) != len(want.Indices) {
+				t.Fatalf("%s: %d entries, host %d", what, len(got.Indices), len(want.Indices))
+			}
+			for p := range want.Indices {
+				if got.Indices[p] != want.Indices[p] || math.Float32bits(got.Weights[p]) != math.Float32bits(want.Weights[p]) {
+					t.Fatalf("%s: entry %d is (%d, %v), host (%d, %v)", what, p, got.Indices[p], got.Weights[p], want.Indices[p], want.Weights[p])
+				}
+			}
+			for i := 0; i < n; i++ {
+				if got.Degree[i] != want.Degree[i] || got.Triangles[i] != want.Triangles[i] {
+					t.Fatalf("%s: node %d degree %d triangles %d, host %d and %d", what, i, got.Degree[i], got.Triangles[i], want.Degree[i], want.Triangles[i])
+				}
+				triangles += int(want.Triangles[i])
+			}
+			total += len(want.Indices)
+		}
+		t.Logf("step %d, θ %v: %d windows, %d edges, %d triangle corners", tc.step, tc.theta, tc.count, total, triangles)
+		if total < tc.count*1000 || triangles == 0 {
+			t.Fatalf("%d edges, %d triangle corners: the comparison proves little", total, triangles)
+		}
+	}
+	// θ = 0 over 6,000 nodes: rows of thousands of entries, past maxSortRow.
+	const wide = 6000
+	y := fc.BenchData(wide, 80, fc.BenchSeed)
+	if err := be.PrepareSliding(context.Background(), y, wide, 80); err != nil {
+		t.Fatal(err)
+	}
+	nets := make([]fc.WindowCSR, 2)
+	err := be.SlidingCSR(context.Background(), fc.SlidingJob{Window: 60, Step: 1, Count: 2, Abs: true}, nets)
+	if !errors.Is(err, fc.ErrSlidingRows) || nets[0].Indptr != nil {
+		t.Fatalf("rows past %d: %v", maxSortRow, err)
+	}
+}
+
+// hostWindowCSR is a window's CSR, degrees and per-node triangles from its edges on the host.
+func hostWindowCSR(edges []fc.Edge, n int) fc.WindowCSR {
+	e := slices.Clone(edges)
+	slices.SortFunc(e, func(a, b fc.Edge) int {
+		if a.I != b.I {
+			return int(a.I) - int(b.I)
+		}
+		return int(a.J) - int(b.J)
+	})
+	out := fc.WindowCSR{Indptr: make([]uint64, n+1), Degree: make([]uint32, n), Triangles: make([]uint32, n)}
+	for _, ed := range e {
+		out.Indptr[ed.I+1]++
+		out.Degree[ed.I]++
+		out.Degree[ed.J]++
+		out.Indices = append(out.Indices, ed.J)
+		out.Weights = append(out.Weights, ed.W)
+	}
+	for i := 0; i < n; i++ {
+		out.Indptr[i+1] += out.Indptr[i]
+	}
+	row := func(i uint32) []uint32 { return out.Indices[out.Indptr[i]:out.Indptr[i+1]] }
+	for i := 0; i < n; i++ {
+		ri := row(uint32(i))
+		for q, j := range ri {
+			for _, k := range row(j) {
+				if _, found := slices.BinarySearch(ri[q+1:], k); found {
+					out.Triangles[i]++
+					out.Triangles[j]++
+					out.Triangles[k]++
+				}
+			}
+		}
+	}
+	return out
 }
