@@ -89,6 +89,7 @@ func (u *UI) addFolderControls(doc, panel js.Value) {
 		listed = folders
 		mu.Unlock()
 		fyne.Do(func() {
+			was := list.Get("value").String() // kept chosen when the new listing still has it
 			list.Set("innerHTML", "")
 			for _, f := range folders {
 				o := doc.Call("createElement", "option")
@@ -102,6 +103,7 @@ func (u *UI) addFolderControls(doc, panel js.Value) {
 					where = "the helper's results folder"
 				}
 				o.Set("textContent", fmt.Sprintf("%s (%s, %s, %s)", f.Name, kind, where, f.Modified.Local().Format("2006-01-02 15:04")))
+				o.Set("selected", f.ID == was)
 				list.Call("appendChild", o)
 			}
 			shown := "none"

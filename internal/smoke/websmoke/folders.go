@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -39,6 +38,10 @@ func (s *smoke) checkOpenFolder(ctx, page context.Context, rel string, cohort bo
 	}
 	wctx, cancel := context.WithTimeout(page, patience)
 	defer cancel()
+	// The list the button fetches, not one shown before: emptied first.
+	if _, err := chromedp.Run(page, chromedp.Evaluate[chromedp.Void](`document.getElementById("`+foldersList+`").innerHTML = ""`)); err != nil {
+		return err
+	}
 	if err := chromedp.Do(wctx, chromedp.Click(chromedp.CSS(foldersButton))); err != nil {
 		return fmt.Errorf("the page has no %s button: %w", foldersButton, err)
 	}
@@ -65,7 +68,7 @@ func (s *smoke) checkOpenFolder(ctx, page context.Context, rel string, cohort bo
 	if err != nil {
 		return fmt.Errorf("no answer from the page after opening %s: %w%s", rel, err, s.consoleTail())
 	}
-	if !strings.HasPrefix(text, "Opened ") {
+	if text != "Opened "+rel+"." {
 		return fmt.Errorf("opening %s: the page said %q", rel, text)
 	}
 	if cohort {
