@@ -84,6 +84,16 @@ type Releaser interface {
 	Release(g *Graph)
 }
 
+// RewireFirst is implemented by an Accelerator whose device runs the rewiring before the other
+// work queued there (the CUDA one: its closures run one at a time on the device's thread).
+// HoldForRewiring keeps that other work waiting, besides short steps, until release is
+// called: a caller that makes several random networks one after another holds it across them
+// so that nothing long takes the device in the gap between two (SmallWorld). The holder must
+// not wait on the accelerator's other work while holding.
+type RewireFirst interface {
+	HoldForRewiring() (release func())
+}
+
 // release hands g back to a when a keeps copies.
 func release(a Accelerator, g *Graph) {
 	if r, ok := a.(Releaser); ok {

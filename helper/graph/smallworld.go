@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
+	"github.com/hubscope/hubscope/helper/internal/trace"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/ipc/schema"
 )
@@ -109,16 +111,24 @@ func smallWorld(ctx context.Context, g *Graph, opt SmallWorldOptions, rep progre
 	// device, instead of after them; on the CPU both would compete for the same cores, so
 	// they keep their order.
 	_, onHost := acc.(CPU)
-	err := forEachChunk(ctx, k, 1, workerCount(k), false, func(_, lo, _ int) error {
-		r, st, err := acc.Rewire(ctx, g, RewireOptions{SwapsPerEdge: opt.SwapsPerEdge, Seed: opt.Seed, Stream: uint64(lo)})
-		if err != nil {
-			return err
-		}
+	rewire := func(ctx context.Context, lo int) (*Graph, RewireStats, error) {
+		end := trace.Span("random network %d: rewiring", lo)
+		defer end()
+		return acc.Rewire(ctx, g, RewireOptions{SwapsPerEdge: opt.SwapsPerEdge, Seed: opt.Seed, Stream: uint64(lo)})
+	}
+	measure := func(ctx context.Context, lo int, r *Graph, st RewireStats) error {
 		defer release(acc, r)
-		perRandom := func() error { return opt.PerRandom(lo, r) }
-		if opt.PerRandom != nil && !onHost {
+		var perRandom func() error
+		if opt.PerRandom != nil {
+			perRandom = func() error {
+				defer trace.Span("random network %d: PerRandom (host)", lo)()
+				return opt.PerRandom(lo, r)
+			}
+		}
+		if perRandom != nil && !onHost {
 			done := make(chan error, 1)
-			go func() { done <- opt.PerRandom(lo, r) }()
+			hook := perRandom
+			go func() { done <- hook() }()
 			var hookErr error
 			waited := false
 			perRandom = func() error {
@@ -130,6 +140,7 @@ func smallWorld(ctx context.Context, g *Graph, opt SmallWorldOptions, rep progre
 			defer func() { _ = perRandom() }() // also on an early return: the hook never outlives r
 		}
 		swapFrac[lo] = float64(st.Swaps) / (opt.SwapsPerEdge * float64(g.Edges()))
+		endMeasures := trace.Span("random network %d: triangles and searches", lo)
 		t, err := acc.Triangles(ctx, r)
 		if err != nil {
 			return err
@@ -140,19 +151,32 @@ func smallWorld(ctx context.Context, g *Graph, opt SmallWorldOptions, rep progre
 		if err != nil {
 			return err
 		}
+		endMeasures()
 		res.RandomClustering[lo], res.RandomPathLength[lo] = c, p.CharacteristicPathLength
 		res.RandomPathLengthSE[lo] = p.CharacteristicPathLengthSE
 		if !p.Exact {
 			estimated[lo] = p.Sources
 		}
-		if opt.PerRandom != nil {
+		if perRandom != nil {
 			if err := perRandom(); err != nil {
 				return fmt.Errorf("graph: random network %d: %w", lo, err)
 			}
 		}
 		rep.Add(1)
 		return nil
-	})
+	}
+	var err error
+	if onHost {
+		err = forEachChunk(ctx, k, 1, workerCount(k), false, func(_, lo, _ int) error {
+			r, st, err := rewire(ctx, lo)
+			if err != nil {
+				return err
+			}
+			return measure(ctx, lo, r, st)
+		})
+	} else {
+		err = rewireAhead(ctx, k, workerCount(k)+1, acc, rewire, measure)
+	}
 	if err != nil {
 		return res, err
 	}
@@ -219,4 +243,71 @@ func meanSD(x []float64) (m, sd float64) {
 		ss += (v - m) * (v - m)
 	}
 	return m, math.Sqrt(ss / float64(len(x)-1))
+}
+
+// rewireAhead makes the K random networks of a device accelerator one after another, in order,
+// and measures each (measure: its triangles and searches on the device, PerRandom on the host)
+// on a goroutine of its own, with at most ahead networks alive at once: network i+1 is rewired
+// while the host works on network i. The device's rewiring is serial, and each network's host
+// work (Leiden), the longest chain, starts only once its network is made, so the accelerator
+// is asked (RewireFirst) to run the rewiring before its other work: every network is made as
+// early as the device allows, and the other work fills the device while the host runs Leiden
+// (docs/algorithms.md, "The device thread's order"). The first error cancels the rest.
+func rewireAhead(ctx context.Context, k, ahead int, acc Accelerator,
+	rewire func(context.Context, int) (*Graph, RewireStats, error),
+	measure func(context.Context, int, *Graph, RewireStats) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg      sync.WaitGroup
+		errOnce sync.Once
+		first   error
+	)
+	fail := func(err error) {
+		errOnce.Do(func() { first = err })
+		cancel()
+	}
+	hold := func() func() { return func() {} }
+	if rf, ok := acc.(RewireFirst); ok {
+		hold = rf.HoldForRewiring
+	}
+	slots := make(chan struct{}, max(ahead, 1))
+	release := hold()
+	for lo := 0; lo < k && ctx.Err() == nil; lo++ {
+		select {
+		case slots <- struct{}{}:
+		default:
+			// Every slot is taken: the host works on the networks made. The hold would keep
+			// their device work (which frees the slots) waiting: let it go meanwhile.
+			release()
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+			}
+			release = hold()
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		r, st, err := rewire(ctx, lo)
+		if err != nil {
+			fail(err)
+			break
+		}
+		wg.Add(1)
+		go func(lo int) {
+			defer wg.Done()
+			defer func() { <-slots }()
+			if err := measure(ctx, lo, r, st); err != nil {
+				fail(err)
+			}
+		}(lo)
+	}
+	release()
+	trace.Printf("random networks: rewiring done")
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
 }

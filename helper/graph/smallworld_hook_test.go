@@ -114,3 +114,97 @@ func TestSmallWorldHookBesideDevice(t *testing.T) {
 		t.Fatalf("PerRandom's error beside the device: %v", err)
 	}
 }
+
+// holdingDevice counts the holds of RewireFirst; its "device work" (measure in the test below)
+// waits while a hold is kept, as plain work on the CUDA device thread does.
+type holdingDevice struct {
+	CPU
+	mu    sync.Mutex
+	holds int
+}
+
+func (d *holdingDevice) HoldForRewiring() func() {
+	d.mu.Lock()
+	d.holds++
+	d.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			d.mu.Lock()
+			d.holds--
+			d.mu.Unlock()
+		})
+	}
+}
+
+// waitUnheld waits until no hold is kept (false after the deadlock guard).
+func (d *holdingDevice) waitUnheld() bool {
+	deadline := time.Now().Add(20 * time.Second) // a deadlock guard, not a timing check
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for d.holds > 0 {
+		if time.Now().After(deadline) {
+			return false
+		}
+		d.mu.Unlock()
+		time.Sleep(time.Millisecond)
+		d.mu.Lock()
+	}
+	return true
+}
+
+// rewireAhead makes the networks in order under the device's hold, at most `ahead` alive at
+// once, and lets the hold go while it waits for a slot: the networks' device work, which
+// frees the slots, would otherwise wait for ever. The first error is returned.
+func TestRewireAheadHoldsAndOrder(t *testing.T) {
+	ctx := context.Background()
+	d := &holdingDevice{}
+	g := geometricGraph(t, 60, 0.3, 2)
+	var mu sync.Mutex
+	var made []int
+	alive, most := 0, 0
+	rewire := func(_ context.Context, lo int) (*Graph, RewireStats, error) {
+		d.mu.Lock()
+		held := d.holds
+		d.mu.Unlock()
+		if held == 0 {
+			return nil, RewireStats{}, errors.New("rewiring without the hold")
+		}
+		mu.Lock()
+		made = append(made, lo)
+		alive++
+		most = max(most, alive)
+		mu.Unlock()
+		return g, RewireStats{}, nil
+	}
+	measured := make([]bool, 7)
+	measure := func(_ context.Context, lo int, _ *Graph, _ RewireStats) error {
+		if !d.waitUnheld() {
+			return errors.New("the device work waited for the hold for ever")
+		}
+		mu.Lock()
+		measured[lo] = true
+		alive--
+		mu.Unlock()
+		return nil
+	}
+	if err := rewireAhead(ctx, 7, 2, d, rewire, measure); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(made, []int{0, 1, 2, 3, 4, 5, 6}) || slices.Contains(measured, false) || most > 2 || d.holds != 0 {
+		t.Fatalf("made %v, measured %v, %d alive at most (want ≤ 2), %d holds left", made, measured, most, d.holds)
+	}
+	boom := func(_ context.Context, lo int, _ *Graph, _ RewireStats) error {
+		if lo == 2 {
+			return errors.New("boom")
+		}
+		return measure(ctx, lo, nil, RewireStats{})
+	}
+	made, measured, alive = nil, make([]bool, 7), 0
+	if err := rewireAhead(ctx, 7, 2, d, rewire, boom); err == nil || err.Error() != "boom" {
+		t.Fatalf("measure's error: %v", err)
+	}
+	if d.holds != 0 {
+		t.Fatalf("%d holds left after an error", d.holds)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"sync"
 
+	"github.com/hubscope/hubscope/helper/internal/trace"
 	"github.com/hubscope/hubscope/helper/progress"
 	"github.com/hubscope/hubscope/ipc/schema"
 )
@@ -88,6 +89,7 @@ func GlobalMeasures(ctx context.Context, g *Graph, opt GlobalOptions, rep progre
 	searching.Add(1)
 	search := func() {
 		defer searching.Done()
+		defer trace.Span("exact shortest paths")()
 		if opt.Accelerator == nil {
 			ps, psErr = ShortestPaths(ctx, g, rep)
 		} else {

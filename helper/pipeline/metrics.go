@@ -17,6 +17,7 @@ import (
 	"github.com/hubscope/hubscope/helper/fc"
 	"github.com/hubscope/hubscope/helper/graph"
 	"github.com/hubscope/hubscope/helper/graph/community"
+	"github.com/hubscope/hubscope/helper/internal/trace"
 	"github.com/hubscope/hubscope/helper/network"
 	"github.com/hubscope/hubscope/helper/nifti"
 	"github.com/hubscope/hubscope/helper/norm"
@@ -72,6 +73,7 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 	// The local efficiency, the module searches and the global measures run side by side below:
 	// their Start and Note calls reach the caller's reporter one at a time.
 	rep = progress.Serialize(rep)
+	trace.Printf("metrics start")
 	g := graph.FromNetwork(nw)
 	m := &Metrics{Metrics: schema.Metrics{
 		Scan: ScanInfo{Path: s.Source, MaskRule: s.MaskRule, Nodes: s.N, TimePoints: s.L, TR: s.TR, Grid: s.Dims,
@@ -144,6 +146,7 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		if acc != nil {
 			var stop func()
 			global, stop = background(ctx, func(ctx context.Context) (graph.Global, []float64, error) {
+				defer trace.Span("global measures and random networks")()
 				lane, end := progress.Lane(rep) // its stages shown beside the others'
 				gl, q, err := globalMeasures(ctx, cfg, g, graph.Nodal{}, acc, lane)
 				end(err) // a failed stage is shown failed, not complete
@@ -163,6 +166,7 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 	if acc != nil {
 		var stop func()
 		observedLeiden, stop = background(ctx, func(ctx context.Context) (*community.Modules, []float64, error) {
+			defer trace.Span("observed network: Leiden")()
 			lane, end := progress.Lane(rep)
 			mod, err := community.LeidenModules(ctx, g, leidenOptions(cfg), lane)
 			end(err)
@@ -171,10 +175,12 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		defer stop()
 	}
 	rep.Start("nodal measures", 0)
+	endNodal := trace.Span("nodal measures")
 	// Local efficiency, by far the costliest nodal measure, is not part of this first group: the
 	// clustering and eigenvector maps are staged without waiting for it (docs/algorithms.md,
 	// "Results first").
 	nd, err := graph.NodalMeasures(ctx, g, graph.NodalOptions{Eigenvector: full, Betweenness: cfg.Betweenness, Accelerator: acc}, rep)
+	endNodal()
 	if err != nil {
 		return nil, nil, err
 	}
@@ -213,6 +219,7 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		defer func() { cancel(); <-leffDone }() // never outlives the run, also on errors
 		go func() {
 			defer close(leffDone)
+			defer trace.Span("local efficiency")()
 			if leff, leffErr = graph.LocalEfficienciesWith(lctx, acc, g, nil); leffErr == nil {
 				leffErr = stageNow([]nodeMap{{"efficiency", f64to32(leff), nifti.Float32}})
 			}
@@ -238,6 +245,7 @@ func computeMetrics(ctx context.Context, cfg Config, s *scan.Scan, nw *network.N
 		if acc != nil {
 			var stop func()
 			leadingEigenvector, stop = background(ctx, func(ctx context.Context) (*community.Modules, []float64, error) {
+				defer trace.Span("leading-eigenvector modules")()
 				lane, end := progress.Lane(rep)
 				le, err := community.LeadingEigenvectorModules(ctx, g, leo, lane)
 				end(err)

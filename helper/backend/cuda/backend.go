@@ -212,6 +212,25 @@ func (b *backend) doUrgent(f func() error) error {
 	return b.w.doUrgent(f)
 }
 
+// doFirst is do through the worker's first queue (worker.doFirst: the rewiring).
+func (b *backend) doFirst(f func() error) error {
+	if b.w == nil {
+		return errWorkerClosed
+	}
+	if b.inSink.Load() {
+		return errors.New("cuda backend: called from inside a Run sink, which runs on the device thread; call it after Run returns")
+	}
+	return b.w.doFirst(f)
+}
+
+// holdFirst keeps plain closures off the device thread until release is called (queue).
+func (b *backend) holdFirst() (release func()) {
+	if b.w == nil {
+		return func() {}
+	}
+	return b.w.q.holdFirst()
+}
+
 // guard marks the time sink runs (see inSink).
 func (b *backend) guard(sink func(*fc.BlockResult) error) func(*fc.BlockResult) error {
 	return func(r *fc.BlockResult) error {

@@ -686,10 +686,14 @@ func (a *graphAccel) Rewire(ctx context.Context, g *graph.Graph, opt graph.Rewir
 		return graph.CPU{}.Rewire(ctx, g, opt)
 	}
 	r := &graph.Graph{N: g.N, Offsets: append([]int64(nil), g.Offsets...), Adj: make([]int32, len(g.Adj))}
+	// The rewiring goes before the device's other work (queue), also while this call waits
+	// for another network's rewiring to finish.
+	hold := a.b.holdFirst()
+	defer hold()
 	a.rewiring.Lock()
 	defer a.rewiring.Unlock()
 	var d *devGraph
-	err := a.b.do(func() error {
+	err := a.b.doFirst(func() error {
 		var err error
 		if d, err = a.device(g); err != nil {
 			return err
@@ -715,14 +719,14 @@ func (a *graphAccel) Rewire(ctx context.Context, g *graph.Graph, opt graph.Rewir
 	half := (bits.Len64(uint64(m-1)) + 1) / 2
 	acc := make([]uint64, 1)
 	key := splitmix(opt.Seed ^ splitmix(opt.Stream^0x6a09e667f3bcc909))
-	// One device call per round, so that other work gets the device between rounds.
+	// One device call per round, so that the Lanczos steps get the device between rounds.
 	for round := uint64(0); err == nil && st.Swaps < want && st.Attempts < maxAttempts; round++ {
 		if err = ctx.Err(); err != nil {
 			break
 		}
 		pairs := min(m/2, want-st.Swaps, maxAttempts-st.Attempts)
 		rk := splitmix(key + round*0x9e3779b97f4a7c15)
-		err = a.b.do(func() error {
+		err = a.b.doFirst(func() error {
 			if err := cu.MemsetD32(a.keys, 0xffffffff, 2*a.tableSlots); err != nil {
 				return fmt.Errorf("cuda backend: clearing the edge table: %w", err)
 			}
@@ -747,7 +751,7 @@ func (a *graphAccel) Rewire(ctx context.Context, g *graph.Graph, opt graph.Rewir
 		st.Swaps = int64(acc[0])
 	}
 	if err == nil {
-		err = a.b.do(func() error {
+		err = a.b.doFirst(func() error {
 			// The network's CSR: the offsets are g's (every degree kept), rows filled and sorted.
 			adj, err := alloc("random network adjacency", 4*len(g.Adj))
 			if err != nil {
@@ -775,6 +779,7 @@ func (a *graphAccel) Rewire(ctx context.Context, g *graph.Graph, opt graph.Rewir
 		})
 	}
 	if errors.Is(err, errNoRoom) {
+		hold() // the host's rewiring leaves the device to the other work
 		a.fallback("rewiring", g, err)
 		return graph.CPU{}.Rewire(ctx, g, opt)
 	}
@@ -783,6 +788,10 @@ func (a *graphAccel) Rewire(ctx context.Context, g *graph.Graph, opt graph.Rewir
 	}
 	return r, st, nil
 }
+
+// HoldForRewiring keeps the device's other work, besides the Lanczos steps, waiting until
+// release is called (graph.RewireFirst; queue).
+func (a *graphAccel) HoldForRewiring() (release func()) { return a.b.holdFirst() }
 
 // rewireState uploads g's edge list (i < j) once and sizes the rewiring's buffers for it: the
 // working list, the edge table (a power of two ≥ 4E slots: the E edges and at most 2 new ones

@@ -16,8 +16,7 @@ import (
 // locked to its thread for its whole life, creates the context and runs every closure that
 // touches the device.
 type worker struct {
-	jobs     chan func()
-	urgent   chan func() // taken before jobs whenever both wait (doUrgent)
+	q        *queue
 	finished chan struct{}
 	once     sync.Once
 }
@@ -26,7 +25,7 @@ var errWorkerClosed = errors.New("cuda backend: used after Close")
 
 // startWorker creates the context for device ordinal on a new locked goroutine.
 func startWorker(ordinal int) (*worker, error) {
-	w := &worker{jobs: make(chan func()), urgent: make(chan func()), finished: make(chan struct{})}
+	w := &worker{q: newQueue(), finished: make(chan struct{})}
 	ready := make(chan error, 1)
 	go w.loop(ordinal, ready)
 	if err := <-ready; err != nil {
@@ -51,35 +50,10 @@ func (w *worker) loop(ordinal int, ready chan<- error) {
 		return
 	}
 	ready <- nil
-	inRow := 0 // urgent closures run since the last plain one
 	for {
-		var job func()
-		ok, urgent := true, false
-		if inRow >= urgentBurst { // a plain closure waiting goes now
-			select {
-			case job, ok = <-w.jobs:
-			default:
-			}
-		}
-		if job == nil && ok {
-			select { // else an urgent closure waiting goes first
-			case job = <-w.urgent:
-				urgent = true
-			default:
-				select {
-				case job = <-w.urgent:
-					urgent = true
-				case job, ok = <-w.jobs:
-				}
-			}
-		}
+		job, ok := w.q.next() // the queue's order: rewiring, urgent, plain (queue.go)
 		if !ok {
 			break
-		}
-		if urgent {
-			inRow++
-		} else {
-			inRow = 0
 		}
 		job()
 	}
@@ -88,21 +62,18 @@ func (w *worker) loop(ordinal int, ready chan<- error) {
 
 // do runs f on the context's thread and returns its error; a panic inside f comes back as an
 // error rather than crossing the package boundary.
-func (w *worker) do(f func() error) error { return w.run(w.jobs, f) }
+func (w *worker) do(f func() error) error { return w.run(w.q.jobs, f) }
 
 // doUrgent is do for short closures that a caller waits on many times in a row (the Lanczos
 // steps of the leading-eigenvector modules): the worker takes them before the closures
-// waiting in do, so long work queued meanwhile (random networks) delays each by at most the
-// closure running. Several groups' solves run at once, so urgent closures may always be
-// waiting; after urgentBurst of them in a row a plain closure waiting goes first. With one
-// group solving, the worker alternated already (the group's next step comes after the worker
-// has taken a waiting plain closure); urgentBurst = 1 keeps that share of the device thread
-// for any number of groups, so the random networks, which end last on W7, wait no longer for
-// the modules than before, and the groups fill the device thread's idle time.
-func (w *worker) doUrgent(f func() error) error { return w.run(w.urgent, f) }
+// waiting in do, so long work queued meanwhile delays each by at most the closure running.
+// Several groups' solves run at once, so urgent closures may always be waiting; after
+// urgentBurst of them in a row a plain closure waiting goes first, so the groups fill the
+// device thread's idle time without starving the rest.
+func (w *worker) doUrgent(f func() error) error { return w.run(w.q.urgent, f) }
 
-// urgentBurst is the number of urgent closures run in a row while a plain one waits.
-const urgentBurst = 1
+// doFirst is do for the random networks' rewiring, which goes before all other work (queue).
+func (w *worker) doFirst(f func() error) error { return w.run(w.q.first, f) }
 
 func (w *worker) run(queue chan func(), f func() error) (err error) {
 	done := make(chan error, 1)
@@ -126,8 +97,8 @@ func (w *worker) run(queue chan func(), f func() error) (err error) {
 // stop ends the worker after the closures already sent; it destroys the context.
 func (w *worker) stop() {
 	w.once.Do(func() {
-		close(w.jobs)
+		w.q.close()
 		<-w.finished
-		close(w.urgent)
+		w.q.closeAll()
 	})
 }
