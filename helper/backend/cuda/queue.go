@@ -55,12 +55,20 @@ func (q *queue) holdFirst() (release func()) {
 	}
 }
 
-// next returns the closure to run, or ok = false once the queue is closed (device thread).
-func (q *queue) next() (job func(), ok bool) {
+// Closure classes, as next returns them.
+const (
+	classFirst = iota
+	classUrgent
+	classPlain
+)
+
+// next returns the closure to run and its class, or ok = false once the queue is closed
+// (device thread).
+func (q *queue) next() (job func(), class int, ok bool) {
 	for {
 		select { // rewiring first
 		case job = <-q.first:
-			return job, true
+			return job, classFirst, true
 		default:
 		}
 		held := q.hold.Load() > 0
@@ -68,36 +76,36 @@ func (q *queue) next() (job func(), ok bool) {
 			select {
 			case job, ok = <-q.jobs:
 				q.inRow = 0
-				return job, ok
+				return job, classPlain, ok
 			default:
 			}
 		}
 		select { // an urgent closure waiting
 		case job = <-q.urgent:
 			q.inRow++
-			return job, true
+			return job, classUrgent, true
 		default:
 		}
 		if held {
 			select {
 			case job = <-q.first:
-				return job, true
+				return job, classFirst, true
 			case job = <-q.urgent:
 				q.inRow++
-				return job, true
+				return job, classUrgent, true
 			case <-q.wake: // the hold may be gone: look again
 				continue
 			}
 		}
 		select {
 		case job = <-q.first:
-			return job, true
+			return job, classFirst, true
 		case job = <-q.urgent:
 			q.inRow++
-			return job, true
+			return job, classUrgent, true
 		case job, ok = <-q.jobs:
 			q.inRow = 0
-			return job, ok
+			return job, classPlain, ok
 		case <-q.wake: // stale token of an earlier release
 			continue
 		}

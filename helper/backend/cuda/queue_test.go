@@ -13,7 +13,7 @@ func runQueue(q *queue) (stopped chan struct{}) {
 	go func() {
 		defer close(stopped)
 		for {
-			job, ok := q.next()
+			job, _, ok := q.next()
 			if !ok {
 				return
 			}

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 
+	"github.com/hubscope/hubscope/helper/internal/trace"
 	"gorgonia.org/cu"
 )
 
@@ -50,12 +52,29 @@ func (w *worker) loop(ordinal int, ready chan<- error) {
 		return
 	}
 	ready <- nil
+	// With HUBSCOPE_TRACE=1 the thread's busy time per class is printed when it stops: the
+	// device thread is the one resource every stage of the metrics shares.
+	var busy [3]time.Duration
+	var runs [3]int
+	began := time.Now()
 	for {
-		job, ok := w.q.next() // the queue's order: rewiring, urgent, plain (queue.go)
+		job, class, ok := w.q.next() // the queue's order: rewiring, urgent, plain (queue.go)
 		if !ok {
 			break
 		}
+		if trace.On() {
+			t := time.Now()
+			job()
+			busy[class] += time.Since(t)
+			runs[class]++
+			continue
+		}
 		job()
+	}
+	if trace.On() {
+		trace.Printf("device thread: %.3f s busy of %.3f s — rewiring %.3f s (%d closures), urgent %.3f s (%d), plain %.3f s (%d)",
+			(busy[0] + busy[1] + busy[2]).Seconds(), time.Since(began).Seconds(),
+			busy[0].Seconds(), runs[0], busy[1].Seconds(), runs[1], busy[2].Seconds(), runs[2])
 	}
 	_ = ctx.Destroy()
 }
