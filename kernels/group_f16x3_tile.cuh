@@ -20,7 +20,7 @@
 //
 // Fisher z fold: z_s = atanh(r) = ½·ln((1 + r)/(1 − r)); the kernel sums
 // log2(1 + r) − log2(1 − r) with the multi-function unit's lg2 (absolute error ≤ 2^−22 on
-// [0.5, 2], CUDA's __log2f) and scales by ½·ln 2 / S once at the end: two MUFU operations per
+// [0.5, 2], the value of CUDA's __log2f) and scales by ½·ln 2 / S once at the end: two MUFU operations per
 // pair and subject instead of atanhf's ~25 instructions (precise = false). With precise = true
 // it sums atanhf as group_tile.cuh does (for comparison). |r| is clamped to GROUP_ZCLAMP first.
 //
@@ -77,12 +77,24 @@ __device__ __forceinline__ void mma_f16(float (&d)[4], const uint2 a_g, const ui
         : "r"(a_g.x), "r"(a_g8.x), "r"(a_g.y), "r"(a_g8.y), "r"(b.x), "r"(b.y));
 }
 
+// hx_lg2 is the multi-function unit's log2 alone. The fold's arguments are ≥ 1 − clamp, normal
+// floats, where __log2f's rescaling of subnormal arguments (a compare, a multiply and an add
+// around MUFU.LG2: four instructions instead of one) never applies: the same value bit for bit.
+__device__ __forceinline__ float hx_lg2(float x) {
+    float y;
+    asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+}
+
 // hx_fold adds subject's Fisher z term for r = acc·2^−24 to z (see the header).
+// The clamp is applied to acc at ±clamp·2^24 (exact: a power of two), so 1 ± r is one fma of
+// acc·2^−24 (exact) and 1: the same rounding as 1.0f ± r, one instruction less.
 template <bool precise>
 __device__ __forceinline__ float hx_fold(float z, float acc, float clamp) {
-    const float r = fminf(fmaxf(acc * HX_UNSCALE, -clamp), clamp);
-    if (precise) return z + atanhf(r);
-    return z + (__log2f(1.0f + r) - __log2f(1.0f - r));
+    if (precise) return z + atanhf(fminf(fmaxf(acc * HX_UNSCALE, -clamp), clamp));
+    const float c = clamp * 16777216.0f;
+    const float a = fminf(fmaxf(acc, -c), c);
+    return z + (hx_lg2(fmaf(a, HX_UNSCALE, 1.0f)) - hx_lg2(fmaf(-a, HX_UNSCALE, 1.0f)));
 }
 
 // group_f16x3_tile leaves r̄ for the pair (r0 + tc_row(m), c0 + tc_col(n)) in out[m][n]:

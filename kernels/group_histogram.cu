@@ -2,8 +2,9 @@
 // counted into a histogram with fc.Op.BinOf's formula (pass 1 of a density threshold), as
 // correlation_histogram does for one scan.
 //
-// Launch: grid (ceil((j1−j0)/128), ceil((i1−i0)/128)), block 256, static shared memory
-// 48 KiB. hist (bins counters) must be zero before the launch.
+// Launch: grid (ceil((j1−j0)/128), ceil((i1−i0)/TM)), block 256, dynamic shared memory
+// sizeof(GroupShared) with TM = 128 (units 0–4), sizeof(GroupWideShared<GW_STAGES, GW_SUB>) with
+// TM = 256 (units 5–7). hist (bins counters) must be zero before the launch.
 #include "common.cuh"
 #include "group_tile.cuh"
 
@@ -12,14 +13,30 @@ group_histogram(const float* __restrict__ U, const float* __restrict__ Lo, long 
                 long long S, long long i0, long long i1, long long j0, long long j1,
                 double lo, double hi, long long bins, long long flags, unsigned long long* __restrict__ hist) {
     const BlockPair bp = {i0, i1, j0, j1};
+    extern __shared__ __align__(16) unsigned char group_smem[];
+    unsigned int low = 0, high = 0;
+    const double scale = bin_scale(lo, hi, bins);
+    if (unit >= GROUP_UNIT_WIDE) {
+        const long long r0 = i0 + (long long)blockIdx.y * GW_TM, c0 = j0 + (long long)blockIdx.x * GW_TN;
+        if (tile_below_diagonal(bp, r0, c0, GW_TN)) return;
+        const float* rbar = group_wide(U, Lo, ld, K, unit, S, r0, c0, group_smem);
+#pragma unroll 4
+        for (int k = 0; k < GW_SLOTS; ++k) {
+            const long long i = r0 + gw_row(k), j = c0 + gw_col(k);
+            if (pair_counts(bp, i, j)) {
+                const long long b = bin_of(connection_value(rbar[k * 256 + threadIdx.x], flags), lo, hi, bins, scale);
+                count_bin(hist, b, bins, low, high);
+            }
+        }
+        flush_edge_bins(hist, bins, low, high);
+        return;
+    }
     long long r0, c0;
     group_tile_origin(i0, j0, r0, c0);
     if (tile_below_diagonal(bp, r0, c0, CT_TM)) return;
-    __shared__ GroupShared s;
+    GroupShared& s = *reinterpret_cast<GroupShared*>(group_smem);
     float acc[8][8];
     group_tile(U, Lo, ld, K, unit, S, r0, c0, s, acc);
-    unsigned int low = 0, high = 0;
-    const double scale = bin_scale(lo, hi, bins);
 #pragma unroll
     for (int m = 0; m < 8; ++m) {
         const long long i = r0 + group_row(unit, m);

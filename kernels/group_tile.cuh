@@ -9,23 +9,32 @@
 //
 // Product units (the kernels' unit operand): 0 fp32 SIMT and 1 3×TF32 (correlation_tile.cuh,
 // one tile product per subject, below); 2, 3, 4 the error-compensated fp16 tensor-core stream
-// over all subjects (group_f16x3_tile.cuh: planes of halves, not floats): 4 (the default)
+// over all subjects (group_f16x3_tile.cuh: planes of halves, not floats): 4
 // reads its row operand from the fragment-ordered copy of the planes K halves past them, 2
 // reads both operands from the plain planes, 3 is 2 folding with atanhf instead of the
-// multi-function unit's lg2 (for comparison).
+// multi-function unit's lg2 (for comparison). Units 5–7 are the same stream on 256 × 128 tiles
+// with the running sums in shared memory (group_wide_tile.cuh), 5 and 7 reading the row
+// operand from the fragment-ordered copies, 6 from the plain planes (for both, where a tile
+// does not start at a multiple of 16: the same values bit for bit); 7 folds each subject
+// during the next subject's first step (defer). Units 0–4 take
+// sizeof(GroupShared) bytes of dynamic shared memory, 5–7
+// sizeof(GroupWideShared<GW_STAGES, GW_SUB>).
 //
 // Layout: the prepared series are node-major, subject-minor: subject s's row i starts at
 // U + (i·S + s)·ld (normalize_rows over the N·S rows of the input N × S·L matrix read as
 // N·S rows of L), so subject s is the matrix U + s·ld with leading dimension S·ld, and at
-// least 128 zero node rows follow the last node. Lo (3×TF32 only) has the same layout.
+// least 128 zero node rows follow the last node (256 for units 5–7). Lo (3×TF32 only) has
+// the same layout.
 //
-// Registers: 64 product accumulators and 64 running sums per thread, so the kernels run one
-// CTA of 256 threads per multiprocessor (__launch_bounds__(256, 1)).
+// Registers: 64 product accumulators and 64 running sums per thread (units 0–4) or 128
+// accumulators (5–7), so the kernels run one CTA of 256 threads per multiprocessor
+// (__launch_bounds__(256, 1)).
 #ifndef HUBSCOPE_GROUP_TILE_CUH
 #define HUBSCOPE_GROUP_TILE_CUH
 
 #include "correlation_tile.cuh"
 #include "group_f16x3_tile.cuh"
+#include "group_wide_tile.cuh"
 
 // GROUP_ZCLAMP is helper/group.ZClamp (1 − 1e−7) rounded to float32.
 #define GROUP_ZCLAMP 0.9999999f
@@ -86,6 +95,38 @@ __device__ __forceinline__ void group_tile(const float* __restrict__ U, const fl
     for (int m = 0; m < 8; ++m)
 #pragma unroll
         for (int n = 0; n < 8; ++n) acc[m][n] = (float)tanh((double)z[m][n] / sd);
+}
+
+#define GROUP_UNIT_WIDE 5  // the first group_wide_tile.cuh unit
+
+// group_wide_run instantiates group_wide_tile for one buffer shape.
+template <int STAGES, int SUB, bool defer>
+__device__ __forceinline__ const float* group_wide_run(const unsigned short* hi, const unsigned short* lo, long long ld,
+                                                       long long K, bool frag, long long S, long long r0,
+                                                       long long c0, unsigned char* smem) {
+    GroupWideShared<STAGES, SUB>& s = *reinterpret_cast<GroupWideShared<STAGES, SUB>*>(smem);
+    if (frag) {
+        group_wide_tile<STAGES, SUB, true, defer>(hi, lo, ld, K, S, r0, c0, GROUP_ZCLAMP, s);
+    } else {
+        group_wide_tile<STAGES, SUB, false, defer>(hi, lo, ld, K, S, r0, c0, GROUP_ZCLAMP, s);
+    }
+    return &s.z[0][0];
+}
+
+// group_wide runs units 5–7 on the tile at (r0, c0) = (i0 + 256·blockIdx.y,
+// j0 + 128·blockIdx.x) in the dynamic shared memory smem and returns the r̄ slots
+// (group_wide_tile.cuh: slot k of thread x at [k·256 + x]).
+__device__ __forceinline__ const float* group_wide(const float* __restrict__ U, const float* __restrict__ Lo,
+                                                   long long ld, long long K, long long unit, long long S,
+                                                   long long r0, long long c0, unsigned char* smem) {
+    const unsigned short* hi = reinterpret_cast<const unsigned short*>(U);
+    const unsigned short* lo = reinterpret_cast<const unsigned short*>(Lo);
+    if (unit == 7) {
+        GroupWideShared<GW_STAGES, GW_SUB>& s = *reinterpret_cast<GroupWideShared<GW_STAGES, GW_SUB>*>(smem);
+        group_wide_tile<GW_STAGES, GW_SUB, true, true>(hi, lo, ld, K, S, r0, c0, GROUP_ZCLAMP, s);
+        return &s.z[0][0];
+    }
+    return group_wide_run<GW_STAGES, GW_SUB, false>(hi, lo, ld, K, unit == 5, S, r0, c0, smem);
 }
 
 #endif

@@ -4,10 +4,10 @@ package kernels
 
 // SourceSHA256 is the hash of the kernel sources hubscope.fatbin was compiled from (the
 // sha256 of the sha256sum listing of *.cu and *.cuh, sorted by name).
-const SourceSHA256 = "ad7624c45a45e5b003db0dc92858ec91c4078647bf68799fbe54757546b580fe"
+const SourceSHA256 = "6da4a8ad6ce2d3c6e917281b119060d699d47ea939ff426a75a52304f453d178"
 
 // FatbinSHA256 is the sha256 of hubscope.fatbin as generated.
-const FatbinSHA256 = "73c50e1b59a266bd9410ae4d66accf32b1a37a3334f3999ae0a864a176b081fc"
+const FatbinSHA256 = "9a80e15f446bfd4957cb5edfaa820ae426f81bc4884e7d4fc254423a490ef6fc"
 
 // Compiler is the nvcc that built hubscope.fatbin.
 const Compiler = "Build cuda_11.8.r11.8/compiler.31833905_0"

@@ -26,9 +26,17 @@ const (
 	defaultBlockRows = 16384
 	// defaultEdgeCapacity is the edges each in-flight block can return without a retry.
 	defaultEdgeCapacity = 1 << 22
-	// stageBytes is the size of each of the two pinned buffers the series are uploaded through.
-	stageBytes = 8 << 20
-	edgeBytes  = 12 // unsafe.Sizeof(fc.Edge{}), checked in launch.go
+	edgeBytes           = 12 // unsafe.Sizeof(fc.Edge{}), checked in launch.go
+)
+
+// The series are uploaded through two pinned buffers of stageBytes each; an upload of more
+// than 64 of them grows the buffers to largeStageBytes (kept until Close). Larger copies and
+// fewer stream waits per byte: W8's 9.2 GB took 0.44 s through 8 MiB buffers, 0.26 s through
+// 32 MiB, 0.23 s through 64 MiB and 0.32 s through 128 MiB ones on an H200 host
+// (BENCHMARKS.md). Variables, so that benchmarks can time other sizes.
+var (
+	stageBytes      = 8 << 20
+	largeStageBytes = 64 << 20
 )
 
 // slot is the state of one of the two blocks in flight: its stream, its device outputs and
@@ -56,10 +64,11 @@ type backend struct {
 	w      *worker
 	device string
 
-	mod   cu.Module
-	fn    functions
-	slots [2]*slot
-	stage [2]unsafe.Pointer // pinned upload buffers, stageBytes each
+	mod       cu.Module
+	fn        functions
+	slots     [2]*slot
+	stage     [2]unsafe.Pointer // pinned upload buffers, stageSize bytes each
+	stageSize int
 
 	// Prepared series.
 	prepared  bool
@@ -82,7 +91,7 @@ type backend struct {
 	// lo = fp16(2¹²·u − hi), ldh halves per subject row; u is freed once they are written.
 	h, hLo    cu.DevicePtr
 	ldh       int
-	fo        int // unit 4: halves from each plane to its fragment-ordered copy (same allocation)
+	fo        int // groupFrag units: halves from each plane to its fragment-ordered copy (same allocation)
 	groupUnit int // group_tile.cuh's product unit (chooseGroupUnit)
 
 	// Steps of the last Prepare (free previous, upload, prepare kernels, total), for benchmarks.
@@ -110,8 +119,12 @@ type backend struct {
 	halved int
 
 	// groupPlaneLimit > 0 makes allocGroupPlanes treat more bytes of planes as out of
-	// device memory (tests of its fallbacks).
+	// device memory (tests of its fallbacks); groupUnitForce > 0 replaces the fp16 product
+	// unit chooseGroupUnit picks (tests and benchmarks of every unit).
 	groupPlaneLimit int
+	groupUnitForce  int
+	// sharedOptin is the device's dynamic shared memory limit per kernel (sharedOptin()).
+	sharedOptin int
 
 	// The graph analytics (graphaccel.go), made on first use.
 	ga *graphAccel
@@ -159,6 +172,22 @@ func (b *backend) init() error {
 	if b.fn, err = loadFunctions(mod); err != nil {
 		return err
 	}
+	// The group kernels' wide units need more than the default 48 KiB of shared memory.
+	if b.sharedOptin, err = sharedOptin(); err != nil {
+		return err
+	}
+	if wide := groupWideShared[groupUnitWide]; b.sharedOptin >= wide {
+		for _, f := range []struct {
+			name string
+			fn   cu.Function
+		}{{kernels.GroupEdges, b.fn.groupEdges}, {kernels.GroupHistogram, b.fn.groupHistogram}, {kernels.GroupValues, b.fn.groupValues}} {
+			if err := allowShared(f.name, f.fn, wide); err != nil {
+				return err
+			}
+		}
+	} else {
+		b.sharedOptin = 0 // no wide units
+	}
 	for i := range b.slots {
 		s := &slot{}
 		b.slots[i] = s
@@ -174,6 +203,7 @@ func (b *backend) init() error {
 		if b.stage[i], err = pinnedAlloc(stageBytes); err != nil {
 			return err
 		}
+		b.stageSize = stageBytes
 	}
 	return nil
 }
@@ -321,9 +351,13 @@ func (b *backend) prepare(x []float32, n, l int, m fc.Measure) error {
 	case fc.Pearson, fc.Spearman:
 		b.ld = roundUp(l, sgemmStep)
 		// 128 zero rows past the last tile start, so no tile reads out of bounds (group mean:
-		// 128 zero node rows of S subject rows each).
+		// 256 zero node rows of S subject rows each, for the wide units' 256-row tiles).
 		S := b.subjects()
-		rows := (roundUp(n/S, sgemmTile) + sgemmTile) * S
+		pad := sgemmTile
+		if S > 1 {
+			pad = groupWideRows
+		}
+		rows := (roundUp(n/S, sgemmTile) + pad) * S
 		if b.u, err = alloc("normalized series", rows*b.ld*4); err != nil {
 			return err
 		}
@@ -416,12 +450,12 @@ func (b *backend) prepare(x []float32, n, l int, m fc.Measure) error {
 }
 
 // allocGroupPlanes allocates the 3×FP16 planes of plane halves each, with their
-// fragment-ordered copies after them for unit 4 (b.fo). Short of device memory it steps down
-// to the plain planes (unit 2), then to the fp32 SIMT product on u (unit 0, false), and says
-// so through the note: the same network, more time.
+// fragment-ordered copies after them for the units that read them (groupFrag; b.fo). Short
+// of device memory it steps down to the plain planes (groupPlain), then to the fp32 SIMT
+// product on u (unit 0, false), and says so through the note: the same network, more time.
 func (b *backend) allocGroupPlanes(plane int) bool {
 	for _, copies := range []int{2, 1} {
-		if copies == 2 && b.groupUnit != groupUnitF16x3Frag {
+		if copies == 2 && !groupFrag(b.groupUnit) {
 			continue
 		}
 		if b.groupPlaneLimit > 0 && 2*copies*plane*2 > b.groupPlaneLimit {
@@ -439,9 +473,9 @@ func (b *backend) allocGroupPlanes(plane int) bool {
 		b.h, b.hLo = hi, lo
 		if copies == 2 {
 			b.fo = plane
-		} else if b.groupUnit == groupUnitF16x3Frag {
+		} else if groupFrag(b.groupUnit) {
 			b.notef("GPU memory: the group mean's row operands come from the plain fp16 planes (no room for their fragment-ordered copies; slower)")
-			b.groupUnit = groupUnitF16x3
+			b.groupUnit = groupPlain(b.groupUnit)
 		}
 		return true
 	}
@@ -493,11 +527,14 @@ func (b *backend) checkSeries(x []float32, dx cu.DevicePtr, n, l int) error {
 // link's speed).
 func (b *backend) upload(x []float32) (cu.DevicePtr, error) {
 	total := len(x) * 4
+	if total > 64*b.stageSize && largeStageBytes > b.stageSize {
+		b.growStages(largeStageBytes)
+	}
 	dx, err := alloc("series upload", total)
 	if err != nil {
 		return 0, err
 	}
-	chunk := stageBytes / 4
+	chunk := b.stageSize / 4
 	for k, off := 0, 0; off < len(x); k, off = k+1, off+chunk {
 		end := min(off+chunk, len(x))
 		s := b.slots[k%2].stream
@@ -520,6 +557,24 @@ func (b *backend) upload(x []float32) (cu.DevicePtr, error) {
 	return dx, nil
 }
 
+// growStages replaces the two upload buffers with ones of size bytes; where the host has no
+// pinned memory to spare it keeps the ones it has (slower, not wrong).
+func (b *backend) growStages(size int) {
+	var grown [2]unsafe.Pointer
+	for i := range grown {
+		p, err := pinnedAlloc(size)
+		if err != nil {
+			pinnedFree(grown[0])
+			return
+		}
+		grown[i] = p
+	}
+	for i := range b.stage {
+		pinnedFree(b.stage[i])
+	}
+	b.stage, b.stageSize = grown, size
+}
+
 // series bundles the prepared Pearson/Spearman operands for the block kernels.
 func (b *backend) series() corrSeries {
 	if b.h != 0 {
@@ -533,7 +588,43 @@ const (
 	groupUnitF16x3      = 2 // the 3×FP16 stream from the plain planes
 	groupUnitF16x3Atanh = 3 // the same, folding with atanhf
 	groupUnitF16x3Frag  = 4 // the row operand from the fragment-ordered copies
+	// 256 × 128 tiles with the running sums in shared memory (group_wide_tile.cuh).
+	groupUnitWide      = 5 // the row operand from the fragment-ordered copies
+	groupUnitWidePlain = 6 // the same from the plain planes
+	groupUnitWideDefer = 7 // 5 folding each subject during the next one's first step (the default)
 )
+
+// groupWideRows is the wide units' tile height (GW_TM); their tiles are 128 columns wide.
+const groupWideRows = 256
+
+// groupWideShared is the dynamic shared memory of the wide units: z (128 KiB) and two stages
+// of two 16-half steps (sizeof(GroupWideShared<GW_STAGES, GW_SUB>)).
+var groupWideShared = map[int]int{groupUnitWide: 229376, groupUnitWidePlain: 229376, groupUnitWideDefer: 229376}
+
+// groupNarrowShared is sizeof(GroupShared) (group_tile.cuh), the other units' shared memory.
+const groupNarrowShared = 48 << 10
+
+// groupFrag says whether unit reads its row operand from the fragment-ordered copies, and
+// groupPlain is the unit that gives the same values from the plain planes.
+func groupFrag(unit int) bool { return groupPlain(unit) != unit }
+
+func groupPlain(unit int) int {
+	switch unit {
+	case groupUnitF16x3Frag:
+		return groupUnitF16x3
+	case groupUnitWide, groupUnitWideDefer:
+		return groupUnitWidePlain
+	}
+	return unit
+}
+
+// groupShape is the tile height and the dynamic shared memory of a group kernel launch.
+func groupShape(unit int) (rows, shared int) {
+	if s, ok := groupWideShared[unit]; ok {
+		return groupWideRows, s
+	}
+	return sgemmTile, groupNarrowShared
+}
 
 // chooseGroupUnit picks the group mean's product (group_tile.cuh's unit) from
 // Options.TF32x3 (3×TF32 whatever GroupProduct says) and Options.GroupProduct; 0 for one scan.
@@ -548,9 +639,23 @@ func (b *backend) chooseGroupUnit() int {
 	case b.opts.GroupProduct == GroupTensorCoresAtanh:
 		return groupUnitF16x3Atanh
 	case b.opts.GroupProduct == GroupTensorCoresPlain:
-		return groupUnitF16x3
+		return b.wideOr(groupUnitWidePlain, groupUnitF16x3)
+	case b.opts.GroupProduct == GroupTensorCores128:
+		return groupUnitF16x3Frag
 	}
-	return groupUnitF16x3Frag
+	return b.wideOr(groupUnitWideDefer, groupUnitF16x3Frag)
+}
+
+// wideOr is unit wide when the device gives a kernel its shared memory (224 KiB; sm_90 allows
+// 227, sm_80 163), else narrow; a forced unit (groupUnitForce, tests and benchmarks) wins over both.
+func (b *backend) wideOr(wide, narrow int) int {
+	if b.groupUnitForce > 0 {
+		return b.groupUnitForce
+	}
+	if b.sharedOptin >= groupWideShared[wide] {
+		return wide
+	}
+	return narrow
 }
 
 // kendall bundles the prepared Kendall operands for the block kernels.

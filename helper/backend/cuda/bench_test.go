@@ -232,7 +232,9 @@ func BenchmarkBackend(b *testing.B) {
 // fc.Build (Prepare's upload and normalisation included, as the peer's preparation is).
 // HUBSCOPE_GROUP_SUBJECTS / HUBSCOPE_GROUP_N shrink it. The subjects are a phantom cohort
 // with structure (synth.CohortMatrix), not noise, so the mean network has edges to emit. One JSON line per product unit
-// (HUBSCOPE_GROUP_UNITS: a comma-separated subset of simt, tc, f16x3, f16x3-plain, f16x3-atanhf).
+// (HUBSCOPE_GROUP_UNITS: a comma-separated subset of simt, tc, f16x3, f16x3-plain, f16x3-atanhf,
+// f16x3-128, or uN for group_tile.cuh's 3×FP16 unit N; a suffix :sN uploads through pinned
+// buffers of N MiB).
 func BenchmarkGroup(b *testing.B) {
 	requireGPU(b)
 	s, n, l := 197, 58_523, 200
@@ -263,19 +265,34 @@ func BenchmarkGroup(b *testing.B) {
 	}
 	cfg := fc.Config{Measure: fc.Pearson, Mode: fc.Strength, Threshold: 0.5}
 	ctx := context.Background()
-	units := []string{"simt", "tc", "f16x3", "f16x3-plain", "f16x3-atanhf"}
+	units := []string{"simt", "tc", "f16x3", "f16x3-plain", "f16x3-atanhf", "f16x3-128"}
 	if u := os.Getenv("HUBSCOPE_GROUP_UNITS"); u != "" {
 		units = strings.Split(u, ",")
 	}
+	defer func(small, large int) { stageBytes, largeStageBytes = small, large }(stageBytes, largeStageBytes)
+	small, large := stageBytes, largeStageBytes
 	for _, unit := range units {
+		// unit:sN uploads through pinned buffers of N MiB (stageBytes and largeStageBytes).
+		stageBytes, largeStageBytes = small, large
+		if u, mib, ok := strings.Cut(unit, ":s"); ok {
+			v, err := strconv.Atoi(mib)
+			if err != nil || v < 1 {
+				b.Fatalf("unit %q: want name:sN with N MiB", unit)
+			}
+			unit, stageBytes, largeStageBytes = u, v<<20, v<<20
+		}
 		b.Run(unit, func(b *testing.B) {
 			o := Options{Subjects: s, TF32x3: unit == "tc", GroupProduct: map[string]GroupProduct{
-				"simt": GroupSIMT, "f16x3-plain": GroupTensorCoresPlain, "f16x3-atanhf": GroupTensorCoresAtanh}[unit]}
+				"simt": GroupSIMT, "f16x3-plain": GroupTensorCoresPlain, "f16x3-atanhf": GroupTensorCoresAtanh,
+				"f16x3-128": GroupTensorCores128}[unit]}
 			be, err := New(o)
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer be.Close()
+			if f, err := strconv.Atoi(strings.TrimPrefix(unit, "u")); err == nil && strings.HasPrefix(unit, "u") {
+				forceGroupUnit(b, be, f) // a 3×FP16 unit by number (group_tile.cuh)
+			}
 			if _, _, err := fc.Build(ctx, be, x, n, s*l, cfg, nil); err != nil { // warm-up
 				b.Fatal(err)
 			}
@@ -320,6 +337,7 @@ func BenchmarkGroup(b *testing.B) {
 				"seconds": median, "runs": times, "edges": rpt.Edges, "block_rows": rpt.BlockRows, "passes": rpt.Passes,
 				"prepare_s": prep, "upload_s": bk.uploadTime.Seconds(), "edge_pass_s": pass, "edge_pass_edges": edges,
 				"edge_pass_tflops": flops / pass / 1e12, "device_in_use_gib": inUse, "device": be.Device(),
+				"group_unit": bk.groupUnit, "stage_mib": bk.stageSize >> 20,
 			})
 			fmt.Fprintln(os.Stdout, string(line))
 		})

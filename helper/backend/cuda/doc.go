@@ -78,14 +78,19 @@ type GroupProduct int
 
 const (
 	// GroupTensorCores: the 3×FP16 stream with its row operand read from fragment-ordered
-	// copies of the planes (the default; the planes take 4 bytes per value twice over).
+	// copies of the planes (the default; the planes take 4 bytes per value twice over), on
+	// 256 × 128 tiles with the running sums in shared memory where the device allows a
+	// kernel 224 KiB of it (sm_90), else on GroupTensorCores128's tiles.
 	GroupTensorCores GroupProduct = iota
 	// GroupTensorCoresPlain: the same products from the plain planes only (half the device
 	// memory, slower: register moves to assemble each row fragment).
 	GroupTensorCoresPlain
-	// GroupTensorCoresAtanh: GroupTensorCoresPlain folding each subject's r with atanhf
-	// instead of the multi-function unit's lg2 (for comparison).
+	// GroupTensorCoresAtanh: GroupTensorCoresPlain on 128 × 128 tiles, folding each
+	// subject's r with atanhf instead of the multi-function unit's lg2 (for comparison).
 	GroupTensorCoresAtanh
 	// GroupSIMT: the fp32 SIMT tile per subject (3×TF32 with Options.TF32x3).
 	GroupSIMT
+	// GroupTensorCores128: GroupTensorCores on 128 × 128 tiles with the running sums in
+	// registers (the same values bit for bit; for comparison).
+	GroupTensorCores128
 )

@@ -14,23 +14,44 @@ import (
 	"github.com/hubscope/hubscope/helper/group/grouptest"
 )
 
-// groupUnits are the group mean's product units as Options select them (group_tile.cuh).
+// groupUnits are the group mean's product units as Options select them (group_tile.cuh),
+// and the other 3×FP16 units by number (force). same: the unit's values must equal the
+// default's bit for bit (the same products and fold, other tiles or operand layouts).
 var groupUnits = []struct {
-	name string
-	opts Options
+	name  string
+	opts  Options
+	force int
+	same  bool
 }{
-	{"simt", Options{GroupProduct: GroupSIMT}},
-	{"tf32x3", Options{TF32x3: true}},
-	{"f16x3", Options{}},
-	{"f16x3-plain", Options{GroupProduct: GroupTensorCoresPlain}},
-	{"f16x3-atanhf", Options{GroupProduct: GroupTensorCoresAtanh}},
+	{"simt", Options{GroupProduct: GroupSIMT}, 0, false},
+	{"tf32x3", Options{TF32x3: true}, 0, false},
+	{"f16x3", Options{}, 0, true},
+	{"f16x3-plain", Options{GroupProduct: GroupTensorCoresPlain}, 0, true},
+	{"f16x3-atanhf", Options{GroupProduct: GroupTensorCoresAtanh}, 0, false},
+	{"f16x3-128", Options{GroupProduct: GroupTensorCores128}, 0, true},
+	{"f16x3-128-plain", Options{}, groupUnitF16x3, true},
+	{"f16x3-wide-fold", Options{}, groupUnitWide, true},
+}
+
+// forceGroupUnit makes be use unit (groupUnitForce), or skips the test where the device does
+// not give the unit's kernels their shared memory.
+func forceGroupUnit(t testing.TB, be fc.Backend, unit int) {
+	if unit == 0 {
+		return
+	}
+	b := be.(*backend)
+	if need, ok := groupWideShared[unit]; ok && need > b.sharedOptin {
+		t.Skipf("unit %d needs %d bytes of shared memory, the device gives %d", unit, need, b.sharedOptin)
+	}
+	b.groupUnitForce = unit
 }
 
 // TestGroupFisherZ checks every pair's group-mean value (an edge pass keeping all pairs)
 // against the float64 reference, on every product unit, with blocks that split tiles and
 // a node count that is no multiple of the tile. The 200-row blocks start at rows 0 and 400
 // (the default unit reads its fragment-ordered planes) and 200 and 600 (it reads the plain
-// planes): its values must equal the plain-plane unit's bit for bit.
+// planes). Every 3×FP16 unit with the lg2 fold must give the default's values bit for bit,
+// whatever its tile, stages or operand layout.
 func TestGroupFisherZ(t *testing.T) {
 	const n, s, l = 613, 5, 37
 	ctx := context.Background()
@@ -43,6 +64,7 @@ func TestGroupFisherZ(t *testing.T) {
 				o := u.opts
 				o.Subjects = s
 				be := newTestBackend(t, o)
+				forceGroupUnit(t, be, u.force)
 				if err := be.Prepare(ctx, x, n, s*l, m); err != nil {
 					t.Fatal(err)
 				}
@@ -79,7 +101,11 @@ func TestGroupFisherZ(t *testing.T) {
 				}
 			})
 		}
-		if a, b := values["f16x3"], values["f16x3-plain"]; a != nil && b != nil {
+		for _, u := range groupUnits {
+			a, b := values["f16x3"], values[u.name]
+			if !u.same || a == nil || b == nil {
+				continue
+			}
 			differ := 0
 			for k := range a {
 				if math.Float32bits(a[k]) != math.Float32bits(b[k]) {
@@ -87,7 +113,7 @@ func TestGroupFisherZ(t *testing.T) {
 				}
 			}
 			if differ > 0 {
-				t.Errorf("%v: %d pairs differ between the fragment-ordered and the plain planes", m, differ)
+				t.Errorf("%v: %d pairs differ between the default unit and %s", m, differ, u.name)
 			}
 		}
 	}
@@ -101,8 +127,11 @@ func TestGroupPlanesFallBack(t *testing.T) {
 	ctx := context.Background()
 	x := grouptest.Series(n, s, l, 7, false)
 	ref := grouptest.Reference(x, n, s, l, fc.Pearson, group.ZClamp)
-	plane := (roundUp(n, sgemmTile) + sgemmTile) * s * roundUp(l, 16) * 2 // bytes of one plane
-	for _, c := range []struct{ limit, unit int }{{0, groupUnitF16x3Frag}, {2 * plane, groupUnitF16x3}, {plane, 0}} {
+	plane := (roundUp(n, sgemmTile) + groupWideRows) * s * roundUp(l, 16) * 2 // bytes of one plane
+	probe := newTestBackend(t, Options{Subjects: s})
+	frag := probe.(*backend).chooseGroupUnit() // the default unit on this device
+	probe.Close()
+	for _, c := range []struct{ limit, unit int }{{0, frag}, {2 * plane, groupPlain(frag)}, {plane, 0}} {
 		t.Run(fmt.Sprintf("limit%d", c.limit), func(t *testing.T) {
 			be := newTestBackend(t, Options{Subjects: s})
 			var notes []string
@@ -114,7 +143,7 @@ func TestGroupPlanesFallBack(t *testing.T) {
 			if got := be.(*backend).groupUnit; got != c.unit {
 				t.Fatalf("unit %d, want %d", got, c.unit)
 			}
-			if (c.unit != groupUnitF16x3Frag) != (len(notes) == 1) {
+			if (c.unit != frag) != (len(notes) == 1) {
 				t.Errorf("notes %q", notes)
 			}
 			var worst float64

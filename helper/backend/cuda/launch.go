@@ -161,23 +161,33 @@ func (c corrSeries) params() []uint64 {
 // series as corrSeries gives them with ld one subject's row length (also the product's K: the
 // padding is zeros, as for one scan; unit 4 takes the fragment-ordered planes' offset there),
 // the product unit, then the number of subjects. The fragment-ordered copies hold groups of
-// 16 nodes, so unit 4 needs tiles whose first row is a multiple of 16: a block starting
-// elsewhere (a forced block height, or the halves of a block out of device memory) reads the
-// plain planes instead (unit 2). Both give the same values bit for bit: the mma receives the
+// 16 nodes, so the units that read them (4, 5, 7, 9) need tiles whose first row is a multiple
+// of 16: a block starting elsewhere (a forced block height, or the halves of a block out of
+// device memory) reads the plain planes instead (groupPlain: 2, 6, 6, 8). Both give the same values bit for bit: the mma receives the
 // same registers in the same order, only loaded from another place.
 func (c corrSeries) groupParams(subjects int, b fc.Block) []uint64 {
 	unit, k := uint64(c.unit), c.ld
 	if c.tc {
 		unit = 1
 	}
-	if c.unit == groupUnitF16x3Frag {
+	if groupFrag(c.unit) {
 		if b.I0%16 == 0 {
 			k = c.fo
 		} else {
-			unit = groupUnitF16x3
+			unit = uint64(groupPlain(c.unit))
 		}
 	}
 	return []uint64{ptr(c.hi), ptr(c.lo), i64(c.ld), i64(k), unit, i64(subjects)}
+}
+
+// groupGrid is a group kernel's grid and dynamic shared memory for block b (groupShape).
+func (c corrSeries) groupGrid(b fc.Block) (gx, gy, shared int) {
+	unit := c.unit
+	if c.tc {
+		unit = 1
+	}
+	rows, shared := groupShape(unit)
+	return ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, rows), shared
 }
 
 func blockParams(b fc.Block) []uint64 { return []uint64{i64(b.I0), i64(b.I1), i64(b.J0), i64(b.J1)} }
@@ -196,25 +206,29 @@ func (f *functions) correlationHistogramLaunch(s cu.Stream, u corrSeries, b fc.B
 	return launch(kernels.CorrelationHistogram, f.correlationHistogram, ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, sgemmTile), 256, 0, s, p...)
 }
 
-// groupEdges: grid (ceil((J1−J0)/128), ceil((I1−I0)/128)), block 256.
+// groupEdges: grid (ceil((J1−J0)/128), ceil((I1−I0)/TM)), block 256, shared memory by unit
+// (groupGrid).
 func (f *functions) groupEdgesLaunch(s cu.Stream, u corrSeries, subjects int, b fc.Block, op fc.Op, out, count cu.DevicePtr, capacity int) error {
 	p := append(u.groupParams(subjects, b), blockParams(b)...)
 	p = append(p, f64(op.Threshold), opFlags(op), ptr(out), ptr(count), uint64(capacity))
-	return launch(kernels.GroupEdges, f.groupEdges, ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, sgemmTile), 256, 0, s, p...)
+	gx, gy, shared := u.groupGrid(b)
+	return launch(kernels.GroupEdges, f.groupEdges, gx, gy, 256, shared, s, p...)
 }
 
-// groupHistogram: grid (ceil((J1−J0)/128), ceil((I1−I0)/128)), block 256.
+// groupHistogram: as groupEdges.
 func (f *functions) groupHistogramLaunch(s cu.Stream, u corrSeries, subjects int, b fc.Block, op fc.Op, hist cu.DevicePtr) error {
 	p := append(u.groupParams(subjects, b), blockParams(b)...)
 	p = append(p, f64(op.Lo), f64(op.Hi), i64(op.Bins), opFlags(op), ptr(hist))
-	return launch(kernels.GroupHistogram, f.groupHistogram, ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, sgemmTile), 256, 0, s, p...)
+	gx, gy, shared := u.groupGrid(b)
+	return launch(kernels.GroupHistogram, f.groupHistogram, gx, gy, 256, shared, s, p...)
 }
 
-// groupValues: grid (ceil((J1−J0)/128), ceil((I1−I0)/128)), block 256.
+// groupValues: as groupEdges.
 func (f *functions) groupValuesLaunch(s cu.Stream, u corrSeries, subjects int, b fc.Block, op fc.Op, v cu.DevicePtr, ldv int) error {
 	p := append(u.groupParams(subjects, b), blockParams(b)...)
 	p = append(p, opFlags(op), ptr(v), i64(ldv))
-	return launch(kernels.GroupValues, f.groupValues, ceilDiv(b.J1-b.J0, sgemmTile), ceilDiv(b.I1-b.I0, sgemmTile), 256, 0, s, p...)
+	gx, gy, shared := u.groupGrid(b)
+	return launch(kernels.GroupValues, f.groupValues, gx, gy, 256, shared, s, p...)
 }
 
 // kendallEdges: grid (ceil((J1−J0)/64), ceil((I1−I0)/64)), block 256.
