@@ -94,6 +94,10 @@ func (s *smoke) checkOpenFolder(ctx, page context.Context, rel string, cohort bo
 		return err
 	}
 	deadline := time.Now().Add(patience)
+	// A brain view is drawn when enough of the side differs from its background; a cohort's
+	// tables are mostly background, so there the side must have changed and stayed the same
+	// for a second (drawn, not mid-layout) — otherwise the loop would wait out its patience.
+	prevShare := -1.0
 	for {
 		buf, err := chromedp.Run(page, chromedp.CaptureScreenshot())
 		if err != nil {
@@ -104,7 +108,12 @@ func (s *smoke) checkOpenFolder(ctx, page context.Context, rel string, cohort bo
 			return err
 		}
 		share := changedShare(old, img, part.in(img.Bounds()))
-		if share >= 0.05 && drawnShare(img, part.in(img.Bounds())) >= 0.05 || time.Now().After(deadline) {
+		drawn := drawnShare(img, part.in(img.Bounds())) >= 0.05
+		if cohort {
+			drawn = share == prevShare
+		}
+		prevShare = share
+		if share >= 0.05 && drawn || time.Now().After(deadline) {
 			path := filepath.Join(s.out, shot)
 			if err := os.WriteFile(path, buf, 0o644); err != nil {
 				return err
