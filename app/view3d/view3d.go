@@ -292,6 +292,8 @@ func (v *View) renderLoop() {
 		img := v.renderFrame(s, c, w, h)
 		// Waiting for the frame to be applied keeps at most one frame in flight.
 		v.runOnUI(func() {
+			v.vp.imgMu.Lock()
+			defer v.vp.imgMu.Unlock()
 			v.vp.img.Image = img
 			v.vp.img.Refresh()
 		})
@@ -390,6 +392,11 @@ type viewport struct {
 	widget.BaseWidget
 	v   *View
 	img *canvas.Image
+	// imgMu orders the frame's hand-over with the layout's resize of img. A real driver runs
+	// both on its UI goroutine, so the lock is never contended there; Fyne's test driver runs
+	// fyne.DoAndWait on the caller's goroutine, where a frame applied by the render goroutine
+	// could otherwise meet a layout from a test's tab switch (a data race under -race).
+	imgMu sync.Mutex
 }
 
 var (
@@ -453,7 +460,9 @@ type viewportRenderer struct {
 // Layout runs on the UI goroutine: it records the size in device pixels for the render
 // goroutine and asks for a frame of the new size.
 func (r *viewportRenderer) Layout(size fyne.Size) {
+	r.p.imgMu.Lock()
 	r.p.img.Resize(size)
+	r.p.imgMu.Unlock()
 	s := r.p.scale()
 	w, h := int(size.Width*s+0.5), int(size.Height*s+0.5)
 	v := r.p.v
