@@ -157,7 +157,7 @@ func selectStrongest(edges []fc.Edge, k int64, keys *[]float32, ties *[]fc.Edge)
 	for p, e := range edges {
 		kv[p] = e.W
 	}
-	v := kthLargest32(kv, int(k-1))
+	v := fc.KthLargest(kv, int(k-1))
 	*keys = kv
 	q := 0
 	tv := (*ties)[:0]
@@ -176,39 +176,6 @@ func selectStrongest(edges []fc.Edge, k int64, keys *[]float32, ties *[]fc.Edge)
 	q += copy(edges[q:k], tv)
 	*ties = tv
 	return edges[:q], v
-}
-
-// kthLargest32 is the value of rank r (0-based, decreasing) of v, reordering v (quickselect,
-// median-of-three pivot, Hoare partitioning as fc's kthLargest).
-func kthLargest32(v []float32, r int) float32 {
-	lo, hi := 0, len(v)-1
-	for lo < hi {
-		a, b, c := v[lo], v[lo+(hi-lo)/2], v[hi]
-		piv := max(min(a, b), min(max(a, b), c))
-		i, j := lo, hi
-		for i <= j {
-			for v[i] > piv {
-				i++
-			}
-			for v[j] < piv {
-				j--
-			}
-			if i <= j {
-				v[i], v[j] = v[j], v[i]
-				i++
-				j--
-			}
-		}
-		switch {
-		case r <= j:
-			hi = j
-		case r >= i:
-			lo = i
-		default:
-			return v[r]
-		}
-	}
-	return v[r]
 }
 
 // ownWindow is a window the incremental path left to its own series (fc.Build): its network,

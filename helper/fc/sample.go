@@ -90,7 +90,7 @@ func boundsFromSample(vals []float64, s int, k, m int64) (sb sampleBounds, ok bo
 	// σ: ζ₁ from the spread of the per-node pass fractions at the sample's own e-th value,
 	// less the binomial noise p(1−p)/(s−1) that each fraction carries by itself.
 	sel := largestValues(vals, int(4*e)+200)
-	that := kthLargest(sel, max(int(math.Ceil(e))-1, 0))
+	that := KthLargest(sel, max(int(math.Ceil(e))-1, 0))
 	cnt := make([]int32, s)
 	idx := 0
 	for a := 0; a < s; a++ {
@@ -122,9 +122,9 @@ func boundsFromSample(vals []float64, s int, k, m int64) (sb sampleBounds, ok bo
 	if max(rt, min(rw, S-1)) >= len(sel) { // beyond the largest values kept: select among all
 		sel = slices.Clone(vals)
 	}
-	sb.tight = kthLargest(sel, rt)
+	sb.tight = KthLargest(sel, rt)
 	if rw < S {
-		sb.wide, sb.wideFrac, sb.wideOK = kthLargest(sel, rw), float64(rw)/float64(S), true
+		sb.wide, sb.wideFrac, sb.wideOK = KthLargest(sel, rw), float64(rw)/float64(S), true
 	} else {
 		sb.wide = math.Inf(-1)
 	}
@@ -145,7 +145,7 @@ func largestValues(vals []float64, need int) []float64 {
 	for i := 0; i < len(vals); i += stride {
 		sub = append(sub, vals[i])
 	}
-	h := kthLargest(sub, min(len(sub)-1, 2*(need+1)/stride+16))
+	h := KthLargest(sub, min(len(sub)-1, 2*(need+1)/stride+16))
 	top := make([]float64, 0, 4*(need+1))
 	for _, v := range vals {
 		if v >= h {
@@ -175,10 +175,11 @@ func sampleNodes(rng *rand.Rand, n, s int) []int {
 	return out
 }
 
-// kthLargest returns the value of rank r (0-based, in decreasing order) of v, reordering v:
+// KthLargest returns the value of rank r (0-based, in decreasing order) of v, reordering v:
 // quickselect with a median-of-three pivot and Hoare partitioning (equal values stop both
-// scans, so ties do not degrade it). Expected O(len(v)).
-func kthLargest(v []float64, r int) float64 {
+// scans, so ties do not degrade it). Expected O(len(v)). The sliding windows' density cuts
+// (helper/dfc) select from float32 candidates with it.
+func KthLargest[T float32 | float64](v []T, r int) T {
 	lo, hi := 0, len(v)-1
 	for lo < hi {
 		a, b, c := v[lo], v[lo+(hi-lo)/2], v[hi]

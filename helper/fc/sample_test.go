@@ -27,7 +27,7 @@ func TestKthLargest(t *testing.T) {
 		slices.Reverse(want)
 		for _, r := range []int{0, c.n / 3, c.n / 2, c.n - 1} {
 			w := slices.Clone(v)
-			if got := kthLargest(w, r); got != want[r] {
+			if got := KthLargest(w, r); got != want[r] {
 				t.Fatalf("n=%d levels=%d rank %d: %v, want %v", c.n, c.levels, r, got, want[r])
 			}
 			slices.Sort(w)
@@ -90,7 +90,7 @@ func TestSampleBoundsBelowKth(t *testing.T) {
 				if !ok || !sb.wideOK {
 					t.Fatalf("hubs %v %s density %g: no bounds", hubs, meas, dens)
 				}
-				kth := kthLargest(vals, int(k-1))
+				kth := KthLargest(vals, int(k-1))
 				above := 0
 				for _, v := range vals {
 					if v >= sb.tight {
