@@ -266,24 +266,30 @@ func RunSubject(ctx context.Context, opt Options, r derivatives.Run) Status {
 			files = append(files, filepath.Join(funcDir, e.Name()))
 		}
 	}
-	for _, p := range files {
-		d, err := digest(p)
-		if err != nil {
-			return fail(err)
-		}
-		rel, _ := filepath.Rel(funcDir, p)
-		m.Files[filepath.ToSlash(rel)] = d
-	}
-	b, _ := json.MarshalIndent(m, "", "  ")
-	tmp := filepath.Join(s.Bundle, "."+MarkerFile+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(s.Bundle, MarkerFile)); err != nil {
+	if err := writeMarker(&m, s.Bundle, funcDir, files); err != nil {
 		return fail(err)
 	}
 	s.State = "done"
 	return s
+}
+
+// writeMarker records each file's digest in m under its path relative to root, then writes m
+// into dir as MarkerFile through a temporary file, so a marker is either whole or absent.
+func writeMarker(m *Marker, dir, root string, files []string) error {
+	for _, p := range files {
+		d, err := digest(p)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		m.Files[filepath.ToSlash(rel)] = d
+	}
+	b, _ := json.MarshalIndent(m, "", "  ")
+	tmp := filepath.Join(dir, "."+MarkerFile+".tmp")
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, filepath.Join(dir, MarkerFile))
 }
 
 // checkMarker says whether the bundle is complete and made from in with settings; if not, why.

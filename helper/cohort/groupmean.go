@@ -193,20 +193,7 @@ func groupMean(ctx context.Context, opt Options, task string, runs []derivatives
 		}
 		return nil
 	})
-	for _, p := range files {
-		d, err := digest(p)
-		if err != nil {
-			return fail(err)
-		}
-		rel, _ := filepath.Rel(groupRoot, p)
-		m.Files[filepath.ToSlash(rel)] = d
-	}
-	b, _ := json.MarshalIndent(m, "", "  ")
-	tmp := filepath.Join(gs.Bundle, "."+MarkerFile+".tmp")
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fail(err)
-	}
-	if err := os.Rename(tmp, filepath.Join(gs.Bundle, MarkerFile)); err != nil {
+	if err := writeMarker(&m, gs.Bundle, groupRoot, files); err != nil {
 		return fail(err)
 	}
 	gs.State = "done"
